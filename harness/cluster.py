@@ -1,0 +1,276 @@
+"""KafkaCluster: a real multi-node KRaft cluster of a named Kafka version, as a context manager.
+
+    with KafkaCluster("3.9.1").with_nodes(3).with_config({"min.insync.replicas": "2"}) as cluster:
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all")
+
+Ready means every broker registered and unfenced, and a topic with replication factor = broker
+count accepted an acks=all write. Every wait has a deadline; a node that exits during start-up
+fails the start with its log tail. Containers and the network carry the run's label and are
+removed on exit, on exceptions and on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import shutil
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from types import TracebackType
+
+from kafka import KafkaAdminClient, KafkaProducer
+from kafka.errors import KafkaError
+from testcontainers.core.network import Network
+
+from harness.cleanup import labels_for, remove_by_label
+from harness.config import ClusterShape, render_server_properties
+from harness.engine import docker_client
+from harness.errors import ClusterStartError
+from harness.images import Log, ensure_image
+from harness.node import KafkaNode
+from harness.ports import allocate
+from harness.versions import DEFAULT_VERSION, KafkaVersion
+
+logger = logging.getLogger(__name__)
+READY_TOPIC = "__kafka_chaos_ready"
+
+
+def new_cluster_id() -> str:
+    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 characters)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+
+
+class KafkaCluster:
+    """A KRaft cluster in Docker containers, driven by Testcontainers."""
+
+    def __init__(self, version: str = DEFAULT_VERSION, nodes: int = 3, controllers: int = 0) -> None:
+        self.version = KafkaVersion.parse(version)
+        self.shape = ClusterShape(brokers=nodes, controllers=controllers)
+        self.run_id = uuid.uuid4().hex[:10]
+        self.cluster_id = new_cluster_id()
+        self.config: dict[str, str] = {}
+        self.metadata_version: str | None = None
+        self.heap = "-Xms512m -Xmx512m"
+        self.port_base: int | None = None
+        self.startup_timeout_s = 120.0
+        self.workdir: Path | None = None
+        self._own_workdir = False
+        self.log: Log = logger.info
+        self.image: str | None = None
+        self.network: Network | None = None
+        self.nodes: list[KafkaNode] = []
+        self._client = None
+
+    # Fluent options, in the style of testcontainers.
+    def with_nodes(self, count: int) -> KafkaCluster:
+        """`count` combined broker+controller nodes."""
+        self.shape = ClusterShape(brokers=count, controllers=0)
+        return self
+
+    def with_dedicated_controllers(self, controllers: int, brokers: int) -> KafkaCluster:
+        self.shape = ClusterShape(brokers=brokers, controllers=controllers)
+        return self
+
+    def with_config(self, config: dict[str, str] | None = None, **more: str) -> KafkaCluster:
+        """Broker configuration overrides (dotted keys in the dict, or underscores as keywords)."""
+        self.config.update({str(k): str(v) for k, v in (config or {}).items()})
+        self.config.update({k.replace("_", "."): str(v) for k, v in more.items()})
+        return self
+
+    def with_metadata_version(self, release_version: str) -> KafkaCluster:
+        """Format the storage at this metadata version (`--release-version`, e.g. "3.4-IV0")."""
+        self.metadata_version = release_version
+        return self
+
+    def with_heap(self, heap_opts: str) -> KafkaCluster:
+        self.heap = heap_opts
+        return self
+
+    def with_port_base(self, port: int) -> KafkaCluster:
+        """Publish the brokers on 127.0.0.1:port, port+1, ... instead of free ports."""
+        self.port_base = port
+        return self
+
+    def with_workdir(self, path: str | Path) -> KafkaCluster:
+        """Keep configs, data and logs under this folder (kept after stop)."""
+        self.workdir = Path(path)
+        return self
+
+    def with_startup_timeout(self, seconds: float) -> KafkaCluster:
+        self.startup_timeout_s = seconds
+        return self
+
+    def with_log(self, log: Log) -> KafkaCluster:
+        self.log = log
+        return self
+
+    # Views.
+    @property
+    def brokers(self) -> list[KafkaNode]:
+        return [n for n in self.nodes if n.spec.is_broker]
+
+    @property
+    def controllers(self) -> list[KafkaNode]:
+        return [n for n in self.nodes if n.spec.is_controller]
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(n.bootstrap_server for n in self.brokers if n.bootstrap_server)
+
+    def node(self, alias_or_id: str | int) -> KafkaNode:
+        for n in self.nodes:
+            if alias_or_id in (n.alias, n.node_id):
+                return n
+        raise KeyError(f"no node {alias_or_id!r} in this cluster ({', '.join(n.alias for n in self.nodes)})")
+
+    def admin(self, **kwargs) -> KafkaAdminClient:
+        """A kafka-python admin client for this cluster (the caller closes it)."""
+        return KafkaAdminClient(
+            bootstrap_servers=self.bootstrap_servers,
+            client_id="kafka-chaos-admin",
+            request_timeout_ms=kwargs.pop("request_timeout_ms", 10000),
+            **kwargs,
+        )
+
+    # Life cycle.
+    def start(self) -> KafkaCluster:
+        """Start every node and wait until the cluster is ready; on any failure, remove it all."""
+        try:
+            self._start()
+            self.wait_ready(self.startup_timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start(self) -> None:
+        client = docker_client()
+        self._client = client
+        self.image = ensure_image(client, self.version, self.log)
+        if self.workdir is None:
+            self.workdir = Path(tempfile.mkdtemp(prefix=f"kafka-chaos-{self.run_id}-"))
+            self._own_workdir = True
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        specs = self.shape.nodes()
+        broker_specs = [s for s in specs if s.is_broker]
+        ports = dict(zip((s.node_id for s in broker_specs), allocate(len(broker_specs), self.port_base)))
+        self.network = Network(docker_network_kw={"labels": labels_for(self.run_id), "driver": "bridge"})
+        self.network.name = f"kafka-chaos-{self.run_id}"
+        self.network.create()
+        for spec in specs:
+            port = ports.get(spec.node_id)
+            self.nodes.append(
+                KafkaNode(
+                    self.image,
+                    spec,
+                    run_id=self.run_id,
+                    cluster_id=self.cluster_id,
+                    node_dir=self.workdir / spec.alias,
+                    properties=render_server_properties(spec, specs, port, self.config),
+                    network=self.network,
+                    external_port=port,
+                    heap=self.heap,
+                    metadata_version=self.metadata_version,
+                )
+            )
+        self.log(f"starting Kafka {self.version}: {self.shape.describe()} (run {self.run_id})")
+        for node in self.nodes:
+            node.start()
+
+    def check_nodes_running(self) -> None:
+        """ClusterStartError with the log tail of any node that is no longer running."""
+        for node in self.nodes:
+            status = node.status()
+            if status != "running":
+                raise ClusterStartError(
+                    f"node {node.alias} is {status} during start-up of Kafka {self.version}; "
+                    f"last log lines:\n{node.log_tail(40)}"
+                )
+
+    def wait_ready(self, timeout_s: float = 120.0) -> None:
+        """Every broker registered and unfenced, then an acks=all write to an RF=all topic."""
+        deadline = time.monotonic() + timeout_s
+        expected = {n.node_id for n in self.brokers}
+        admin = None
+        seen: set[int] = set()
+        try:
+            while True:
+                self.check_nodes_running()
+                try:
+                    admin = admin or self.admin(request_timeout_ms=5000)
+                    brokers = admin.describe_cluster().get("brokers", [])
+                    seen = {b["broker_id"] for b in brokers if not b.get("is_fenced", False)}
+                    if expected <= seen:
+                        break
+                except (KafkaError, OSError, ValueError) as exc:
+                    logger.debug("cluster not answering yet: %s", exc)
+                self._until(deadline, f"brokers {sorted(expected - seen)} to register and unfence")
+            self._ready_write(admin, deadline)
+        finally:
+            if admin is not None:
+                admin.close()
+
+    def _until(self, deadline: float, what: str) -> None:
+        if time.monotonic() >= deadline:
+            tails = "\n".join(f"--- {n.alias}\n{n.log_tail(15)}" for n in self.nodes)
+            raise ClusterStartError(f"Kafka {self.version} not ready: timed out waiting for {what}\n{tails}")
+        time.sleep(0.25)
+
+    def _ready_write(self, admin: KafkaAdminClient, deadline: float) -> None:
+        rf = len(self.brokers)
+        while True:
+            try:
+                admin.create_topics(
+                    {READY_TOPIC: {"num_partitions": 1, "replication_factor": rf}},
+                    timeout_ms=5000,
+                    wait_for_metadata=True,
+                )
+                break
+            except KafkaError as exc:
+                if type(exc).__name__ == "TopicAlreadyExistsError":
+                    break
+                logger.debug("ready topic not created yet: %s", exc)
+            self._until(deadline, f"topic {READY_TOPIC} (RF {rf}) to be created")
+        producer = KafkaProducer(
+            bootstrap_servers=self.bootstrap_servers, acks="all", enable_idempotence=True,
+            request_timeout_ms=5000, max_block_ms=5000, client_id="kafka-chaos-ready",
+        )  # fmt: skip
+        try:
+            while True:
+                try:
+                    producer.send(READY_TOPIC, b"ready").get(timeout=10)
+                    break
+                except KafkaError as exc:
+                    logger.debug("ready write failed: %s", exc)
+                self._until(deadline, f"an acks=all write to {READY_TOPIC}")
+        finally:
+            producer.close(timeout=5)
+        try:
+            admin.delete_topics([READY_TOPIC], timeout_ms=5000)
+        except KafkaError as exc:
+            logger.debug("ready topic not deleted: %s", exc)
+
+    def stop(self) -> None:
+        """Remove every container and the network of this run; keep logs when the workdir is the user's."""
+        for node in self.nodes:
+            if not self._own_workdir:
+                node.save_container_log()
+        client = self._client
+        if client is not None:
+            remove_by_label(client, self.run_id)
+        self.nodes = []
+        self.network = None
+        if self._own_workdir and self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None
+            self._own_workdir = False
+
+    def __enter__(self) -> KafkaCluster:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

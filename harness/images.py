@@ -1,0 +1,131 @@
+"""Resolve a Kafka version to a runnable, cached image: `kafka-chaos/kafka:<version>`.
+
+In order: the image already present locally is used as it is; else the official
+`apache/kafka:<version>` (3.7.0 on) is pulled and the harness entrypoint layered on it; else
+the image is built here from Maven Central jars on a Java 17 base. The base is
+`eclipse-temurin:17-jre` when it can be pulled, else built from Debian packages
+(docker/base/build-base.sh: debootstrap + docker import). Recipes live in docker/.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import docker
+from docker.errors import APIError, BuildError, ImageNotFound
+
+from harness.errors import KafkaChaosError
+from harness.maven import resolve_broker_jars
+from harness.paths import RECIPES, cache_dir
+from harness.versions import KafkaVersion
+
+IMAGE_REPO = "kafka-chaos/kafka"
+BASE_IMAGE = "kafka-chaos/base:bookworm-jre17"
+TEMURIN = ("eclipse-temurin", "17-jre")
+OFFICIAL_REPO = "apache/kafka"
+_RECIPE_FILES = ("entrypoint.sh", "log4j.properties", "log4j2.properties")
+
+Log = Callable[[str], None]
+
+
+def image_tag(version: KafkaVersion) -> str:
+    return f"{IMAGE_REPO}:{version}"
+
+
+def _present(client: docker.DockerClient, tag: str) -> bool:
+    try:
+        client.images.get(tag)
+        return True
+    except ImageNotFound:
+        return False
+
+
+def _try_pull(client: docker.DockerClient, repo: str, tag: str, log: Log) -> bool:
+    """Pull when a registry answers; False at once on a registry-less host."""
+    if os.environ.get("KAFKA_CHAOS_OFFLINE"):
+        return False
+    try:
+        client.images.pull(repo, tag=tag)
+        log(f"pulled {repo}:{tag}")
+        return True
+    except (APIError, ImageNotFound) as exc:
+        log(f"cannot pull {repo}:{tag} ({str(exc).splitlines()[0][:120]}); building locally")
+        return False
+
+
+def ensure_base_image(client: docker.DockerClient, log: Log = print) -> str:
+    """The Java 17 base: present, pulled from eclipse-temurin, or built from Debian packages."""
+    if _present(client, BASE_IMAGE):
+        return BASE_IMAGE
+    if _try_pull(client, *TEMURIN, log):
+        client.images.get(":".join(TEMURIN)).tag(BASE_IMAGE)
+        return BASE_IMAGE
+    script = RECIPES / "base" / "build-base.sh"
+    work = cache_dir() / "base-build"
+    log(f"building {BASE_IMAGE} from Debian packages (debootstrap; a few minutes, once)")
+    proc = subprocess.run(["bash", str(script), BASE_IMAGE, str(work)], capture_output=True, text=True)
+    if proc.returncode != 0 or not _present(client, BASE_IMAGE):
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise KafkaChaosError(f"building {BASE_IMAGE} failed (exit {proc.returncode}):\n{tail}")
+    return BASE_IMAGE
+
+
+def _build(client: docker.DockerClient, context: Path, dockerfile: str, tag: str, args: dict[str, str]) -> None:
+    try:
+        client.images.build(
+            path=str(context), dockerfile=dockerfile, tag=tag, buildargs=args, rm=True, forcerm=True, pull=False
+        )
+    except BuildError as exc:
+        lines = [str(chunk.get("stream") or chunk.get("error") or "").strip() for chunk in exc.build_log]
+        raise KafkaChaosError(f"building {tag} failed: {exc.msg}\n" + "\n".join(line for line in lines if line)[-2000:])
+
+
+def _recipe_context(work: Path, dockerfile: str) -> None:
+    for name in (dockerfile, *_RECIPE_FILES):
+        shutil.copy2(RECIPES / "kafka" / name, work / name)
+
+
+def build_image(client: docker.DockerClient, version: KafkaVersion, log: Log = print) -> str:
+    """Build `kafka-chaos/kafka:<version>` from Maven Central jars on the Java 17 base."""
+    tag = image_tag(version)
+    base = ensure_base_image(client, log)
+    log(f"resolving Kafka {version} jars with Maven")
+    jars = resolve_broker_jars(version)
+    log(f"building {tag}")
+    with tempfile.TemporaryDirectory(prefix="kafka-chaos-image-") as tmp:
+        work = Path(tmp)
+        _recipe_context(work, "Dockerfile")
+        shutil.copytree(jars, work / "libs", ignore=shutil.ignore_patterns(".*"))
+        _build(client, work, "Dockerfile", tag, {"BASE": base, "KAFKA_VERSION": str(version)})
+    return tag
+
+
+def _derive_official(client: docker.DockerClient, version: KafkaVersion) -> str:
+    tag = image_tag(version)
+    with tempfile.TemporaryDirectory(prefix="kafka-chaos-image-") as tmp:
+        work = Path(tmp)
+        _recipe_context(work, "Dockerfile.official")
+        _build(
+            client, work, "Dockerfile.official", tag,
+            {"BASE": f"{OFFICIAL_REPO}:{version}", "KAFKA_VERSION": str(version)},
+        )  # fmt: skip
+    return tag
+
+
+def ensure_image(
+    client: docker.DockerClient, version: KafkaVersion, log: Log = print, rebuild: bool = False
+) -> str:
+    """The image tag for this version, making it if needed (see the module docstring)."""
+    tag = image_tag(version)
+    if rebuild:
+        return build_image(client, version, log)
+    if _present(client, tag):
+        return tag
+    if version.has_official_image and _try_pull(client, OFFICIAL_REPO, str(version), log):
+        return _derive_official(client, version)
+    return build_image(client, version, log)

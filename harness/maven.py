@@ -1,0 +1,105 @@
+"""Resolve a Kafka broker's runtime class path from Maven Central with Maven itself.
+
+The broker is `org.apache.kafka:kafka_2.13:<version>` plus its runtime dependencies, as
+Maven resolves them. The distribution also ships a logging binding that the POM leaves out
+(the core module declares it compile-only): reload4j + slf4j-reload4j on 3.x, log4j2's
+SLF4J binding on 4.x. Which binding fits is read off the resolved jars (the slf4j-api and
+log4j-core versions), then resolved by Maven too, without its dependencies.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from harness.errors import KafkaChaosError, UsageError
+from harness.paths import RECIPES, cache_dir
+from harness.versions import KafkaVersion
+
+RELOAD4J = ("ch.qos.reload4j", "reload4j", "1.2.25")
+_COMPLETE = ".complete"
+
+
+def jars_dir(version: KafkaVersion) -> Path:
+    return cache_dir() / "jars" / str(version)
+
+
+def _dependency_xml(group: str, artifact: str, version: str, transitive: bool) -> str:
+    exclusions = (
+        "" if transitive else "<exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions>"
+    )
+    return (
+        f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
+        f"<version>{version}</version>{exclusions}</dependency>"
+    )
+
+
+def _mvn_copy(dependencies: list[str], dest: Path, version: KafkaVersion) -> None:
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise UsageError("Maven (mvn) is not installed; it resolves Kafka's jars (apt-get install maven)")
+    template = (RECIPES / "kafka" / "pom.xml.in").read_text()
+    with tempfile.TemporaryDirectory(prefix="kafka-chaos-mvn-") as work:
+        pom = Path(work) / "pom.xml"
+        pom.write_text(template.replace("@DEPENDENCIES@", "\n".join(dependencies)))
+        cmd = [
+            mvn, "-B", "-q", "-U", "-f", str(pom),
+            "dependency:copy-dependencies", "-DincludeScope=runtime", f"-DoutputDirectory={dest}",
+        ]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        out = proc.stdout + proc.stderr
+        missing = re.search(r"(Could not find artifact|was not found in)\s*(\S+)?", out)
+        if missing:
+            raise UsageError(
+                f"Kafka {version} has no complete set of artifacts on Maven Central "
+                f"(org.apache.kafka:kafka_2.13:{version}): {_first_error(out)}"
+            )
+        raise KafkaChaosError(f"Maven could not resolve Kafka {version}: {_first_error(out)}")
+
+
+def _first_error(output: str) -> str:
+    for line in output.splitlines():
+        if "[ERROR]" in line:
+            return re.sub(r"\x1b\[[0-9;]*m", "", line).replace("[ERROR]", "").strip()[:400]
+    return output.strip().splitlines()[-1][:400] if output.strip() else "no output"
+
+
+def _jar_version(libs: Path, artifact: str) -> str | None:
+    for jar in libs.glob(f"{artifact}-*.jar"):
+        match = re.fullmatch(rf"{re.escape(artifact)}-(\d[\w.\-]*)\.jar", jar.name)
+        if match:
+            return match.group(1)
+    return None
+
+
+def logging_binding(libs: Path) -> list[tuple[str, str, str]]:
+    """The (group, artifact, version) jars that make the resolved broker log."""
+    slf4j = _jar_version(libs, "slf4j-api") or "1.7.36"
+    log4j2 = _jar_version(libs, "log4j-core")
+    if log4j2:  # Kafka 4.x
+        impl = "log4j-slf4j-impl" if slf4j.startswith("1.") else "log4j-slf4j2-impl"
+        return [("org.apache.logging.log4j", impl, log4j2)]
+    return [RELOAD4J, ("org.slf4j", "slf4j-reload4j", slf4j)]
+
+
+def resolve_broker_jars(version: KafkaVersion) -> Path:
+    """The directory holding every jar the broker needs; resolved once per version, then cached."""
+    dest = jars_dir(version)
+    if (dest / _COMPLETE).exists():
+        return dest
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    try:
+        _mvn_copy([_dependency_xml("org.apache.kafka", "kafka_2.13", str(version), True)], dest, version)
+        binding = [_dependency_xml(g, a, v, False) for g, a, v in logging_binding(dest)]
+        _mvn_copy(binding, dest, version)
+    except BaseException:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise
+    (dest / _COMPLETE).write_text(str(version))
+    return dest

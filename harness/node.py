@@ -1,0 +1,111 @@
+"""One Kafka node as a Testcontainers container: its config, data and logs on host folders.
+
+The data directory lives on the host so that a disk can be wiped (or a log truncated) from
+outside while the node is down; the logs live there too so a run keeps them for its report.
+Each node has the NET_ADMIN capability for the iptables faults of the nemesis.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from testcontainers.core.container import DockerContainer
+from testcontainers.core.network import Network
+
+from harness.cleanup import labels_for
+from harness.config import CONFIG_DIR, DATA_DIR, EXTERNAL_PORT, LOG_DIR, NodeSpec
+
+
+class KafkaNode(DockerContainer):
+    """A KRaft node (combined, broker or controller) of one cluster."""
+
+    def __init__(
+        self,
+        image: str,
+        spec: NodeSpec,
+        *,
+        run_id: str,
+        cluster_id: str,
+        node_dir: Path,
+        properties: str,
+        network: Network,
+        external_port: int | None,
+        heap: str,
+        metadata_version: str | None = None,
+    ) -> None:
+        super().__init__(image)
+        self.spec = spec
+        self.node_dir = node_dir
+        self.external_port = external_port
+        for sub in ("data", "logs", "config"):
+            (node_dir / sub).mkdir(parents=True, exist_ok=True)
+        (node_dir / "config" / "server.properties").write_text(properties)
+        env = {"KAFKA_CLUSTER_ID": cluster_id, "KAFKA_HEAP_OPTS": heap}
+        if metadata_version:
+            env["KAFKA_RELEASE_VERSION"] = metadata_version
+        self.with_envs(**env)
+        self.with_name(f"kafka-chaos-{run_id}-{spec.alias}")
+        self.with_network(network).with_network_aliases(spec.alias)
+        self.with_volume_mapping(str(self.data_dir), DATA_DIR, "rw")
+        self.with_volume_mapping(str(self.logs_dir), LOG_DIR, "rw")
+        self.with_volume_mapping(str(node_dir / "config"), CONFIG_DIR, "ro")
+        if external_port is not None:
+            # Host clients only: published on loopback, never on every interface.
+            # (testcontainers' with_bind_ports has no host-address form, so set docker-py's directly.)
+            self.ports[f"{EXTERNAL_PORT}/tcp"] = ("127.0.0.1", external_port)
+        self.with_kwargs(
+            hostname=spec.alias,
+            cap_add=["NET_ADMIN"],
+            user=f"{os.getuid()}:{os.getgid()}",
+            labels=labels_for(run_id, node=spec.alias, role=",".join(spec.roles)),
+        )
+
+    @property
+    def alias(self) -> str:
+        return self.spec.alias
+
+    @property
+    def node_id(self) -> int:
+        return self.spec.node_id
+
+    @property
+    def data_dir(self) -> Path:
+        return self.node_dir / "data"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.node_dir / "logs"
+
+    @property
+    def bootstrap_server(self) -> str | None:
+        return f"127.0.0.1:{self.external_port}" if self.external_port else None
+
+    def status(self) -> str:
+        """Docker's view: running, paused, exited, ... ('absent' before start or after removal)."""
+        container = self._container
+        if container is None:
+            return "absent"
+        try:
+            container.reload()
+        except Exception:  # removed underneath us
+            return "absent"
+        return str(container.status)
+
+    def log_tail(self, lines: int = 30) -> str:
+        if self._container is None:
+            return ""
+        try:
+            return self._container.logs(tail=lines).decode(errors="replace").rstrip()
+        except Exception:
+            log = self.logs_dir / "server.log"
+            return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.exists() else ""
+
+    def save_container_log(self) -> None:
+        """Keep the container's stdout (format output included) beside server.log."""
+        if self._container is None:
+            return
+        try:
+            (self.logs_dir / "container.log").write_bytes(self._container.logs())
+        except Exception:
+            pass

@@ -1,0 +1,66 @@
+"""Kafka versions: parsing, the supported range, and the per-version facts the harness needs.
+
+Only released versions from 3.4.0 on run in KRaft mode with a static controller quorum from
+one configuration, so that is the floor. Whether a version exists is decided by Maven when
+its jars are resolved (harness/maven.py), not by a list kept here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import total_ordering
+
+from harness.errors import UsageError
+
+#: Newest release whose artifacts all resolve from Maven Central when this was written.
+DEFAULT_VERSION = "4.3.1"
+#: The oldest supported line, used by tests of the oldest supported cluster.
+OLDEST_SUPPORTED = "3.4.1"
+MINIMUM = (3, 4, 0)
+#: apache/kafka images exist on Docker Hub from this release on.
+FIRST_OFFICIAL_IMAGE = (3, 7, 0)
+
+_VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+
+
+@total_ordering
+@dataclass(frozen=True)
+class KafkaVersion:
+    major: int
+    minor: int
+    patch: int
+
+    @classmethod
+    def parse(cls, text: str) -> KafkaVersion:
+        """Parse MAJOR.MINOR.PATCH and check it is a supported release; UsageError otherwise."""
+        match = _VERSION_RE.match(text.strip()) if isinstance(text, str) else None
+        if not match:
+            raise UsageError(
+                f"malformed Kafka version {text!r}: expected MAJOR.MINOR.PATCH, such as {DEFAULT_VERSION}"
+            )
+        version = cls(*(int(part) for part in match.groups()))
+        if version.tuple < MINIMUM:
+            raise UsageError(
+                f"Kafka {version} is not supported: KRaft clusters need {'.'.join(map(str, MINIMUM))} or later"
+            )
+        return version
+
+    @property
+    def tuple(self) -> tuple[int, int, int]:
+        return (self.major, self.minor, self.patch)
+
+    def __lt__(self, other: KafkaVersion) -> bool:
+        return self.tuple < other.tuple
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}.{self.patch}"
+
+    @property
+    def uses_log4j2(self) -> bool:
+        """Kafka 4.0 moved the broker's logging from reload4j to log4j2 (KIP-653)."""
+        return self.major >= 4
+
+    @property
+    def has_official_image(self) -> bool:
+        return self.tuple >= FIRST_OFFICIAL_IMAGE
