@@ -11,19 +11,22 @@ removed on exit, on exceptions and on Ctrl-C.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import logging
 import shutil
 import tempfile
 import time
 import uuid
+from contextlib import closing
 from pathlib import Path
 from types import TracebackType
 
 from kafka import KafkaAdminClient, KafkaProducer
-from kafka.errors import KafkaError
+from kafka.errors import KafkaError, TopicAlreadyExistsError
 from testcontainers.core.network import Network
 
+from harness.admin import live_brokers
 from harness.cleanup import labels_for, remove_by_label
 from harness.config import ClusterShape, render_server_properties
 from harness.engine import docker_client
@@ -137,6 +140,8 @@ class KafkaCluster:
     # Life cycle.
     def start(self) -> KafkaCluster:
         """Start every node and wait until the cluster is ready; on any failure, remove it all."""
+        # A script that exits without stop() (or a with-block) still leaves nothing behind.
+        atexit.register(self.stop)
         try:
             self._start()
             self.wait_ready(self.startup_timeout_s)
@@ -193,24 +198,17 @@ class KafkaCluster:
         """Every broker registered and unfenced, then an acks=all write to an RF=all topic."""
         deadline = time.monotonic() + timeout_s
         expected = {n.node_id for n in self.brokers}
-        admin = None
         seen: set[int] = set()
-        try:
-            while True:
-                self.check_nodes_running()
-                try:
-                    admin = admin or self.admin(request_timeout_ms=5000)
-                    brokers = admin.describe_cluster().get("brokers", [])
-                    seen = {b["broker_id"] for b in brokers if not b.get("is_fenced", False)}
-                    if expected <= seen:
-                        break
-                except (KafkaError, OSError, ValueError) as exc:
-                    logger.debug("cluster not answering yet: %s", exc)
+        while not expected <= seen:
+            self.check_nodes_running()
+            try:
+                with closing(self.admin(request_timeout_ms=5000, reconnect_backoff_max_ms=500)) as admin:
+                    seen = live_brokers(admin)
+            except (KafkaError, OSError, ValueError) as exc:
+                logger.debug("cluster not answering yet: %r", exc)
+            if not expected <= seen:
                 self._until(deadline, f"brokers {sorted(expected - seen)} to register and unfence")
-            self._ready_write(admin, deadline)
-        finally:
-            if admin is not None:
-                admin.close()
+        self._ready_write(deadline)
 
     def _until(self, deadline: float, what: str) -> None:
         if time.monotonic() >= deadline:
@@ -218,20 +216,23 @@ class KafkaCluster:
             raise ClusterStartError(f"Kafka {self.version} not ready: timed out waiting for {what}\n{tails}")
         time.sleep(0.25)
 
-    def _ready_write(self, admin: KafkaAdminClient, deadline: float) -> None:
+    def _ready_write(self, deadline: float) -> None:
         rf = len(self.brokers)
         while True:
+            # A new admin client each try: kafka-python's admin keeps the broker list it bootstrapped
+            # with and fails with UnknownBrokerIdError when KRaft names a broker registered later.
             try:
-                admin.create_topics(
-                    {READY_TOPIC: {"num_partitions": 1, "replication_factor": rf}},
-                    timeout_ms=5000,
-                    wait_for_metadata=True,
-                )
+                with closing(self.admin(request_timeout_ms=5000)) as admin:
+                    admin.create_topics(
+                        {READY_TOPIC: {"num_partitions": 1, "replication_factor": rf}},
+                        timeout_ms=5000,
+                        wait_for_metadata=True,
+                    )
                 break
-            except KafkaError as exc:
-                if type(exc).__name__ == "TopicAlreadyExistsError":
-                    break
-                logger.debug("ready topic not created yet: %s", exc)
+            except TopicAlreadyExistsError:
+                break
+            except (KafkaError, OSError) as exc:
+                logger.debug("ready topic not created yet: %r", exc)
             self._until(deadline, f"topic {READY_TOPIC} (RF {rf}) to be created")
         producer = KafkaProducer(
             bootstrap_servers=self.bootstrap_servers, acks="all", enable_idempotence=True,
@@ -248,8 +249,9 @@ class KafkaCluster:
         finally:
             producer.close(timeout=5)
         try:
-            admin.delete_topics([READY_TOPIC], timeout_ms=5000)
-        except KafkaError as exc:
+            with closing(self.admin(request_timeout_ms=5000)) as admin:
+                admin.delete_topics([READY_TOPIC], timeout_ms=5000)
+        except (KafkaError, OSError) as exc:
             logger.debug("ready topic not deleted: %s", exc)
 
     def stop(self) -> None:
@@ -257,6 +259,7 @@ class KafkaCluster:
         for node in self.nodes:
             if not self._own_workdir:
                 node.save_container_log()
+        atexit.unregister(self.stop)
         client = self._client
         if client is not None:
             remove_by_label(client, self.run_id)
