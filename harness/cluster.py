@@ -98,7 +98,7 @@ class KafkaCluster:
 
     def with_workdir(self, path: str | Path) -> KafkaCluster:
         """Keep configs, data and logs under this folder (kept after stop)."""
-        self.workdir = Path(path)
+        self.workdir = Path(path).resolve()
         return self
 
     def with_startup_timeout(self, seconds: float) -> KafkaCluster:
@@ -160,7 +160,7 @@ class KafkaCluster:
         self.workdir.mkdir(parents=True, exist_ok=True)
         specs = self.shape.nodes()
         broker_specs = [s for s in specs if s.is_broker]
-        ports = dict(zip((s.node_id for s in broker_specs), allocate(len(broker_specs), self.port_base)))
+        ports = dict(zip((s.node_id for s in broker_specs), allocate(len(broker_specs), self.port_base), strict=True))
         self.network = Network(docker_network_kw={"labels": labels_for(self.run_id), "driver": "bridge"})
         self.network.name = f"kafka-chaos-{self.run_id}"
         self.network.create()

@@ -143,4 +143,3 @@ def parse_overrides(items: list[str]) -> dict[str, str]:
             raise UsageError(f"malformed config override {item!r}: expected key=value")
         overrides[key.strip()] = value.strip()
     return overrides
-

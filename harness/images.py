@@ -82,7 +82,8 @@ def _build(client: docker.DockerClient, context: Path, dockerfile: str, tag: str
         )
     except BuildError as exc:
         lines = [str(chunk.get("stream") or chunk.get("error") or "").strip() for chunk in exc.build_log]
-        raise KafkaChaosError(f"building {tag} failed: {exc.msg}\n" + "\n".join(line for line in lines if line)[-2000:])
+        log_tail = "\n".join(line for line in lines if line)[-2000:]
+        raise KafkaChaosError(f"building {tag} failed: {exc.msg}\n{log_tail}") from exc
 
 
 def _recipe_context(work: Path, dockerfile: str) -> None:
@@ -117,9 +118,7 @@ def _derive_official(client: docker.DockerClient, version: KafkaVersion) -> str:
     return tag
 
 
-def ensure_image(
-    client: docker.DockerClient, version: KafkaVersion, log: Log = print, rebuild: bool = False
-) -> str:
+def ensure_image(client: docker.DockerClient, version: KafkaVersion, log: Log = print, rebuild: bool = False) -> str:
     """The image tag for this version, making it if needed (see the module docstring)."""
     tag = image_tag(version)
     if rebuild:

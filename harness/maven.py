@@ -28,9 +28,8 @@ def jars_dir(version: KafkaVersion) -> Path:
 
 
 def _dependency_xml(group: str, artifact: str, version: str, transitive: bool) -> str:
-    exclusions = (
-        "" if transitive else "<exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions>"
-    )
+    exclude_all = "<exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion>"
+    exclusions = "" if transitive else f"<exclusions>{exclude_all}</exclusions>"
     return (
         f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
         f"<version>{version}</version>{exclusions}</dependency>"

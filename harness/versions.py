@@ -36,9 +36,7 @@ class KafkaVersion:
         """Parse MAJOR.MINOR.PATCH and check it is a supported release; UsageError otherwise."""
         match = _VERSION_RE.match(text.strip()) if isinstance(text, str) else None
         if not match:
-            raise UsageError(
-                f"malformed Kafka version {text!r}: expected MAJOR.MINOR.PATCH, such as {DEFAULT_VERSION}"
-            )
+            raise UsageError(f"malformed Kafka version {text!r}: expected MAJOR.MINOR.PATCH, such as {DEFAULT_VERSION}")
         version = cls(*(int(part) for part in match.groups()))
         if version.tuple < MINIMUM:
             raise UsageError(

@@ -1,0 +1,186 @@
+"""The `kafka-chaos` command line.
+
+Exit codes: 0 success, 1 the job ran and found a problem, 2 bad input (one line on stderr,
+nothing left running), 130 interrupted. Ctrl-C and SIGTERM tear the cluster down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+from docker.errors import DockerException
+
+from harness.errors import ClusterStartError, KafkaChaosError, UsageError
+from harness.versions import DEFAULT_VERSION, KafkaVersion
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def _say(message: str) -> None:
+    print(f"kafka-chaos: {message}", file=sys.stderr, flush=True)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"expected a whole number, got {text!r}") from None
+
+
+def _add_cluster_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kafka", default=DEFAULT_VERSION, metavar="VERSION", help=f"release (default {DEFAULT_VERSION})")
+    p.add_argument("--nodes", type=_positive_int, default=3, help="combined broker+controller nodes (default 3)")
+    p.add_argument("--controllers", type=_positive_int, default=0, help="dedicated controllers (with --brokers)")
+    p.add_argument("--brokers", type=_positive_int, help="brokers, when controllers are dedicated")
+    p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="config override (repeatable)")
+    p.add_argument("--metadata-version", help="format storage at this metadata version, e.g. 3.4-IV0")
+    p.add_argument("--port-base", type=_positive_int, help="publish brokers on 127.0.0.1:PORT, PORT+1, ...")
+    p.add_argument("--workdir", type=Path, help="where configs, data and logs go (default store/<command>/<time>/)")
+
+
+def _cluster(args: argparse.Namespace, command: str):
+    from harness.cluster import KafkaCluster
+    from harness.config import parse_overrides
+
+    if args.controllers and args.brokers is None:
+        raise UsageError("--controllers needs --brokers (dedicated controllers plus brokers)")
+    if args.brokers is not None and not args.controllers:
+        raise UsageError("--brokers goes with --controllers; use --nodes for combined nodes")
+    cluster = KafkaCluster(args.kafka)
+    if args.controllers:
+        cluster.with_dedicated_controllers(args.controllers, args.brokers)
+    else:
+        cluster.with_nodes(args.nodes)
+    cluster.with_config(parse_overrides(args.config)).with_log(_say)
+    if args.metadata_version:
+        cluster.with_metadata_version(args.metadata_version)
+    if args.port_base:
+        cluster.with_port_base(args.port_base)
+    workdir = args.workdir or Path("store") / command / datetime.now().strftime("%Y%m%dT%H%M%S")
+    return cluster.with_workdir(workdir)
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    cluster = _cluster(args, "up")
+    started = time.monotonic()
+    with cluster:
+        _say(f"ready in {time.monotonic() - started:.1f} s; logs and data in {cluster.workdir}")
+        for node in cluster.nodes:
+            where = f"127.0.0.1:{node.external_port}" if node.external_port else "(controller only)"
+            _say(f"  node {node.node_id} {node.alias}: {where}")
+        print(cluster.bootstrap_servers, flush=True)
+        _say("running until Ctrl-C")
+        while True:
+            cluster.check_nodes_running()
+            time.sleep(2)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from harness.smoke import produce_and_read_back
+
+    if args.records < 1:
+        raise UsageError(f"--records must be at least 1, got {args.records}")
+    cluster = _cluster(args, "demo")
+    started = time.monotonic()
+    with cluster:
+        _say(f"ready in {time.monotonic() - started:.1f} s; bootstrap {cluster.bootstrap_servers}")
+        result = produce_and_read_back(cluster, count=args.records)
+    print(f"Kafka {cluster.version}, {cluster.shape.describe()}: {result.account()}")
+    if result.missing:
+        print(f"missing values (first 20): {result.missing[:20]}")
+    _say(f"cluster removed; logs in {cluster.workdir}")
+    return 0 if result.ok else 1
+
+
+def cmd_images_build(args: argparse.Namespace) -> int:
+    from harness.engine import docker_client
+    from harness.images import ensure_image
+
+    version = KafkaVersion.parse(args.kafka)
+    started = time.monotonic()
+    tag = ensure_image(docker_client(), version, _say, rebuild=args.rebuild)
+    print(tag)
+    _say(f"{tag} ready in {time.monotonic() - started:.1f} s")
+    return 0
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    from harness.cleanup import remove_by_label
+    from harness.engine import docker_client
+
+    containers, networks = remove_by_label(docker_client(start=False), args.run)
+    print(f"removed {containers} container(s) and {networks} network(s)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="kafka-chaos", description="Chaos testing for Apache Kafka in KRaft mode.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    up = sub.add_parser("up", help="start a cluster, print its bootstrap servers, run until Ctrl-C")
+    _add_cluster_options(up)
+    up.set_defaults(func=cmd_up)
+
+    demo = sub.add_parser("demo", help="start a cluster, write acks=all records, read them back, tear down")
+    _add_cluster_options(demo)
+    demo.add_argument("--records", type=_positive_int, default=5000, help="records to write (default 5000)")
+    demo.set_defaults(func=cmd_demo)
+
+    images = sub.add_parser("images", help="prepare broker images")
+    images_sub = images.add_subparsers(dest="images_command", required=True, parser_class=_Parser)
+    build = images_sub.add_parser("build", help="resolve (or build) the image of a Kafka version")
+    build.add_argument("--kafka", default=DEFAULT_VERSION, metavar="VERSION")
+    build.add_argument("--rebuild", action="store_true", help="build from Maven jars even if an image exists")
+    build.set_defaults(func=cmd_images_build)
+
+    clean = sub.add_parser("clean", help="remove containers and networks that runs left behind")
+    clean.add_argument("--run", help="only this run id (default: every kafka-chaos run)")
+    clean.set_defaults(func=cmd_clean)
+    return parser
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        args = build_parser().parse_args(argv)
+        logging.basicConfig(
+            level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+        )
+        if not args.verbose:
+            logging.getLogger("kafka").setLevel(logging.CRITICAL)
+        return args.func(args)
+    except UsageError as exc:
+        _say(f"error: {exc}")
+        return 2
+    except ClusterStartError as exc:
+        _say(f"error: {exc}")
+        return 1
+    except KafkaChaosError as exc:
+        _say(f"error: {exc}")
+        return 1
+    except DockerException as exc:
+        _say(f"error: Docker: {str(exc).splitlines()[0]}")
+        return 1
+    except KeyboardInterrupt:
+        _say("interrupted; cluster removed")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

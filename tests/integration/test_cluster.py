@@ -1,0 +1,96 @@
+"""Real KRaft clusters: they come up, keep acks=all writes, and leave nothing behind."""
+
+import pytest
+from kafka import TopicPartition
+
+from harness.admin import live_brokers
+from harness.cluster import KafkaCluster
+from harness.errors import ClusterStartError
+from harness.smoke import account, create_topic, produce, produce_and_read_back, read_all
+from harness.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.mark.parametrize("version", [OLDEST_SUPPORTED, DEFAULT_VERSION])
+def test_three_nodes_take_10000_acks_all_records_and_return_them(version, docker_api, assert_nothing_left, tmp_path):
+    with KafkaCluster(version).with_nodes(3).with_workdir(tmp_path) as cluster:
+        run_id = cluster.run_id
+        assert len(cluster.bootstrap_servers.split(",")) == 3
+        result = produce_and_read_back(cluster, topic="ten-thousand", count=10_000)
+        assert result.acknowledged == 10_000, result.account()
+        assert result.missing == [] and result.duplicates == [], result.account()
+        assert result.read == 10_000
+        with cluster.admin() as admin:
+            (topic,) = admin.describe_topics(["ten-thousand"])
+            assert all(len(p["replica_nodes"]) == 3 and len(p["isr_nodes"]) == 3 for p in topic["partitions"])
+        # The data and logs are on host folders: the nemesis wipes the former, reports read the latter.
+        for node in cluster.nodes:
+            assert (node.data_dir / "meta.properties").is_file()
+            assert any(node.data_dir.glob("ten-thousand-*"))
+            assert "Kafka Server started" in (node.logs_dir / "server.log").read_text()
+            # Published on loopback only, with NET_ADMIN for iptables faults.
+            attrs = docker_api.containers.get(node.get_wrapped_container().id).attrs
+            assert "NET_ADMIN" in attrs["HostConfig"]["CapAdd"]
+            bindings = attrs["HostConfig"]["PortBindings"]["9094/tcp"]
+            assert bindings == [{"HostIp": "127.0.0.1", "HostPort": str(node.external_port)}]
+    assert_nothing_left(run_id)
+    assert (tmp_path / "kafka-1" / "logs" / "server.log").is_file()  # logs kept for the report
+
+
+def test_dedicated_controllers_shape(assert_nothing_left):
+    with KafkaCluster(DEFAULT_VERSION).with_dedicated_controllers(3, 3) as cluster:
+        run_id = cluster.run_id
+        assert [n.alias for n in cluster.controllers] == ["controller-1", "controller-2", "controller-3"]
+        assert [n.alias for n in cluster.brokers] == ["broker-4", "broker-5", "broker-6"]
+        with cluster.admin() as admin:
+            assert live_brokers(admin) == {4, 5, 6}
+            quorum = admin.describe_metadata_quorum()
+            voters = {v["replica_id"] for t in quorum["topics"] for p in t["partitions"] for v in p["current_voters"]}
+            assert voters == {1, 2, 3}
+        result = produce_and_read_back(cluster, count=1000)
+        assert result.ok, result.account()
+    assert_nothing_left(run_id)
+
+
+def test_single_node_cluster_with_config_overrides(assert_nothing_left):
+    cluster = KafkaCluster(DEFAULT_VERSION).with_nodes(1).with_config({"log.flush.interval.messages": "1"})
+    with cluster:
+        run_id = cluster.run_id
+        result = produce_and_read_back(cluster, count=500, partitions=1)
+        assert result.ok, result.account()
+        props = (cluster.node(1).node_dir / "config" / "server.properties").read_text()
+        assert "log.flush.interval.messages=1" in props
+    assert_nothing_left(run_id)
+
+
+def test_pinned_metadata_version_is_what_the_cluster_runs(assert_nothing_left):
+    with KafkaCluster(DEFAULT_VERSION).with_nodes(1).with_metadata_version("3.4-IV0") as cluster:
+        run_id = cluster.run_id
+        with cluster.admin() as admin:
+            features = admin.describe_features()
+    # kafka-python 3.0.12 answers {feature: {"supported": .., "finalized": ..}}, not its docstring's shape.
+    assert features["metadata.version"]["finalized"] == (8, 8)  # IBP_3_4_IV0 has feature level 8
+    assert_nothing_left(run_id)
+
+
+def test_node_that_cannot_start_fails_fast_with_its_log(assert_nothing_left):
+    cluster = KafkaCluster(DEFAULT_VERSION).with_nodes(1).with_config({"num.network.threads": "many"})
+    with pytest.raises(ClusterStartError) as failure:
+        cluster.start()
+    message = str(failure.value)
+    assert "kafka-1" in message and "num.network.threads" in message
+    assert_nothing_left(cluster.run_id)
+
+
+def test_read_back_names_records_that_are_gone():
+    """The smoke check can fail: records deleted after their acknowledgement are reported missing."""
+    with KafkaCluster(DEFAULT_VERSION).with_nodes(1) as cluster:
+        create_topic(cluster, "deleted", 1, 1, {})
+        produced = produce(cluster, "deleted", 300)
+        with cluster.admin() as admin:
+            admin.delete_records({TopicPartition("deleted", 0): 50})
+        result = account("deleted", 300, produced, read_all(cluster, "deleted", 1), 0.0)
+    assert result.acknowledged == 300
+    assert result.missing == list(range(50))
+    assert not result.ok

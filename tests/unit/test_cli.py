@@ -1,0 +1,41 @@
+"""Bad input: one line on stderr, exit code 2, before anything is started."""
+
+import socket
+
+import pytest
+
+from harness.cli import main
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["up", "--kafka", "banana"], "malformed Kafka version 'banana'"),
+        (["up", "--kafka", "3.3.2"], "Kafka 3.3.2 is not supported"),
+        (["up", "--nodes", "0"], "at least 1 node"),
+        (["demo", "--nodes", "-2"], "at least 1 node"),
+        (["up", "--nodes", "three"], "expected a whole number"),
+        (["up", "--controllers", "3"], "--controllers needs --brokers"),
+        (["up", "--config", "novalue"], "malformed config override"),
+        (["images", "build", "--kafka", "4"], "malformed Kafka version"),
+        (["explode"], "invalid choice"),
+        (["demo", "--records", "0"], "--records must be at least 1"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def test_port_in_use_is_refused():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        from harness.errors import UsageError
+        from harness.ports import allocate
+
+        with pytest.raises(UsageError, match=f"port 127.0.0.1:{port} is in use"):
+            allocate(3, base=port)

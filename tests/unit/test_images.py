@@ -1,0 +1,71 @@
+"""Image resolution order, on a stand-in for the Docker client (the decision logic only)."""
+
+import pytest
+from docker.errors import APIError, ImageNotFound
+
+from harness import images
+from harness.versions import KafkaVersion
+
+
+class FakeImages:
+    def __init__(self, present=(), pullable=()):
+        self.present = set(present)
+        self.pullable = set(pullable)
+        self.pulled = []
+
+    def get(self, tag):
+        if tag not in self.present:
+            raise ImageNotFound(tag)
+        return tag
+
+    def pull(self, repo, tag):
+        self.pulled.append(f"{repo}:{tag}")
+        if f"{repo}:{tag}" not in self.pullable:
+            raise APIError("no registry")
+        self.present.add(f"{repo}:{tag}")
+
+
+class FakeClient:
+    def __init__(self, **kw):
+        self.images = FakeImages(**kw)
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    made = []
+    monkeypatch.setattr(images, "build_image", lambda client, v, log: made.append(("build", str(v))) or "built")
+    monkeypatch.setattr(images, "_derive_official", lambda client, v: made.append(("official", str(v))) or "derived")
+    monkeypatch.delenv("KAFKA_CHAOS_OFFLINE", raising=False)
+    return made
+
+
+def test_local_image_is_used_as_it_is(calls):
+    client = FakeClient(present={"kafka-chaos/kafka:3.9.1"})
+    assert images.ensure_image(client, KafkaVersion.parse("3.9.1"), log=lambda m: None) == "kafka-chaos/kafka:3.9.1"
+    assert calls == [] and client.images.pulled == []
+
+
+def test_official_image_is_pulled_when_a_registry_answers(calls):
+    client = FakeClient(pullable={"apache/kafka:3.9.1"})
+    assert images.ensure_image(client, KafkaVersion.parse("3.9.1"), log=lambda m: None) == "derived"
+    assert calls == [("official", "3.9.1")]
+
+
+def test_build_when_no_registry(calls):
+    client = FakeClient()
+    assert images.ensure_image(client, KafkaVersion.parse("3.9.1"), log=lambda m: None) == "built"
+    assert client.images.pulled == ["apache/kafka:3.9.1"]
+    assert calls == [("build", "3.9.1")]
+
+
+def test_no_official_pull_before_3_7(calls):
+    client = FakeClient(pullable={"apache/kafka:3.4.1"})
+    assert images.ensure_image(client, KafkaVersion.parse("3.4.1"), log=lambda m: None) == "built"
+    assert client.images.pulled == []
+
+
+def test_offline_skips_pulls(calls, monkeypatch):
+    monkeypatch.setenv("KAFKA_CHAOS_OFFLINE", "1")
+    client = FakeClient(pullable={"apache/kafka:3.9.1"})
+    assert images.ensure_image(client, KafkaVersion.parse("3.9.1"), log=lambda m: None) == "built"
+    assert client.images.pulled == []
