@@ -19,16 +19,23 @@ def labels_for(run_id: str, **extra: str) -> dict[str, str]:
     return {MANAGED: "true", RUN: run_id, **{f"org.kafka-chaos.{k}": v for k, v in extra.items()}}
 
 
+def find_by_label(client: docker.DockerClient, run_id: str | None = None) -> tuple[list, list]:
+    """Containers and networks of one run (or of every kafka-chaos run)."""
+    selector = f"{RUN}={run_id}" if run_id else f"{MANAGED}=true"
+    return (
+        client.containers.list(all=True, filters={"label": selector}),
+        client.networks.list(filters={"label": selector}),
+    )
+
+
 def remove_by_label(client: docker.DockerClient, run_id: str | None = None) -> tuple[int, int]:
     """Remove containers, then networks, of one run (or of every run); returns the counts."""
-    selector = f"{RUN}={run_id}" if run_id else f"{MANAGED}=true"
-    containers = client.containers.list(all=True, filters={"label": selector})
+    containers, networks = find_by_label(client, run_id)
     for container in containers:
         try:
             container.remove(force=True, v=True)
         except NotFound:
             pass
-    networks = client.networks.list(filters={"label": selector})
     for network in networks:
         try:
             network.remove()

@@ -41,8 +41,15 @@ READY_TOPIC = "__kafka_chaos_ready"
 
 
 def new_cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 characters)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 characters).
+
+    Never one that starts with '-': the storage tool's argument parser would take it for an
+    option (Kafka's own Uuid.randomUuid() skips those too).
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 class KafkaCluster:

@@ -39,3 +39,11 @@ def test_port_in_use_is_refused():
 
         with pytest.raises(UsageError, match=f"port 127.0.0.1:{port} is in use"):
             allocate(3, base=port)
+
+
+def test_no_reachable_engine_is_bad_input(monkeypatch, capsys):
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    assert main(["images", "build", "--kafka", "3.9.1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("kafka-chaos: error: no Docker engine reachable at unix:///nonexistent/docker.sock")
+    assert len(err.splitlines()) == 1

@@ -1,0 +1,80 @@
+"""The command line against a real engine: Ctrl-C, killed runs, versions with no artifacts."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness.cleanup import find_by_label
+
+pytestmark = pytest.mark.cluster
+CLI = [sys.executable, "-m", "harness.cli"]
+
+
+def start_up(*args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [*CLI, "up", "--nodes", "1", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def wait_for_bootstrap(proc: subprocess.Popen, timeout_s: float = 180) -> str:
+    """The first stdout line of `up` is the bootstrap servers."""
+    deadline = time.monotonic() + timeout_s
+    line = proc.stdout.readline()
+    assert time.monotonic() < deadline
+    assert line.startswith("127.0.0.1:"), (line, proc.stderr.read() if proc.poll() is not None else "")
+    return line.strip()
+
+
+def test_up_prints_bootstrap_and_ctrl_c_removes_everything(docker_api, tmp_path):
+    proc = start_up("--workdir", str(tmp_path))
+    try:
+        bootstrap = wait_for_bootstrap(proc)
+        containers, networks = find_by_label(docker_api)
+        assert len(containers) == 1 and len(networks) == 1
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert find_by_label(docker_api) == ([], [])
+    assert bootstrap.count(",") == 0
+    assert (tmp_path / "kafka-1" / "logs" / "server.log").is_file()
+
+
+def test_clean_removes_what_a_killed_run_left(docker_api, tmp_path):
+    proc = start_up("--workdir", str(tmp_path))
+    wait_for_bootstrap(proc)
+    proc.kill()  # SIGKILL: no chance to clean up
+    proc.wait(timeout=30)
+    containers, networks = find_by_label(docker_api)
+    assert len(containers) == 1 and len(networks) == 1
+    out = subprocess.run([*CLI, "clean"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "removed 1 container(s) and 1 network(s)" in out.stdout
+    assert find_by_label(docker_api) == ([], [])
+
+
+def test_version_with_no_artifacts_is_bad_input(docker_api):
+    # 3.4.9 was never released: Maven finds no kafka_2.13 of that version.
+    env = {**os.environ, "KAFKA_CHAOS_OFFLINE": "1"}
+    out = subprocess.run([*CLI, "up", "--kafka", "3.4.9"], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 2, out.stderr
+    errors = [line for line in out.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "Kafka 3.4.9 has no complete set of artifacts" in errors[0], out.stderr
+    assert find_by_label(docker_api) == ([], [])
+
+
+def test_port_in_use_is_bad_input(docker_api):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        out = subprocess.run([*CLI, "up", "--port-base", str(port)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2
+    assert f"port 127.0.0.1:{port} is in use" in out.stderr
+    assert find_by_label(docker_api) == ([], [])
