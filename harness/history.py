@@ -1,0 +1,137 @@
+"""The history file: the one module that writes and reads it.
+
+The format is the contract of ../shared/history-format.md (version 1), documented for users in
+docs/history.md: JSON Lines, one event per line, appended as events happen. Workloads and the
+nemesis write through HistoryWriter; checkers read through read_history. Neither needs the other.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+INVOKE, OK, FAIL, INFO = "invoke", "ok", "fail", "info"
+TYPES = (INVOKE, OK, FAIL, INFO)
+NEMESIS = "nemesis"
+FIELDS = ("index", "time", "process", "type", "f", "value", "error")
+
+
+class HistoryWriter:
+    """Appends events with consecutive indices and monotonic times since the run started.
+
+    Thread-safe; each event is written and flushed to the OS as it happens, so a run killed half
+    way leaves a valid prefix (at worst a truncated last line, which readers tolerate).
+    """
+
+    def __init__(self, path: str | Path, start_ns: int | None = None) -> None:
+        self.path = Path(path)
+        self.start_ns = time.monotonic_ns() if start_ns is None else start_ns
+        self._lock = threading.Lock()
+        self._file: TextIO = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
+        self._index = 0
+
+    def now(self) -> int:
+        """Nanoseconds since the run started."""
+        return time.monotonic_ns() - self.start_ns
+
+    def write(
+        self, process: int | str, type: str, f: str, value: Any, error: str | None = None, **extra: Any
+    ) -> dict[str, Any]:
+        """Append one event; returns it (with its index and time)."""
+        if type not in TYPES:
+            raise ValueError(f"event type must be one of {TYPES}, not {type!r}")
+        with self._lock:
+            event: dict[str, Any] = {"index": self._index, "time": self.now(), "process": process, "type": type}
+            event["f"] = f
+            event["value"] = value
+            if error is not None:
+                event["error"] = error
+            event.update(extra)
+            self._file.write(json.dumps(event, separators=(",", ":")) + "\n")
+            self._file.flush()
+            self._index += 1
+            return event
+
+    def invoke(self, process: int | str, f: str, value: Any, **extra: Any) -> dict[str, Any]:
+        return self.write(process, INVOKE, f, value, **extra)
+
+    @property
+    def count(self) -> int:
+        return self._index
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._file.closed:
+                self._file.close()
+
+    def __enter__(self) -> HistoryWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class ReadReport:
+    """What read_history noticed about the file itself (not about Kafka)."""
+
+    events: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+class HistoryFormatError(ValueError):
+    """A line that is not a history event (other than a truncated last line)."""
+
+
+def _check(event: Any, lineno: int) -> dict[str, Any]:
+    if not isinstance(event, dict):
+        raise HistoryFormatError(f"line {lineno}: an event must be a JSON object")
+    missing = [k for k in ("index", "time", "process", "type", "f") if k not in event]
+    if missing:
+        raise HistoryFormatError(f"line {lineno}: missing field(s) {', '.join(missing)}")
+    if event["type"] not in TYPES:
+        raise HistoryFormatError(f"line {lineno}: unknown type {event['type']!r}")
+    return event
+
+
+def read_history(path: str | Path, report: ReadReport | None = None) -> Iterator[dict[str, Any]]:
+    """Events in file order, streamed. A truncated last line is dropped with a warning in `report`."""
+    report = report if report is not None else ReadReport()
+    with open(path, encoding="utf-8") as file:
+        pending: tuple[int, str] | None = None
+        for lineno, line in enumerate(file, 1):
+            if not line.strip():
+                continue
+            if pending is not None:
+                yield _parse(*pending, report)
+            pending = (lineno, line)
+        if pending is not None:
+            lineno, line = pending
+            if not line.endswith("\n"):
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError:
+                    report.warnings.append(f"line {lineno}: truncated last line ignored")
+                    return
+                yield _checked(event, lineno, report)
+            else:
+                yield _parse(lineno, line, report)
+
+
+def _parse(lineno: int, line: str, report: ReadReport) -> dict[str, Any]:
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise HistoryFormatError(f"line {lineno}: not JSON ({exc.msg})") from None
+    return _checked(event, lineno, report)
+
+
+def _checked(event: Any, lineno: int, report: ReadReport) -> dict[str, Any]:
+    event = _check(event, lineno)
+    report.events += 1
+    return event
