@@ -60,7 +60,8 @@ make_venv() {
   if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     say "installing Python packages into .venv"
     .venv/bin/pip install -q --upgrade pip >/dev/null
-    .venv/bin/pip install -q -e '.[dev]'
+    # compat mode: a .pth with the project folder, so packages added later import without a reinstall
+    .venv/bin/pip install -q -e '.[dev]' --config-settings editable_mode=compat
     touch "$stamp"
   fi
 }

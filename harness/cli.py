@@ -49,6 +49,49 @@ def _add_cluster_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workdir", type=Path, help="where configs, data and logs go (default store/<command>/<time>/)")
 
 
+def _bool(text: str) -> bool:
+    if text.lower() in ("true", "on", "yes", "1"):
+        return True
+    if text.lower() in ("false", "off", "no", "0"):
+        return False
+    raise UsageError(f"expected true or false, got {text!r}")
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise UsageError(f"expected a number, got {text!r}") from None
+
+
+def _add_workload_options(p: argparse.ArgumentParser) -> None:
+    """Workload options; defaults (the safe configuration) live in workloads/options.py."""
+    from workloads.options import WorkloadOptions as W
+
+    p.add_argument("--workload", default=W.workload, help="queue or txn (default queue)")
+    p.add_argument("--time-limit", type=_number, default=W.time_limit, help="seconds of workload (default 30)")
+    p.add_argument("--final-time-limit", type=_number, default=W.final_time_limit, help="bound on the final read")
+    p.add_argument("--rate", type=_number, default=W.rate, help="target operations/s, all clients (default 2000)")
+    p.add_argument("--concurrency", type=_positive_int, default=W.concurrency, help="client processes (default 16)")
+    p.add_argument("--keys", type=_positive_int, default=W.keys, help="keys = partitions of the topic (default 4)")
+    p.add_argument("--topic", default=W.topic)
+    p.add_argument("--replication-factor", type=_positive_int, default=W.replication_factor)
+    p.add_argument("--min-insync-replicas", type=_positive_int, default=W.min_insync_replicas)
+    p.add_argument("--poll-fraction", type=_number, default=W.poll_fraction)
+    p.add_argument("--send-values", type=_positive_int, default=W.send_values, help="values per send (1..N)")
+    p.add_argument("--acks", default=W.acks, help="0, 1 or all (default all)")
+    p.add_argument("--idempotence", type=_bool, default=W.enable_idempotence, help="true or false (default true)")
+    p.add_argument("--retries", type=_positive_int, default=W.retries, help="default: unlimited within the timeout")
+    p.add_argument("--delivery-timeout-ms", type=_positive_int, default=W.delivery_timeout_ms)
+    p.add_argument("--max-in-flight", type=_positive_int, default=W.max_in_flight_requests_per_connection)
+    p.add_argument("--auto-offset-reset", default=W.auto_offset_reset, help="none, earliest or latest (default none)")
+    p.add_argument("--abort-fraction", type=_number, default=W.txn_abort_fraction, help="txn: deliberate aborts")
+    p.add_argument("--store", type=Path, default=Path("store"), help="where run directories go (default store/)")
+    p.add_argument("--name", help="run name (default: the workload's)")
+    p.add_argument("--seed", type=_positive_int, help="random seed of the generators")
+    p.add_argument("--quiet", action="store_true", help="no live progress")
+
+
 def _cluster(args: argparse.Namespace, command: str):
     from harness.cluster import KafkaCluster
     from harness.config import parse_overrides
@@ -103,6 +146,37 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _workload_options(args: argparse.Namespace):
+    from workloads.options import WorkloadOptions
+
+    return WorkloadOptions(
+        workload=args.workload, topic=args.topic, keys=args.keys, replication_factor=args.replication_factor,
+        min_insync_replicas=args.min_insync_replicas, concurrency=args.concurrency, rate=args.rate,
+        time_limit=args.time_limit, final_time_limit=args.final_time_limit, poll_fraction=args.poll_fraction,
+        send_values=args.send_values, acks=args.acks, enable_idempotence=args.idempotence,
+        retries=args.retries, delivery_timeout_ms=args.delivery_timeout_ms,
+        max_in_flight_requests_per_connection=args.max_in_flight, auto_offset_reset=args.auto_offset_reset,
+        txn_abort_fraction=args.abort_fraction,
+    ).validate()  # fmt: skip
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness.run import run
+
+    opts = _workload_options(args)  # bad input exits 2 before anything starts
+    cluster = _cluster(args, "run")
+    progress = None if args.quiet else _say
+    run_dir, summary = run(cluster, opts, args.store, args.name, _say, progress, args.seed)
+    counts = summary.counts
+    print(
+        f"{run_dir}: {summary.operations} operations in {summary.workload_s:.1f} s "
+        f"({summary.ops_per_s:.0f}/s): ok {counts.get('ok', 0)}, fail {counts.get('fail', 0)}, "
+        f"info {counts.get('info', 0)}; final read {'complete' if summary.final_read_complete else 'INCOMPLETE'} "
+        f"in {summary.final_read_s:.1f} s"
+    )
+    return 0
+
+
 def cmd_images_build(args: argparse.Namespace) -> int:
     from harness.engine import docker_client
     from harness.images import ensure_image
@@ -137,6 +211,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cluster_options(demo)
     demo.add_argument("--records", type=_positive_int, default=5000, help="records to write (default 5000)")
     demo.set_defaults(func=cmd_demo)
+
+    run = sub.add_parser("run", help="run a workload against a fresh cluster and record its history")
+    _add_cluster_options(run)
+    _add_workload_options(run)
+    run.set_defaults(func=cmd_run)
 
     images = sub.add_parser("images", help="prepare broker images")
     images_sub = images.add_subparsers(dest="images_command", required=True, parser_class=_Parser)

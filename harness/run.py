@@ -1,0 +1,132 @@
+"""`kafka-chaos run`: a cluster, a workload, a run directory with everything needed to check it.
+
+store/<name>/<timestamp>/
+    history.jsonl   the history (../shared/history-format.md), written as it happens
+    config.json     the cluster and workload options, and the effective producer config
+    summary.json    operation counts, throughput, timings (written at the end)
+    cluster/<node>/ each node's server.properties, data and logs
+store/<name>/latest -> <timestamp>
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from harness.cluster import KafkaCluster
+from harness.errors import UsageError
+from harness.history import HistoryWriter
+from harness.images import Log
+from workloads.context import RunContext
+from workloads.options import WorkloadOptions
+from workloads.runner import Progress, Runner, WorkloadSummary
+
+
+def make_run_dir(store: Path, name: str) -> Path:
+    """store/<name>/<timestamp>/ (unique), with store/<name>/latest pointing at it."""
+    base = store.resolve() / name
+    stamp = datetime.now().strftime("%Y%m%dT%H%M%S")
+    run_dir, n = base / stamp, 1
+    while run_dir.exists():
+        n += 1
+        run_dir = base / f"{stamp}-{n}"
+    run_dir.mkdir(parents=True)
+    latest = base / "latest"
+    tmp = base / f".latest-{os.getpid()}"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(run_dir.name)
+    os.replace(tmp, latest)
+    return run_dir
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def create_topic(cluster: KafkaCluster, opts: WorkloadOptions) -> None:
+    with cluster.admin() as admin:
+        admin.create_topics(
+            {
+                opts.topic: {
+                    "num_partitions": opts.keys,
+                    "replication_factor": opts.replication_factor,
+                    "configs": {"min.insync.replicas": str(opts.min_insync_replicas)},
+                }
+            },
+            timeout_ms=15000,
+            wait_for_metadata=True,
+        )
+
+
+def run_workload(
+    cluster: KafkaCluster,
+    opts: WorkloadOptions,
+    run_dir: Path,
+    progress: Progress | None = None,
+    seed: int | None = None,
+) -> WorkloadSummary:
+    """Create the topic, run the workload against a started cluster, write the history."""
+    create_topic(cluster, opts)
+    with HistoryWriter(run_dir / "history.jsonl") as history:
+        ctx = RunContext(history=history, opts=opts, bootstrap_servers=cluster.bootstrap_servers, run_id=cluster.run_id)
+        return Runner(ctx, progress, seed).run()
+
+
+def check_fits(cluster: KafkaCluster, opts: WorkloadOptions) -> None:
+    brokers = cluster.shape.brokers
+    if opts.replication_factor > brokers:
+        raise UsageError(f"replication factor {opts.replication_factor} needs at least as many brokers ({brokers})")
+    if opts.min_insync_replicas > opts.replication_factor:
+        raise UsageError("min.insync.replicas cannot exceed the replication factor")
+
+
+def run(
+    cluster: KafkaCluster,
+    opts: WorkloadOptions,
+    store: Path,
+    name: str | None = None,
+    log: Log = print,
+    progress: Progress | None = None,
+    seed: int | None = None,
+) -> tuple[Path, WorkloadSummary | None]:
+    """The whole run; the run directory keeps the history even when interrupted."""
+    opts.validate()
+    check_fits(cluster, opts)
+    run_dir = make_run_dir(store, name or opts.workload)
+    cluster.with_workdir(run_dir / "cluster").with_log(log)
+    config = {
+        "kafka_version": str(cluster.version),
+        "shape": asdict(cluster.shape),
+        "broker_config": cluster.config,
+        "metadata_version": cluster.metadata_version,
+        "workload": opts.to_dict(),
+        "seed": seed,
+    }
+    _write_json(run_dir / "config.json", config)
+    started = time.monotonic()
+    summary: WorkloadSummary | None = None
+    try:
+        with cluster:
+            config["cluster_id"] = cluster.cluster_id
+            log(
+                f"cluster ready in {time.monotonic() - started:.1f} s; running {opts.workload} for {opts.time_limit:g} s"
+            )
+            summary = run_workload(cluster, opts, run_dir, progress, seed)
+    finally:
+        if summary is not None:
+            config["effective_producer_config"] = summary.effective_producer_config
+        _write_json(run_dir / "config.json", config)
+        _write_json(
+            run_dir / "summary.json",
+            {
+                "complete": summary is not None,
+                "wall_s": round(time.monotonic() - started, 3),
+                **({} if summary is None else {**asdict(summary), "ops_per_s": round(summary.ops_per_s, 1)}),
+            },
+        )
+    return run_dir, summary

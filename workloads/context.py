@@ -1,0 +1,58 @@
+"""What the client processes of one run share: the history, the options, value counters,
+the highest offset observed per key, outcome counts, and the stop signal."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.history import INVOKE, HistoryWriter
+from workloads.options import WorkloadOptions
+
+
+@dataclass
+class RunContext:
+    history: HistoryWriter
+    opts: WorkloadOptions
+    bootstrap_servers: str
+    run_id: str = "run"
+    stop: threading.Event = field(default_factory=threading.Event)
+    counts: Counter[str] = field(default_factory=Counter)
+    max_offsets: dict[str, int] = field(default_factory=dict)
+    effective_producer_config: dict[str, Any] = field(default_factory=dict)
+    _next_value: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def next_values(self, key: str, count: int) -> list[int]:
+        """`count` fresh values for a key: unique per key, increasing."""
+        with self._lock:
+            start = self._next_value.get(key, 0)
+            self._next_value[key] = start + count
+        return list(range(start, start + count))
+
+    def observe(self, key: str, offset: int | None) -> None:
+        if offset is None or offset < 0:
+            return
+        with self._lock:
+            if offset > self.max_offsets.get(key, -1):
+                self.max_offsets[key] = offset
+
+    def record(self, process: int, type: str, f: str, value: Any, error: str | None = None) -> None:
+        self.history.write(process, type, f, value, error)
+        if type != INVOKE:
+            with self._lock:
+                self.counts[type] += 1
+                self.counts[f"{f}:{type}"] += 1
+
+    def note_producer_config(self, producer: Any) -> None:
+        """Keep what kafka-python actually runs with (it may quietly change idempotence)."""
+        keys = (
+            "acks", "enable_idempotence", "retries", "delivery_timeout_ms", "request_timeout_ms",
+            "max_in_flight_requests_per_connection", "linger_ms", "transactional_id",
+        )  # fmt: skip
+        with self._lock:
+            if not self.effective_producer_config:
+                config = producer.config
+                self.effective_producer_config = {k: config.get(k) for k in keys}

@@ -1,0 +1,171 @@
+"""Drive C logical client processes for a time limit, then the final read phase.
+
+Each slot runs in its own thread, paced so that all slots together aim at the target rate.
+After the time limit (or a stop request) every slot finishes its operation; then each client
+assigns every key from the beginning and polls until each key is read past the highest
+offset any operation observed, bounded by the final time limit. Those are ordinary `assign`
+and `poll` operations in the history.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.history import INFO
+from workloads.consumer import PollingConsumer
+from workloads.context import RunContext
+from workloads.outcomes import describe
+from workloads.queue import ProducerPool, QueueClient
+from workloads.txn import TxnClient
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class WorkloadSummary:
+    operations: int
+    counts: dict[str, int]
+    workload_s: float
+    final_read_s: float
+    final_read_complete: bool
+    effective_producer_config: dict[str, Any] = field(default_factory=dict)
+    interrupted: bool = False
+
+    @property
+    def ops_per_s(self) -> float:
+        return self.operations / self.workload_s if self.workload_s > 0 else 0.0
+
+
+def _client(ctx: RunContext, pool: ProducerPool, slot: int, process: int) -> QueueClient | TxnClient:
+    if ctx.opts.workload == "txn":
+        return TxnClient(ctx, slot, process)
+    return QueueClient(ctx, pool, slot, process)
+
+
+class Runner:
+    def __init__(self, ctx: RunContext, progress: Progress | None = None, seed: int | None = None) -> None:
+        self.ctx = ctx
+        self.progress = progress
+        self.seed = seed if seed is not None else random.randrange(2**32)
+        self.pool = ProducerPool(ctx)
+        self.clients: list[QueueClient | TxnClient] = []
+        self.deadline = 0.0
+        self.final_deadline = 0.0
+
+    def _rebuild(self, slot: int) -> None:
+        old = self.clients[slot]
+        old.close()
+        self.clients[slot] = _client(self.ctx, self.pool, slot, old.process + self.ctx.opts.concurrency)
+
+    def _main_phase(self, slot: int) -> None:
+        rng = random.Random(self.seed + slot)
+        interval = self.ctx.opts.concurrency / self.ctx.opts.rate
+        next_at = time.monotonic() + rng.random() * interval  # stagger the slots
+        while not self.ctx.stop.is_set() and time.monotonic() < self.deadline:
+            delay = next_at - time.monotonic()
+            if delay > 0 and self.ctx.stop.wait(delay):
+                break
+            next_at = max(next_at + interval, time.monotonic() - interval)
+            if self.clients[slot].step(rng) == INFO:
+                self._rebuild(slot)
+
+    def _final_phase(self, slot: int, targets: dict[str, int]) -> None:
+        """Read every key from the beginning until past the targets; a new process after an info."""
+        self.clients[slot].close()
+        process = self.clients[slot].process
+        while time.monotonic() < self.final_deadline and not self.ctx.stop.is_set():
+            try:
+                reader = PollingConsumer(self.ctx)
+            except Exception as exc:  # noqa: BLE001
+                self.ctx.record(process, "invoke", "assign", self.ctx.opts.key_names)
+                self.ctx.record(process, INFO, "assign", self.ctx.opts.key_names, describe(exc))
+                process += self.ctx.opts.concurrency
+                continue
+            try:
+                if reader.assign(process, self.ctx.opts.key_names):
+                    while time.monotonic() < self.final_deadline and not self.ctx.stop.is_set():
+                        if reader.caught_up(targets):
+                            self.caught_up[slot] = True
+                            return
+                        if reader.poll(process) == INFO:
+                            break
+                process += self.ctx.opts.concurrency
+            finally:
+                reader.close()
+
+    def _run_slots(self, target: Callable[..., None], *args: Any) -> None:
+        threads = [
+            threading.Thread(target=target, args=(slot, *args), name=f"client-{slot}", daemon=True)
+            for slot in range(self.ctx.opts.concurrency)
+        ]
+        for thread in threads:
+            thread.start()
+        reporter = threading.Thread(target=self._report, args=(threads,), daemon=True)
+        reporter.start()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.5)  # joins in slices, so Ctrl-C reaches the main thread
+
+    def _report(self, threads: list[threading.Thread]) -> None:
+        if self.progress is None:
+            return
+        while any(t.is_alive() for t in threads):
+            time.sleep(1.0)
+            counts = self.ctx.counts
+            ops = counts["ok"] + counts["fail"] + counts["info"]
+            elapsed = time.monotonic() - self.started
+            phase_end = self.final_deadline if self.in_final else self.deadline
+            self.progress(
+                f"[{'final read' if self.in_final else 'workload'}] {elapsed:5.0f} s elapsed, "
+                f"{max(0.0, phase_end - time.monotonic()):4.0f} s left at most: {ops} ops "
+                f"(ok {counts['ok']}, fail {counts['fail']}, info {counts['info']}), "
+                f"{ops / max(elapsed, 1e-9):.0f} ops/s"
+            )
+
+    def run(self) -> WorkloadSummary:
+        opts = self.ctx.opts
+        self.started = time.monotonic()
+        self.in_final = False
+        self.clients = [_client(self.ctx, self.pool, slot, slot) for slot in range(opts.concurrency)]
+        self.caught_up = [False] * opts.concurrency
+        self.deadline = self.started + opts.time_limit
+        interrupted = False
+        try:
+            self._run_slots(self._main_phase)
+            workload_s = time.monotonic() - self.started
+            operations = self.ctx.counts["ok"] + self.ctx.counts["fail"] + self.ctx.counts["info"]
+            targets = dict(self.ctx.max_offsets)
+            self.in_final = True
+            final_started = time.monotonic()
+            self.final_deadline = final_started + opts.final_time_limit
+            self._run_slots(self._final_phase, targets)
+            final_s = time.monotonic() - final_started
+            complete = all(self.caught_up)
+        except KeyboardInterrupt:
+            interrupted = True
+            self.ctx.stop.set()
+            workload_s = time.monotonic() - self.started
+            operations = self.ctx.counts["ok"] + self.ctx.counts["fail"] + self.ctx.counts["info"]
+            final_s, complete = 0.0, False
+            raise
+        finally:
+            self.ctx.stop.set()
+            for client in self.clients:
+                client.close()
+            self.pool.close()
+            if interrupted:
+                print("workload interrupted; history kept", file=sys.stderr)
+        return WorkloadSummary(
+            operations=operations,
+            counts=dict(self.ctx.counts),
+            workload_s=workload_s,
+            final_read_s=final_s,
+            final_read_complete=complete,
+            effective_producer_config=self.ctx.effective_producer_config,
+        )

@@ -1,0 +1,146 @@
+"""The txn workload: transactions of 1 to N micro-operations (sends, optionally polls),
+committed or deliberately aborted, read by read_committed consumers.
+
+kafka-python may commit a transaction with a failed batch and its commit/abort can block
+without limit while brokers are down (see ../shared/research), so every send future is
+checked before commit (abort if any failed) and commit and abort run under a watchdog.
+After an aborted transaction the consumer seeks back to where it was, so that the next
+`ok` poll continues from the process's reference.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from kafka import KafkaProducer
+
+from harness.history import FAIL, INFO, OK
+from workloads.consumer import PollingConsumer, topic_partition
+from workloads.context import RunContext
+from workloads.outcomes import describe
+from workloads.values import encode
+
+
+class WatchdogTimeout(Exception):
+    """A transactional call did not return within the watchdog's limit."""
+
+
+def with_watchdog(call: Callable[[], Any], timeout_s: float, what: str) -> Any:
+    """Run a call that may block forever in a daemon thread; WatchdogTimeout if it does not return."""
+    result: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            result["value"] = call()
+        except BaseException as exc:  # noqa: BLE001
+            result["error"] = exc
+
+    thread = threading.Thread(target=target, name=f"watchdog-{what}", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        raise WatchdogTimeout(f"{what} did not return within {timeout_s:g} s")
+    if "error" in result:
+        raise result["error"]
+    return result.get("value")
+
+
+class TxnClient:
+    """One logical process of the txn workload: a transactional producer and a consumer."""
+
+    def __init__(self, ctx: RunContext, slot: int, process: int) -> None:
+        self.ctx, self.slot, self.process = ctx, slot, process
+        keys = ctx.opts.key_names
+        self.poll_keys = [keys[(slot + j) % len(keys)] for j in range(min(len(keys), ctx.opts.poll_keys))]
+        self.producer: KafkaProducer | None = None
+        self.consumer: PollingConsumer | None = None
+
+    def open(self, keys: list[str] | None = None) -> bool:
+        keys = keys or self.poll_keys
+        try:
+            self.consumer = PollingConsumer(self.ctx)
+            self.producer = KafkaProducer(
+                bootstrap_servers=self.ctx.bootstrap_servers,
+                transactional_id=f"kafka-chaos-{self.ctx.run_id}-{self.process}",
+                client_id=f"kafka-chaos-{self.ctx.run_id}-t{self.process}",
+                **self.ctx.opts.producer_config(),
+            )
+            self.ctx.note_producer_config(self.producer)
+            with_watchdog(self.producer.init_transactions, self.ctx.opts.txn_timeout_s, "init_transactions")
+        except Exception as exc:  # noqa: BLE001
+            self.ctx.record(self.process, "invoke", "assign", keys)
+            self.ctx.record(self.process, INFO, "assign", keys, describe(exc))
+            return False
+        return self.consumer.assign(self.process, keys)
+
+    def step(self, rng: random.Random) -> str:
+        if (self.producer is None or self.consumer is None) and not self.open():
+            return INFO
+        opts = self.ctx.opts
+        micro: list[list[Any]] = []
+        for _ in range(rng.randint(1, opts.txn_max_ops)):
+            if rng.random() < opts.poll_fraction:
+                micro.append(["poll"])
+            else:
+                key = rng.choice(opts.key_names)
+                micro.append(["send", key, self.ctx.next_values(key, 1)[0]])
+        return self.transaction(micro, abort=rng.random() < opts.txn_abort_fraction)
+
+    def transaction(self, micro: list[list[Any]], abort: bool) -> str:
+        ctx, process, producer, consumer = self.ctx, self.process, self.producer, self.consumer
+        ctx.record(process, "invoke", "txn", micro)
+        positions = {k: consumer.consumer.position(topic_partition(k)) for k in consumer.keys}
+        done: list[list[Any]] = []
+        futures = []
+        try:
+            producer.begin_transaction()
+            for op in micro:
+                if op[0] == "poll":
+                    done.append(["poll", consumer.poll_once()])
+                else:
+                    _, key, value = op
+                    tp = topic_partition(key)
+                    future = producer.send(tp.topic, value=encode(value), partition=tp.partition)
+                    futures.append(future)
+                    done.append(["send", key, value])
+            failed = None
+            for future, op in zip(futures, [d for d in done if d[0] == "send"], strict=True):
+                try:
+                    op[2] = [future.get(timeout=ctx.opts.delivery_timeout_ms / 1000 + 5).offset, op[2]]
+                except Exception as exc:  # noqa: BLE001
+                    failed = failed or exc
+            if failed is not None or abort:
+                with_watchdog(producer.abort_transaction, ctx.opts.txn_timeout_s, "abort_transaction")
+                for key, position in positions.items():
+                    consumer.consumer.seek(topic_partition(key), position)
+                reason = describe(failed) if failed is not None else "deliberate abort"
+                ctx.record(process, FAIL, "txn", done, reason)
+                return FAIL
+            with_watchdog(producer.commit_transaction, ctx.opts.txn_timeout_s, "commit_transaction")
+        except Exception as exc:  # noqa: BLE001 (commit/abort outcome unknown: a new client follows)
+            ctx.record(process, INFO, "txn", done or micro, describe(exc))
+            return INFO
+        for op in done:
+            if op[0] == "send" and isinstance(op[2], list):
+                ctx.observe(op[1], op[2][0])
+        ctx.record(process, OK, "txn", done)
+        return OK
+
+    def close(self) -> None:
+        if self.consumer is not None:
+            self.consumer.close()
+            self.consumer = None
+        if self.producer is not None:
+            producer, self.producer = self.producer, None
+            # close() can block like commit does; never let it hold the run.
+            threading.Thread(target=lambda: _quiet_close(producer), daemon=True).start()
+
+
+def _quiet_close(producer: KafkaProducer) -> None:
+    try:
+        producer.close(timeout=2)
+    except Exception:  # noqa: BLE001
+        pass
