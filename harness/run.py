@@ -113,9 +113,8 @@ def run(
     try:
         with cluster:
             config["cluster_id"] = cluster.cluster_id
-            log(
-                f"cluster ready in {time.monotonic() - started:.1f} s; running {opts.workload} for {opts.time_limit:g} s"
-            )
+            ready_s = time.monotonic() - started
+            log(f"cluster ready in {ready_s:.1f} s; running {opts.workload} for {opts.time_limit:g} s")
             summary = run_workload(cluster, opts, run_dir, progress, seed)
     finally:
         if summary is not None:

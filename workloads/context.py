@@ -55,4 +55,11 @@ class RunContext:
         with self._lock:
             if not self.effective_producer_config:
                 config = producer.config
-                self.effective_producer_config = {k: config.get(k) for k in keys}
+                self.effective_producer_config = {k: _json_safe(config.get(k)) for k in keys}
+
+
+def _json_safe(value: Any) -> Any:
+    """kafka-python's unlimited retries is float('inf'), which JSON cannot hold."""
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "unlimited"
+    return value

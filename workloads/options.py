@@ -32,7 +32,7 @@ class WorkloadOptions:
     poll_fraction: float = 0.5  # share of operations that are polls
     send_values: int = 1  # values per send operation (1 to this many)
     poll_keys: int = 2  # keys each process assigns for its polls
-    poll_timeout_ms: int = 100
+    poll_timeout_ms: int = 10  # a poll with nothing new returns after this long
     max_poll_records: int = 500
     acks: str = "all"
     enable_idempotence: bool = True

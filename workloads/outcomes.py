@@ -53,6 +53,8 @@ def describe(exc: BaseException) -> str:
     text = str(exc).strip().replace("\n", " ")
     if isinstance(exc, KafkaError) and text.startswith("[Error"):
         text = text.split("]", 1)[-1].strip()
+    if text.startswith(f"{name}:"):  # kafka-python errors repeat their own name
+        text = text[len(name) + 1 :].strip()
     return f"{name}: {text}"[:300] if text and text != name else name
 
 
