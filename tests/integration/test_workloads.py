@@ -1,0 +1,109 @@
+"""Workloads against real clusters, with no faults: what was acknowledged is read back."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness.cleanup import find_by_label
+from harness.cluster import KafkaCluster
+from harness.history import HistoryWriter, ReadReport, read_history
+from harness.run import run
+from harness.versions import DEFAULT_VERSION
+from workloads.options import WorkloadOptions
+
+pytestmark = pytest.mark.cluster
+
+
+def sent_and_read(events):
+    """(key, value) of ok sends (and ok txn sends), of fail txn sends, and of everything ok polls read."""
+    ok_sent, failed_sent, read, offsets = set(), set(), set(), {}
+    for e in events:
+        if e["type"] not in ("ok", "fail") or e["f"] not in ("send", "poll", "txn"):
+            continue
+        for micro in e["value"]:
+            if micro[0] == "send" and isinstance(micro[2], list):
+                (ok_sent if e["type"] == "ok" else failed_sent).add((micro[1], micro[2][1]))
+            elif micro[0] == "send" and e["type"] == "fail":
+                failed_sent.add((micro[1], micro[2]))
+            elif micro[0] == "poll" and e["type"] == "ok":
+                for key, pairs in micro[1].items():
+                    for offset, value in pairs:
+                        read.add((key, value))
+                        offsets.setdefault((key, offset), set()).add(value)
+    return ok_sent, failed_sent, read, offsets
+
+
+def test_queue_run_reads_back_every_acknowledged_send(tmp_path):
+    opts = WorkloadOptions(time_limit=10, concurrency=8, rate=500, send_values=2)
+    cluster = KafkaCluster(DEFAULT_VERSION).with_nodes(3)
+    run_dir, summary = run(cluster, opts, tmp_path / "store", log=lambda m: None, seed=7)
+    report = ReadReport()
+    events = list(read_history(run_dir / "history.jsonl", report))
+    assert report.warnings == []
+    ok_sent, _, read, offsets = sent_and_read(events)
+    assert len(ok_sent) > 300, summary
+    assert ok_sent <= read, f"acknowledged but never read: {sorted(ok_sent - read)[:10]}"
+    assert all(len(values) == 1 for values in offsets.values()), "an offset carried two values"
+    assert summary.final_read_complete
+    assert {e["f"] for e in events} == {"assign", "send", "poll"}
+    # Every invoke has exactly one completion by the same process, in order.
+    open_ops = {}
+    for e in events:
+        if e["type"] == "invoke":
+            assert e["process"] not in open_ops
+            open_ops[e["process"]] = e["f"]
+        else:
+            assert open_ops.pop(e["process"]) == e["f"]
+    assert open_ops == {}
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["effective_producer_config"]["enable_idempotence"] is True
+    assert config["effective_producer_config"]["acks"] == -1
+    assert (run_dir.parent / "latest").resolve() == run_dir
+    assert (run_dir / "cluster" / "kafka-1" / "logs" / "server.log").is_file()
+    assert json.loads((run_dir / "summary.json").read_text())["complete"] is True
+
+    # The history round-trips through the writer and the reader.
+    with HistoryWriter(tmp_path / "copy.jsonl") as copy:
+        for e in events:
+            copy.write(e["process"], e["type"], e["f"], e["value"], e.get("error"))
+    again = list(read_history(tmp_path / "copy.jsonl"))
+    assert [{k: v for k, v in e.items() if k != "time"} for e in again] == [
+        {k: v for k, v in e.items() if k != "time"} for e in events
+    ]
+
+
+def test_txn_run_commits_are_read_and_aborts_are_not(tmp_path):
+    opts = WorkloadOptions(workload="txn", time_limit=10, concurrency=4, rate=100, txn_abort_fraction=0.3)
+    cluster = KafkaCluster(DEFAULT_VERSION).with_nodes(3)
+    run_dir, summary = run(cluster, opts, tmp_path / "store", log=lambda m: None, seed=11)
+    events = list(read_history(run_dir / "history.jsonl"))
+    ok_sent, failed_sent, read, _ = sent_and_read(events)
+    txns = [e for e in events if e["f"] == "txn" and e["type"] != "invoke"]
+    assert any(e["type"] == "ok" for e in txns) and any(e.get("error") == "deliberate abort" for e in txns)
+    assert ok_sent and failed_sent
+    assert ok_sent <= read, f"committed but never read: {sorted(ok_sent - read)[:10]}"
+    assert not failed_sent & read, f"aborted but read (read_committed): {sorted(failed_sent & read)[:10]}"
+    assert summary.final_read_complete
+
+
+def test_sigint_leaves_a_readable_history_and_no_containers(tmp_path, docker_api):
+    cmd = [sys.executable, "-m", "harness.cli", "run", "--nodes", "1", "--replication-factor", "1",
+           "--min-insync-replicas", "1", "--time-limit", "120", "--store", str(tmp_path), "--quiet"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    history = tmp_path / "queue" / "latest" / "history.jsonl"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and proc.poll() is None:
+        if history.exists() and len(history.read_text().splitlines()) > 200:
+            break
+        time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=90) == 130, proc.stderr.read()
+    events = list(read_history(history))
+    assert len(events) > 200
+    summary = json.loads((history.parent / "summary.json").read_text())
+    assert summary["complete"] is False
+    assert find_by_label(docker_api) == ([], [])
