@@ -20,6 +20,12 @@ from harness.cli import main
         (["images", "build", "--kafka", "4"], "malformed Kafka version"),
         (["explode"], "invalid choice"),
         (["demo", "--records", "0"], "--records must be at least 1"),
+        (["run", "--rate", "0"], "--rate must be greater than 0"),
+        (["run", "--rate", "-1"], "--rate must be greater than 0"),
+        (["run", "--workload", "bank"], "unknown workload 'bank'"),
+        (["run", "--acks", "2"], "--acks must be one of 0, 1, all"),
+        (["run", "--keys", "0"], "--keys must be at least 1"),
+        (["run", "--replication-factor", "5"], "replication factor 5 needs at least as many brokers (3)"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):

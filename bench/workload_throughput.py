@@ -1,0 +1,111 @@
+"""Bench: recorded operations/s of the queue workload against a plain kafka-python loop.
+
+    .venv/bin/python bench/workload_throughput.py [--kafka V] [--runs N] [--seconds S] [--concurrency C]
+
+Both run on the same 3-node cluster, alternately, with the same concurrency, op mix (half
+sends of one value, half polls), producer sharing and consumer settings. The plain loop
+records nothing and classifies nothing; the ratio is what the harness keeps of the raw
+client's throughput. Goals: ratio >= 0.8, and >= 5,000 operations/s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
+
+from harness.cluster import KafkaCluster  # noqa: E402
+from harness.run import create_topic, run_workload  # noqa: E402
+from harness.versions import DEFAULT_VERSION  # noqa: E402
+from workloads.options import WorkloadOptions  # noqa: E402
+
+
+def options(topic: str, seconds: float, concurrency: int) -> WorkloadOptions:
+    return WorkloadOptions(topic=topic, time_limit=seconds, concurrency=concurrency, rate=1e6, final_time_limit=30)
+
+
+def harness_ops_per_s(cluster: KafkaCluster, opts: WorkloadOptions) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = run_workload(cluster, opts, Path(tmp))
+    return summary.ops_per_s
+
+
+def raw_ops_per_s(cluster: KafkaCluster, opts: WorkloadOptions) -> float:
+    """The same work with kafka-python alone: no history, no classification, no final read."""
+    create_topic(cluster, opts)
+    keys = [TopicPartition(opts.topic, p) for p in range(opts.keys)]
+    groups = (opts.concurrency + opts.clients_per_producer - 1) // opts.clients_per_producer
+    producers = [
+        KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, **opts.producer_config()) for _ in range(groups)
+    ]
+    consumers = []
+    for slot in range(opts.concurrency):
+        consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, **opts.consumer_config())
+        mine = [keys[(slot + j) % len(keys)] for j in range(min(len(keys), opts.poll_keys))]
+        consumer.assign(mine)
+        consumer.seek_to_beginning(*mine)
+        consumers.append(consumer)
+    counts = [0] * opts.concurrency
+    start = time.monotonic()
+    stop = start + opts.time_limit
+
+    def work(slot: int) -> None:
+        rng = random.Random(slot)
+        producer, consumer, value = producers[slot // opts.clients_per_producer], consumers[slot], 0
+        while time.monotonic() < stop:
+            if rng.random() < opts.poll_fraction:
+                consumer.poll(timeout_ms=opts.poll_timeout_ms, max_records=opts.max_poll_records)
+            else:
+                tp = rng.choice(keys)
+                producer.send(tp.topic, value=str(value).encode(), partition=tp.partition).get(timeout=15)
+                value += 1
+            counts[slot] += 1
+
+    threads = [threading.Thread(target=work, args=(slot,)) for slot in range(opts.concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - start
+    for c in consumers:
+        c.close()
+    for p in producers:
+        p.close()
+    return sum(counts) / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kafka", default=DEFAULT_VERSION)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=15)
+    parser.add_argument("--concurrency", type=int, default=16)
+    args = parser.parse_args()
+    logging.disable(logging.CRITICAL)
+    harness, raw = [], []
+    with KafkaCluster(args.kafka).with_nodes(3) as cluster:
+        for i in range(args.runs):
+            raw.append(raw_ops_per_s(cluster, options(f"raw-{i}", args.seconds, args.concurrency)))
+            harness.append(harness_ops_per_s(cluster, options(f"harness-{i}", args.seconds, args.concurrency)))
+            print(f"  run {i + 1}: raw {raw[-1]:.0f} ops/s, harness {harness[-1]:.0f} ops/s", file=sys.stderr)
+    h, r = statistics.median(harness), statistics.median(raw)
+    print(f"\nKafka {args.kafka}, 3 nodes, concurrency {args.concurrency}, {args.seconds:g} s x {args.runs} runs each")
+    print(f"{'client':<22} {'median ops/s':>12} {'min':>8} {'max':>8}")
+    print(f"{'plain kafka-python':<22} {r:>12.0f} {min(raw):>8.0f} {max(raw):>8.0f}")
+    print(f"{'harness (recorded)':<22} {h:>12.0f} {min(harness):>8.0f} {max(harness):>8.0f}")
+    print(f"ratio harness/plain: {h / r:.2f} (goal >= 0.80: {'met' if h / r >= 0.8 else 'NOT met'})")
+    print(f"absolute: {h:.0f} ops/s (goal >= 5000: {'met' if h >= 5000 else 'NOT met'})")
+
+
+if __name__ == "__main__":
+    main()
