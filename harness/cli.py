@@ -86,6 +86,9 @@ def _add_workload_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-in-flight", type=_positive_int, default=W.max_in_flight_requests_per_connection)
     p.add_argument("--auto-offset-reset", default=W.auto_offset_reset, help="none, earliest or latest (default none)")
     p.add_argument("--abort-fraction", type=_number, default=W.txn_abort_fraction, help="txn: deliberate aborts")
+    p.add_argument("--nemesis", help="faults to mix at random: kill,pause,partition,wipe,lose-unflushed")
+    p.add_argument("--nemesis-interval", type=_number, default=10.0, help="quiet and hold periods (s, default 10)")
+    p.add_argument("--nemesis-script", type=Path, help="JSON list of timed steps (see nemesis/schedule.py)")
     p.add_argument("--store", type=Path, default=Path("store"), help="where run directories go (default store/)")
     p.add_argument("--name", help="run name (default: the workload's)")
     p.add_argument("--seed", type=_positive_int, help="random seed of the generators")
@@ -160,13 +163,29 @@ def _workload_options(args: argparse.Namespace):
     ).validate()  # fmt: skip
 
 
+def _nemesis_plan(args: argparse.Namespace):
+    from harness.run import NemesisPlan
+    from nemesis.schedule import load_script, parse_fault_list
+
+    if args.nemesis and args.nemesis_script:
+        raise UsageError("--nemesis and --nemesis-script exclude each other")
+    if not args.nemesis_interval > 0:
+        raise UsageError(f"--nemesis-interval must be greater than 0, got {args.nemesis_interval:g}")
+    if args.nemesis_script:
+        return NemesisPlan(script=load_script(args.nemesis_script))
+    if args.nemesis:
+        return NemesisPlan(faults=parse_fault_list(args.nemesis), interval=args.nemesis_interval)
+    return None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.run import run
 
     opts = _workload_options(args)  # bad input exits 2 before anything starts
+    plan = _nemesis_plan(args)
     cluster = _cluster(args, "run")
     progress = None if args.quiet else _say
-    run_dir, summary = run(cluster, opts, args.store, args.name, _say, progress, args.seed)
+    run_dir, summary = run(cluster, opts, args.store, args.name, _say, progress, args.seed, plan)
     counts = summary.counts
     print(
         f"{run_dir}: {summary.operations} operations in {summary.workload_s:.1f} s "

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,8 @@ from harness.cluster import KafkaCluster
 from harness.errors import UsageError
 from harness.history import HistoryWriter
 from harness.images import Log
+from nemesis.core import Nemesis
+from nemesis.schedule import RandomSchedule, Schedule, ScriptedSchedule, Step
 from workloads.context import RunContext
 from workloads.options import WorkloadOptions
 from workloads.runner import Progress, Runner, WorkloadSummary
@@ -63,18 +65,41 @@ def create_topic(cluster: KafkaCluster, opts: WorkloadOptions) -> None:
         )
 
 
+@dataclass
+class NemesisPlan:
+    """What the nemesis does during a run: a random mix, or a script (nemesis/schedule.py)."""
+
+    faults: list[str] = field(default_factory=list)
+    interval: float = 10.0
+    script: list[Step] | None = None
+
+    def schedule(self, nemesis: Nemesis, seed: int | None) -> Schedule | None:
+        if self.script is not None:
+            return ScriptedSchedule(nemesis, self.script)
+        if self.faults:
+            return RandomSchedule(nemesis, self.faults, self.interval, seed)
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        if self.script is not None:
+            return {"script": [asdict(step) for step in self.script]}
+        return {"faults": self.faults, "interval": self.interval} if self.faults else {}
+
+
 def run_workload(
     cluster: KafkaCluster,
     opts: WorkloadOptions,
     run_dir: Path,
     progress: Progress | None = None,
     seed: int | None = None,
+    plan: NemesisPlan | None = None,
 ) -> WorkloadSummary:
-    """Create the topic, run the workload against a started cluster, write the history."""
+    """Create the topic, run the workload (and the nemesis) against a started cluster, write the history."""
     create_topic(cluster, opts)
     with HistoryWriter(run_dir / "history.jsonl") as history:
         ctx = RunContext(history=history, opts=opts, bootstrap_servers=cluster.bootstrap_servers, run_id=cluster.run_id)
-        return Runner(ctx, progress, seed).run()
+        schedule = plan.schedule(Nemesis(cluster, history, seed), seed) if plan else None
+        return Runner(ctx, progress, seed, schedule).run()
 
 
 def check_fits(cluster: KafkaCluster, opts: WorkloadOptions) -> None:
@@ -93,6 +118,7 @@ def run(
     log: Log = print,
     progress: Progress | None = None,
     seed: int | None = None,
+    plan: NemesisPlan | None = None,
 ) -> tuple[Path, WorkloadSummary | None]:
     """The whole run; the run directory keeps the history even when interrupted."""
     opts.validate()
@@ -105,6 +131,7 @@ def run(
         "broker_config": cluster.config,
         "metadata_version": cluster.metadata_version,
         "workload": opts.to_dict(),
+        "nemesis": plan.describe() if plan else {},
         "seed": seed,
     }
     _write_json(run_dir / "config.json", config)
@@ -115,7 +142,7 @@ def run(
             config["cluster_id"] = cluster.cluster_id
             ready_s = time.monotonic() - started
             log(f"cluster ready in {ready_s:.1f} s; running {opts.workload} for {opts.time_limit:g} s")
-            summary = run_workload(cluster, opts, run_dir, progress, seed)
+            summary = run_workload(cluster, opts, run_dir, progress, seed, plan)
     finally:
         if summary is not None:
             config["effective_producer_config"] = summary.effective_producer_config

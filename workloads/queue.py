@@ -17,6 +17,7 @@ from harness.history import FAIL, INFO, OK
 from workloads.consumer import PollingConsumer, topic_partition
 from workloads.context import RunContext
 from workloads.outcomes import classify, describe
+from workloads.producers import close_producer
 from workloads.values import encode
 
 
@@ -41,10 +42,7 @@ class ProducerPool:
 
     def close(self) -> None:
         for producer in self._producers.values():
-            try:
-                producer.close(timeout=5)
-            except Exception:  # noqa: BLE001
-                pass
+            close_producer(producer)
 
 
 def send(ctx: RunContext, producer: KafkaProducer, process: int, key: str, values: list[int]) -> str:

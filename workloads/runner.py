@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from harness.history import INFO
 from workloads.consumer import PollingConsumer
@@ -48,9 +48,24 @@ def _client(ctx: RunContext, pool: ProducerPool, slot: int, process: int) -> Que
     return QueueClient(ctx, pool, slot, process)
 
 
+class FaultSchedule(Protocol):
+    """What the runner needs of a nemesis schedule (nemesis/schedule.py), without importing it."""
+
+    def start(self) -> object: ...
+
+    def stop_and_heal(self) -> None: ...
+
+
 class Runner:
-    def __init__(self, ctx: RunContext, progress: Progress | None = None, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        ctx: RunContext,
+        progress: Progress | None = None,
+        seed: int | None = None,
+        faults: FaultSchedule | None = None,
+    ) -> None:
         self.ctx = ctx
+        self.faults = faults
         self.progress = progress
         self.seed = seed if seed is not None else random.randrange(2**32)
         self.pool = ProducerPool(ctx)
@@ -136,9 +151,17 @@ class Runner:
         self.caught_up = [False] * opts.concurrency
         self.deadline = self.started + opts.time_limit
         interrupted = False
+        healed = False
         try:
+            if self.faults is not None:
+                self.faults.start()
             self._run_slots(self._main_phase)
             workload_s = time.monotonic() - self.started
+            if self.faults is not None:
+                if self.progress:
+                    self.progress("healing every fault before the final read")
+                self.faults.stop_and_heal()
+                healed = True
             operations = self.ctx.counts["ok"] + self.ctx.counts["fail"] + self.ctx.counts["info"]
             targets = dict(self.ctx.max_offsets)
             self.in_final = True
@@ -156,6 +179,8 @@ class Runner:
             raise
         finally:
             self.ctx.stop.set()
+            if self.faults is not None and not healed:
+                self.faults.stop_and_heal()
             for client in self.clients:
                 client.close()
             self.pool.close()

@@ -21,6 +21,7 @@ from harness.history import FAIL, INFO, OK
 from workloads.consumer import PollingConsumer, topic_partition
 from workloads.context import RunContext
 from workloads.outcomes import describe
+from workloads.producers import close_producer
 from workloads.values import encode
 
 
@@ -136,11 +137,4 @@ class TxnClient:
         if self.producer is not None:
             producer, self.producer = self.producer, None
             # close() can block like commit does; never let it hold the run.
-            threading.Thread(target=lambda: _quiet_close(producer), daemon=True).start()
-
-
-def _quiet_close(producer: KafkaProducer) -> None:
-    try:
-        producer.close(timeout=2)
-    except Exception:  # noqa: BLE001
-        pass
+            threading.Thread(target=close_producer, args=(producer, 2.0), daemon=True).start()

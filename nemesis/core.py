@@ -1,0 +1,123 @@
+"""The Nemesis: applies faults to a live cluster, records each in the history, heals them all.
+
+Every fault and heal is an operation of process "nemesis": an invoke with the fault and its
+target, then `ok` with the nodes and what was done, `fail` when the target did not exist
+(nothing was done), or `info` when the fault broke half way (then heal_all is the way back).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from typing import Any
+
+from harness.cluster import KafkaCluster
+from harness.history import FAIL, INFO, NEMESIS, OK, HistoryWriter
+from nemesis import partition as net
+from nemesis.kill import kill, start
+from nemesis.pause import pause, resume
+from nemesis.targets import TargetError, resolve
+from nemesis.unflushed import lose_unflushed
+from nemesis.wipe import wipe
+
+FAULTS = ("kill", "start", "pause", "resume", "wipe", "lose-unflushed", "partition", "heal")
+#: What undoes a fault that stays in place (wipe and lose-unflushed restart the node themselves).
+HEALS = {"kill": "start", "pause": "resume", "partition": "heal"}
+
+
+class Nemesis:
+    def __init__(self, cluster: KafkaCluster, history: HistoryWriter | None = None, seed: int | None = None) -> None:
+        self.cluster = cluster
+        self.history = history
+        self.rng = random.Random(seed)
+        self.killed: set[str] = set()
+        self.paused: set[str] = set()
+        self.partitioned = False
+        self._lock = threading.Lock()
+
+    def _record(self, type: str, f: str, value: Any, error: str | None = None) -> None:
+        if self.history is not None:
+            self.history.write(NEMESIS, type, f, value, error)
+
+    def run(self, fault: str, target: str = "random", shape: str = "isolate") -> dict[str, Any]:
+        """Apply one fault now; returns the completion value recorded in the history."""
+        if fault not in FAULTS:
+            raise ValueError(f"unknown fault {fault!r}: expected one of {', '.join(FAULTS)}")
+        with self._lock:
+            asked: dict[str, Any] = {"target": target} if fault != "heal" else {}
+            if fault == "partition":
+                asked["shape"] = shape
+            self._record("invoke", fault, asked)
+            try:
+                nodes = self._targets(fault, target)
+            except TargetError as exc:
+                self._record(FAIL, fault, asked, str(exc))
+                return {**asked, "error": str(exc)}
+            try:
+                done = self._apply(fault, nodes, shape)
+            except Exception as exc:  # noqa: BLE001 (recorded; heal_all restores the cluster)
+                self._record(INFO, fault, {**asked, "nodes": [n.alias for n in nodes]}, f"{type(exc).__name__}: {exc}")
+                return {**asked, "error": str(exc)}
+            value = {**asked, **done}
+            self._record(OK, fault, value)
+            return value
+
+    def _targets(self, fault: str, target: str) -> list:
+        if fault == "heal":
+            return list(self.cluster.nodes)
+        if fault in ("start", "resume") and target == "random":
+            pool = self.killed if fault == "start" else self.paused
+            if not pool:
+                raise TargetError(f"{fault}: no node is {'down' if fault == 'start' else 'paused'}")
+            return [self.cluster.node(alias) for alias in sorted(pool)]
+        return resolve(self.cluster, target, self.rng)
+
+    def _apply(self, fault: str, nodes: list, shape: str) -> dict[str, Any]:
+        aliases = [n.alias for n in nodes]
+        if fault == "kill":
+            for n in nodes:
+                kill(n)
+                self.killed.add(n.alias)
+        elif fault == "start":
+            for n in nodes:
+                start(n)
+                self.killed.discard(n.alias)
+        elif fault == "pause":
+            for n in nodes:
+                pause(n)
+                self.paused.add(n.alias)
+        elif fault == "resume":
+            for n in nodes:
+                resume(n)
+                self.paused.discard(n.alias)
+        elif fault == "wipe":
+            for n in nodes:
+                wipe(n)
+                self.killed.discard(n.alias)
+        elif fault == "lose-unflushed":
+            cuts = []
+            for n in nodes:
+                cuts += [{"node": n.alias, **t.as_json()} for t in lose_unflushed(n) if t.bytes_removed]
+                self.killed.discard(n.alias)
+            return {"nodes": aliases, "truncated": cuts}
+        elif fault == "partition":
+            all_aliases = [n.alias for n in self.cluster.nodes]
+            victim = aliases[0] if shape == "isolate" else None
+            grudge = net.shape(shape, all_aliases, self.rng, victim)
+            net.apply(self.cluster.nodes, grudge, self.cluster.network.name)
+            self.partitioned = True
+            return {"nodes": aliases, "grudge": {k: sorted(v) for k, v in grudge.items() if v}}
+        elif fault == "heal":
+            healed = net.heal(self.cluster.nodes)
+            self.partitioned = False
+            return {"nodes": healed}
+        return {"nodes": aliases}
+
+    def heal_all(self) -> None:
+        """Undo every fault still in place: thaw, start, remove partitions. Safe to call twice."""
+        if self.paused:
+            self.run("resume")
+        if self.killed:
+            self.run("start")
+        if self.partitioned:
+            self.run("heal")

@@ -1,0 +1,126 @@
+"""`partition` / `heal`: iptables DROP between groups of nodes, inside the containers.
+
+A partition is a grudge: for each node, the nodes it must not hear from. Each node drops
+packets from (INPUT) and to (OUTPUT) the cluster-network addresses of the nodes it holds a
+grudge against, in a chain of its own, so `heal` flushes exactly what the nemesis added.
+Clients on the host reach brokers through the network's gateway, which no shape names, so
+they keep reaching every node. Rules live in the container's network namespace and vanish
+with the container.
+
+Shapes (as in Jepsen's nemesis): `isolate` one node from the rest; `halves`, a random
+majority and minority; `majorities-ring`, each node sees a majority but no two see the same
+one; `bridge`, two halves joined only through one node.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from harness.node import KafkaNode
+from nemesis.docker_ops import exec_root, network_ip
+
+CHAIN = "KAFKA-CHAOS"
+SHAPES = ("isolate", "halves", "majorities-ring", "bridge")
+Grudge = dict[str, set[str]]
+
+
+def complete_grudge(components: Sequence[Sequence[str]]) -> Grudge:
+    """Every node holds a grudge against every node outside its component."""
+    everyone = {n for c in components for n in c}
+    return {n: everyone - set(c) for c in components for n in c}
+
+
+def isolate(nodes: Sequence[str], victim: str) -> Grudge:
+    return complete_grudge([[victim], [n for n in nodes if n != victim]])
+
+
+def halves(nodes: Sequence[str], rng: random.Random) -> Grudge:
+    shuffled = list(nodes)
+    rng.shuffle(shuffled)
+    cut = len(shuffled) // 2  # the first part is the minority
+    return complete_grudge([shuffled[:cut], shuffled[cut:]])
+
+
+def majorities_ring(nodes: Sequence[str], rng: random.Random) -> Grudge:
+    """Around a shuffled ring, each node sees the nodes within distance d: a majority each,
+    and no two nodes see the same majority. With 3 nodes the ring is a line (one cut)."""
+    ring = list(nodes)
+    rng.shuffle(ring)
+    n = len(ring)
+    majority = n // 2 + 1
+    d = majority // 2  # smallest d with 2d + 1 >= majority
+    grudge: Grudge = {node: set() for node in ring}
+    for i, a in enumerate(ring):
+        for j, b in enumerate(ring):
+            if min((i - j) % n, (j - i) % n) > d:
+                grudge[a].add(b)
+    if n == 3:
+        grudge[ring[0]].add(ring[-1])
+        grudge[ring[-1]].add(ring[0])
+    return grudge
+
+
+def bridge(nodes: Sequence[str], rng: random.Random) -> Grudge:
+    """Two halves that cannot see each other, and one node that sees both."""
+    shuffled = list(nodes)
+    rng.shuffle(shuffled)
+    middle = shuffled[0]
+    rest = shuffled[1:]
+    a, b = rest[: len(rest) // 2], rest[len(rest) // 2 :]
+    grudge = complete_grudge([a, b])
+    grudge[middle] = set()
+    return grudge
+
+
+def shape(name: str, nodes: Sequence[str], rng: random.Random, victim: str | None = None) -> Grudge:
+    if name == "isolate":
+        return isolate(nodes, victim or rng.choice(list(nodes)))
+    if name == "halves":
+        return halves(nodes, rng)
+    if name == "majorities-ring":
+        return majorities_ring(nodes, rng)
+    if name == "bridge":
+        return bridge(nodes, rng)
+    raise ValueError(f"unknown partition shape {name!r}: expected one of {', '.join(SHAPES)}")
+
+
+def apply(nodes: Sequence[KafkaNode], grudge: Grudge, network: str) -> None:
+    """Install the DROP rules of a grudge (after healing whatever was there)."""
+    by_alias = {n.alias: n for n in nodes}
+    involved = set(grudge) | {enemy for enemies in grudge.values() for enemy in enemies}
+    ips = {n.alias: network_ip(n, network) for n in nodes if n.alias in involved}
+    for alias, enemies in grudge.items():
+        node = by_alias[alias]
+        _reset_chain(node)
+        for enemy in sorted(enemies):
+            ip = ips[enemy]
+            exec_root(node, "iptables", "-A", CHAIN, "-s", ip, "-j", "DROP")
+            exec_root(node, "iptables", "-A", CHAIN, "-d", ip, "-j", "DROP")
+
+
+def _reset_chain(node: KafkaNode) -> None:
+    """An empty KAFKA-CHAOS chain, jumped to from INPUT and OUTPUT."""
+    script = (
+        f"iptables -N {CHAIN} 2>/dev/null || iptables -F {CHAIN}; "
+        f"iptables -C INPUT -j {CHAIN} 2>/dev/null || iptables -I INPUT -j {CHAIN}; "
+        f"iptables -C OUTPUT -j {CHAIN} 2>/dev/null || iptables -I OUTPUT -j {CHAIN}"
+    )
+    exec_root(node, "sh", "-c", script)
+
+
+def heal(nodes: Sequence[KafkaNode]) -> list[str]:
+    """Remove every rule the nemesis added, on every running node; the aliases healed."""
+    healed = []
+    for node in nodes:
+        if node.status() != "running":
+            continue
+        exec_root(node, "sh", "-c", f"iptables -F {CHAIN} 2>/dev/null || true")
+        healed.append(node.alias)
+    return healed
+
+
+def rules(node: KafkaNode) -> list[str]:
+    """The DROP rules in the node's chain now (for tests and reports)."""
+    text = exec_root(node, "sh", "-c", f"iptables -S {CHAIN} 2>/dev/null || true")
+    return [line for line in text.splitlines() if "DROP" in line]

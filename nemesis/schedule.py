@@ -1,0 +1,149 @@
+"""When faults happen: a random mix with quiet periods, or a script of timed steps.
+
+Random (`--nemesis kill,pause,partition --nemesis-interval S`): wait S seconds of quiet, apply
+a fault from the list to a random target, hold it S seconds, heal it, and again.
+
+Scripted (`--nemesis-script FILE`, JSON): a list of steps, each
+`{"at": seconds, "fault": "kill", "target": "leader:chaos/0", "shape": "isolate", "for": seconds}`.
+`for` (optional) heals the fault that long after it started. Steps may not overlap: each
+starts after the previous one (and its `for`) ended.
+
+Either way every fault is healed before the final read phase (stop_and_heal).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import UsageError
+from nemesis.core import FAULTS, HEALS, Nemesis
+from nemesis.partition import SHAPES
+
+RANDOM_FAULTS = ("kill", "pause", "partition", "wipe", "lose-unflushed")
+
+
+def parse_fault_list(text: str) -> list[str]:
+    faults = [f.strip() for f in text.split(",") if f.strip()]
+    unknown = [f for f in faults if f not in RANDOM_FAULTS]
+    if unknown or not faults:
+        raise UsageError(f"unknown fault {', '.join(unknown) or text!r}: expected some of {', '.join(RANDOM_FAULTS)}")
+    return faults
+
+
+@dataclass
+class Step:
+    at: float
+    fault: str
+    target: str = "random"
+    shape: str = "isolate"
+    hold: float | None = None  # "for" in the script
+
+
+def parse_script(data: object) -> list[Step]:
+    """Steps from a decoded JSON script; UsageError naming the first problem."""
+    if not isinstance(data, list):
+        raise UsageError("a nemesis script is a JSON list of steps")
+    steps = []
+    for i, raw in enumerate(data):
+        if not isinstance(raw, dict) or "at" not in raw or "fault" not in raw:
+            raise UsageError(f"step {i}: needs at least 'at' and 'fault'")
+        extra = set(raw) - {"at", "fault", "target", "shape", "for"}
+        if extra:
+            raise UsageError(f"step {i}: unknown field(s) {', '.join(sorted(extra))}")
+        if raw["fault"] not in FAULTS:
+            raise UsageError(f"step {i}: unknown fault {raw['fault']!r}: expected one of {', '.join(FAULTS)}")
+        if raw.get("shape", "isolate") not in SHAPES:
+            raise UsageError(f"step {i}: unknown partition shape {raw['shape']!r}")
+        try:
+            at, hold = float(raw["at"]), None if raw.get("for") is None else float(raw["for"])
+        except (TypeError, ValueError):
+            raise UsageError(f"step {i}: 'at' and 'for' must be numbers of seconds") from None
+        if at < 0 or (hold is not None and hold <= 0):
+            raise UsageError(f"step {i}: 'at' must be >= 0 and 'for' > 0")
+        steps.append(Step(at, raw["fault"], str(raw.get("target", "random")), raw.get("shape", "isolate"), hold))
+    for i, (a, b) in enumerate(zip(steps, steps[1:], strict=False), 1):
+        end = a.at + (a.hold or 0)
+        if b.at <= a.at or b.at < end:
+            raise UsageError(f"step {i} (at {b.at:g} s) overlaps step {i - 1} (at {a.at:g} s, until {end:g} s)")
+    return steps
+
+
+def load_script(path: Path) -> list[Step]:
+    try:
+        return parse_script(json.loads(Path(path).read_text()))
+    except OSError as exc:
+        raise UsageError(f"cannot read nemesis script {path}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"nemesis script {path} is not JSON: {exc.msg} at line {exc.lineno}") from None
+
+
+class Schedule:
+    """Runs in a thread beside the workload; stop_and_heal() ends it and heals everything."""
+
+    def __init__(self, nemesis: Nemesis) -> None:
+        self.nemesis = nemesis
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._guarded, name="nemesis", daemon=True)
+        self.started = 0.0
+
+    def start(self) -> Schedule:
+        self.started = time.monotonic()
+        self.thread.start()
+        return self
+
+    def _guarded(self) -> None:
+        try:
+            self.loop()
+        except Exception:  # noqa: BLE001 (a broken schedule must not leave faults in place)
+            pass
+
+    def loop(self) -> None:
+        raise NotImplementedError
+
+    def _sleep_until(self, t: float) -> bool:
+        """False when asked to stop first."""
+        return not self.stop.wait(max(0.0, t - time.monotonic()))
+
+    def stop_and_heal(self) -> None:
+        self.stop.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout=120)
+        self.nemesis.heal_all()
+
+
+class RandomSchedule(Schedule):
+    def __init__(self, nemesis: Nemesis, faults: list[str], interval: float, seed: int | None = None) -> None:
+        super().__init__(nemesis)
+        self.faults, self.interval, self.rng = faults, interval, random.Random(seed)
+
+    def loop(self) -> None:
+        while self._sleep_until(time.monotonic() + self.interval):  # quiet period
+            fault = self.rng.choice(self.faults)
+            shape = self.rng.choice(SHAPES) if fault == "partition" else "isolate"
+            self.nemesis.run(fault, "random", shape)
+            if fault in HEALS:
+                held = self._sleep_until(time.monotonic() + self.interval)
+                self.nemesis.run(HEALS[fault], "random")
+                if not held:
+                    return
+
+
+class ScriptedSchedule(Schedule):
+    def __init__(self, nemesis: Nemesis, steps: list[Step]) -> None:
+        super().__init__(nemesis)
+        self.steps = steps
+
+    def loop(self) -> None:
+        for step in self.steps:
+            if not self._sleep_until(self.started + step.at):
+                return
+            value = self.nemesis.run(step.fault, step.target, step.shape)
+            if step.hold is not None and step.fault in HEALS and "error" not in value:
+                if not self._sleep_until(self.started + step.at + step.hold):
+                    return
+                self.nemesis.run(HEALS[step.fault], ",".join(value.get("nodes", [])) or "random")

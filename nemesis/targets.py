@@ -1,0 +1,74 @@
+"""Targets, resolved from the live cluster at the moment of the fault.
+
+random            one node, chosen at random
+leader:KEY        the current leader of partition KEY ("topic/partition")
+follower:KEY      a follower in KEY's ISR (not its leader)
+controller        the active controller (describe_metadata_quorum)
+controllers       every controller
+minority          a random minority of the nodes (at least one)
+majority          a random majority of the nodes
+NODE              a node by alias (kafka-2) or id (2); several with commas
+"""
+
+from __future__ import annotations
+
+import random
+
+from harness.cluster import KafkaCluster
+from harness.node import KafkaNode
+
+KINDS = ("random", "leader:KEY", "follower:KEY", "controller", "controllers", "minority", "majority", "NODE[,NODE]")
+
+
+class TargetError(Exception):
+    """The target does not exist right now (no leader, no such node, ...)."""
+
+
+def _partition(cluster: KafkaCluster, key: str) -> dict:
+    topic, _, part = key.rpartition("/")
+    if not topic or not part.isdigit():
+        raise TargetError(f"malformed key {key!r}: expected topic/partition")
+    with cluster.admin() as admin:
+        described = admin.describe_topics([topic])
+    for t in described:
+        for p in t.get("partitions", []):
+            if p["partition_index"] == int(part):
+                return p
+    raise TargetError(f"no partition {key}")
+
+
+def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[KafkaNode]:
+    nodes = list(cluster.nodes)
+    if target == "random":
+        return [rng.choice(nodes)]
+    if target.startswith("leader:"):
+        leader = _partition(cluster, target.split(":", 1)[1])["leader_id"]
+        if leader is None or leader < 0:
+            raise TargetError(f"{target}: the partition has no leader right now")
+        return [cluster.node(leader)]
+    if target.startswith("follower:"):
+        p = _partition(cluster, target.split(":", 1)[1])
+        followers = [r for r in p["isr_nodes"] if r != p["leader_id"]]
+        if not followers:
+            raise TargetError(f"{target}: the ISR holds no follower right now ({p['isr_nodes']})")
+        return [cluster.node(rng.choice(sorted(followers)))]
+    if target == "controller":
+        with cluster.admin() as admin:
+            quorum = admin.describe_metadata_quorum()
+        leader = quorum["topics"][0]["partitions"][0]["leader_id"]
+        if leader is None or leader < 0:
+            raise TargetError("controller: the quorum has no leader right now")
+        return [cluster.node(leader)]
+    if target == "controllers":
+        return list(cluster.controllers)
+    if target in ("minority", "majority"):
+        size = max(1, (len(nodes) - 1) // 2) if target == "minority" else len(nodes) // 2 + 1
+        return sorted(rng.sample(nodes, size), key=lambda n: n.node_id)
+    picked = []
+    for name in target.split(","):
+        name = name.strip()
+        try:
+            picked.append(cluster.node(int(name) if name.isdigit() else name))
+        except KeyError:
+            raise TargetError(f"unknown target {name!r}: expected one of {', '.join(KINDS)}") from None
+    return picked
