@@ -1,0 +1,126 @@
+import random
+import struct
+
+import pytest
+
+from harness.errors import UsageError
+from nemesis.partition import bridge, halves, isolate, majorities_ring, shape
+from nemesis.schedule import parse_fault_list, parse_script
+from nemesis.unflushed import cut_segment, drop_unflushed, read_checkpoint
+
+NODES = ["kafka-1", "kafka-2", "kafka-3", "kafka-4", "kafka-5"]
+
+
+def sees(grudge, nodes):
+    """Who can talk with whom: a pair is cut when either side holds a grudge."""
+    return {a: {b for b in nodes if b not in grudge.get(a, ()) and a not in grudge.get(b, ())} for a in nodes}
+
+
+def test_isolate_cuts_one_node_from_all_others():
+    view = sees(isolate(NODES, "kafka-3"), NODES)
+    assert view["kafka-3"] == {"kafka-3"}
+    assert view["kafka-1"] == set(NODES) - {"kafka-3"}
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6, 7])
+def test_halves_is_a_majority_and_a_minority(n):
+    nodes = NODES[:n] + [f"kafka-{i}" for i in range(6, n + 1)]
+    view = sees(halves(nodes, random.Random(n)), nodes)
+    sizes = sorted({len(v) for v in view.values()})
+    assert sizes == sorted({n // 2, n - n // 2})
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6, 7])
+def test_majorities_ring_every_node_sees_a_different_majority(n):
+    nodes = [f"kafka-{i}" for i in range(1, n + 1)]
+    view = sees(majorities_ring(nodes, random.Random(n)), nodes)
+    assert all(len(v) >= n // 2 + 1 for v in view.values())
+    assert len({frozenset(v) for v in view.values()}) == n
+    assert any(len(v) < n for v in view.values())  # it is a partition
+
+
+def test_bridge_node_sees_both_sides_that_cannot_see_each_other():
+    view = sees(bridge(NODES, random.Random(3)), NODES)
+    middle = [a for a, v in view.items() if v == set(NODES)]
+    assert len(middle) == 1
+    others = [a for a in NODES if a != middle[0]]
+    assert all(len(view[a]) == 3 for a in others)  # own half (2) + the bridge
+
+
+def test_unknown_shape_is_refused():
+    with pytest.raises(ValueError, match="unknown partition shape"):
+        shape("star", NODES, random.Random(1))
+
+
+def test_fault_lists():
+    assert parse_fault_list("kill, pause,partition") == ["kill", "pause", "partition"]
+    with pytest.raises(UsageError, match="unknown fault 'meteor'"):
+        parse_fault_list("kill,meteor")
+
+
+def test_script_steps_parse_and_overlaps_are_refused():
+    steps = parse_script([{"at": 1, "fault": "kill", "target": "leader:t/0", "for": 5}, {"at": 7, "fault": "pause"}])
+    assert [(s.at, s.fault, s.target, s.hold) for s in steps] == [
+        (1, "kill", "leader:t/0", 5),
+        (7, "pause", "random", None),
+    ]
+    with pytest.raises(UsageError, match="step 1 .* overlaps step 0"):
+        parse_script([{"at": 1, "fault": "kill", "for": 5}, {"at": 4, "fault": "pause"}])
+    with pytest.raises(UsageError, match="overlaps"):
+        parse_script([{"at": 3, "fault": "kill"}, {"at": 3, "fault": "pause"}])
+    with pytest.raises(UsageError, match="unknown fault 'melt'"):
+        parse_script([{"at": 1, "fault": "melt"}])
+    with pytest.raises(UsageError, match="unknown field"):
+        parse_script([{"at": 1, "fault": "kill", "when": 3}])
+    with pytest.raises(UsageError, match="JSON list"):
+        parse_script({"at": 1})
+
+
+def batch(base_offset: int, records: int, payload: bytes = b"x" * 40) -> bytes:
+    """A record batch as far as truncation reads it: baseOffset, batchLength, then the rest."""
+    body = b"\0" * 4 + b"\2" + b"\0" * 6 + struct.pack(">i", records - 1) + payload
+    return struct.pack(">qi", base_offset, len(body)) + body
+
+
+def partition_dir(tmp_path, name, segments):
+    d = tmp_path / name
+    d.mkdir()
+    for base, batches in segments.items():
+        (d / f"{base:020d}.log").write_bytes(b"".join(batch(b, n) for b, n in batches))
+        (d / f"{base:020d}.index").write_bytes(b"\0" * 8)
+    return d
+
+
+def test_read_checkpoint(tmp_path):
+    (tmp_path / "cp").write_text("0\n2\nchaos 0 42\nmy topic 3 7\n")
+    assert read_checkpoint(tmp_path / "cp") == {"chaos-0": 42, "my topic-3": 7}
+
+
+def test_cut_segment_at_the_first_batch_at_or_after_the_recovery_point(tmp_path):
+    log = tmp_path / "00000000000000000000.log"
+    log.write_bytes(batch(0, 5) + batch(5, 5) + batch(10, 5))
+    size = len(batch(0, 5))
+    assert cut_segment(log, 5) == 2 * size
+    assert log.stat().st_size == size
+    assert cut_segment(log, 5) == 0  # nothing left past it
+
+
+def test_drop_unflushed_cuts_each_partition_to_its_recovery_point(tmp_path):
+    flushed = partition_dir(tmp_path, "chaos-0", {0: [(0, 10), (10, 10)], 20: [(20, 10)]})
+    unflushed = partition_dir(tmp_path, "chaos-1", {0: [(0, 10), (10, 10)]})
+    metadata = partition_dir(tmp_path, "__cluster_metadata-0", {0: [(0, 10)]})
+    (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n2\nchaos 0 30\nchaos 1 10\n")
+    cuts = {t.partition: t for t in drop_unflushed(tmp_path)}
+    assert cuts["chaos-0"].bytes_removed == 0  # all flushed: nothing lost
+    assert cuts["chaos-1"].bytes_removed == len(batch(10, 10))
+    assert (unflushed / "00000000000000000000.log").stat().st_size == len(batch(0, 10))
+    assert not (unflushed / "00000000000000000000.index").exists()  # Kafka rebuilds it
+    assert (flushed / "00000000000000000000.index").exists()
+    assert "__cluster_metadata-0" not in cuts and (metadata / "00000000000000000000.log").stat().st_size > 0
+
+
+def test_partition_missing_from_the_checkpoint_loses_everything(tmp_path):
+    d = partition_dir(tmp_path, "chaos-0", {0: [(0, 10)], 10: [(10, 10)]})
+    (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n0\n")
+    (cut,) = drop_unflushed(tmp_path)
+    assert cut.segments_removed == 2 and not list(d.glob("*.log"))
