@@ -140,6 +140,7 @@ def run(
     try:
         with cluster:
             config["cluster_id"] = cluster.cluster_id
+            config["run_id"] = cluster.run_id
             ready_s = time.monotonic() - started
             log(f"cluster ready in {ready_s:.1f} s; running {opts.workload} for {opts.time_limit:g} s")
             summary = run_workload(cluster, opts, run_dir, progress, seed, plan)

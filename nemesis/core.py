@@ -50,9 +50,10 @@ class Nemesis:
             self._record("invoke", fault, asked)
             try:
                 nodes = self._targets(fault, target)
-            except TargetError as exc:
-                self._record(FAIL, fault, asked, str(exc))
-                return {**asked, "error": str(exc)}
+            except Exception as exc:  # noqa: BLE001 (nothing was done: a recorded failure, never a crash)
+                error = str(exc) if isinstance(exc, TargetError) else f"{type(exc).__name__}: {exc}"
+                self._record(FAIL, fault, asked, error)
+                return {**asked, "error": error}
             try:
                 done = self._apply(fault, nodes, shape)
             except Exception as exc:  # noqa: BLE001 (recorded; heal_all restores the cluster)

@@ -1,7 +1,8 @@
 """When faults happen: a random mix with quiet periods, or a script of timed steps.
 
 Random (`--nemesis kill,pause,partition --nemesis-interval S`): wait S seconds of quiet, apply
-a fault from the list to a random target, hold it S seconds, heal it, and again.
+a fault from the list to a random target, hold it S seconds, heal it, and again. Faults come
+in rounds, each fault once per round in a random order, so a short run still sees them all.
 
 Scripted (`--nemesis-script FILE`, JSON): a list of steps, each
 `{"at": seconds, "fault": "kill", "target": "leader:chaos/0", "shape": "isolate", "for": seconds}`.
@@ -122,8 +123,11 @@ class RandomSchedule(Schedule):
         self.faults, self.interval, self.rng = faults, interval, random.Random(seed)
 
     def loop(self) -> None:
+        bag: list[str] = []
         while self._sleep_until(time.monotonic() + self.interval):  # quiet period
-            fault = self.rng.choice(self.faults)
+            if not bag:  # every fault once per round, in a random order
+                bag = self.rng.sample(self.faults, len(self.faults))
+            fault = bag.pop()
             shape = self.rng.choice(SHAPES) if fault == "partition" else "isolate"
             self.nemesis.run(fault, "random", shape)
             if fault in HEALS:

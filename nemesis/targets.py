@@ -13,6 +13,12 @@ NODE              a node by alias (kafka-2) or id (2); several with commas
 from __future__ import annotations
 
 import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kafka import KafkaAdminClient
+from kafka.errors import KafkaError
 
 from harness.cluster import KafkaCluster
 from harness.node import KafkaNode
@@ -24,12 +30,24 @@ class TargetError(Exception):
     """The target does not exist right now (no leader, no such node, ...)."""
 
 
+def _ask(cluster: KafkaCluster, question: Callable[[KafkaAdminClient], Any], tries: int = 3) -> Any:
+    """An admin call, tried again on connection errors: mid-fault, some brokers do not answer."""
+    for attempt in range(tries):
+        try:
+            with cluster.admin(request_timeout_ms=5000) as admin:
+                return question(admin)
+        except KafkaError as exc:
+            if attempt == tries - 1:
+                raise TargetError(f"the cluster did not answer: {type(exc).__name__}: {exc}") from None
+            time.sleep(0.5)
+    raise AssertionError("unreachable")
+
+
 def _partition(cluster: KafkaCluster, key: str) -> dict:
     topic, _, part = key.rpartition("/")
     if not topic or not part.isdigit():
         raise TargetError(f"malformed key {key!r}: expected topic/partition")
-    with cluster.admin() as admin:
-        described = admin.describe_topics([topic])
+    described = _ask(cluster, lambda admin: admin.describe_topics([topic]))
     for t in described:
         for p in t.get("partitions", []):
             if p["partition_index"] == int(part):
@@ -53,8 +71,7 @@ def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[Kafk
             raise TargetError(f"{target}: the ISR holds no follower right now ({p['isr_nodes']})")
         return [cluster.node(rng.choice(sorted(followers)))]
     if target == "controller":
-        with cluster.admin() as admin:
-            quorum = admin.describe_metadata_quorum()
+        quorum = _ask(cluster, lambda admin: admin.describe_metadata_quorum())
         leader = quorum["topics"][0]["partitions"][0]["leader_id"]
         if leader is None or leader < 0:
             raise TargetError("controller: the quorum has no leader right now")

@@ -8,6 +8,10 @@ segments at or after it are removed; the segment holding it is cut at the first 
 after it, and its indexes dropped so Kafka rebuilds them). That is the "last replica standing"
 loss of KIP-966.
 
+The checkpoint is what Kafka last wrote down (every log.flush.offset.checkpoint.interval.ms,
+60 s by default, first after log.initial.task.delay.ms), so the cut is at the recovery point
+as of the last checkpoint: what a power loss at that moment is sure to have destroyed, or more.
+
 The metadata log (`__cluster_metadata`) is left alone: KRaft's log flushes on every append,
 so it has nothing unflushed to lose.
 """
@@ -46,7 +50,9 @@ class Truncation:
 def read_checkpoint(path: Path) -> dict[str, int]:
     """{"topic-partition": offset} from a Kafka offset checkpoint file (version 0)."""
     lines = path.read_text().splitlines()
-    if not lines or lines[0].strip() != "0":
+    if not lines:  # Kafka creates it empty; the first write comes log.initial.task.delay.ms later
+        return {}
+    if lines[0].strip() != "0":
         raise ValueError(f"{path}: not a version-0 offset checkpoint")
     points = {}
     for line in lines[2:]:

@@ -1,0 +1,171 @@
+"""Each fault against a real cluster, asserting its real effect, then healed."""
+
+import time
+
+import pytest
+from kafka import KafkaAdminClient, KafkaProducer
+
+from harness.cluster import KafkaCluster
+from harness.history import HistoryWriter, read_history
+from harness.smoke import create_topic
+from harness.versions import DEFAULT_VERSION
+from nemesis import partition
+from nemesis.core import Nemesis
+from nemesis.kill import kill, start
+from nemesis.unflushed import drop_unflushed
+
+pytestmark = pytest.mark.cluster
+KEY = "faults/0"
+#: Fast failure detection, so ISR changes show within seconds.
+FAST = {
+    "replica.lag.time.max.ms": "3000",
+    "broker.session.timeout.ms": "4000",
+    "broker.heartbeat.interval.ms": "500",
+    "log.flush.offset.checkpoint.interval.ms": "1000",
+    "log.initial.task.delay.ms": "1000",
+}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with KafkaCluster(DEFAULT_VERSION).with_nodes(3).with_config(FAST) as c:
+        create_topic(c, "faults", 1, 3, {"min.insync.replicas": "2"})
+        yield c
+
+
+@pytest.fixture
+def nemesis(cluster, tmp_path):
+    with HistoryWriter(tmp_path / "history.jsonl") as history:
+        n = Nemesis(cluster, history, seed=1)
+        yield n
+        n.heal_all()
+        wait_for(lambda: len(isr(cluster)) == 3, 90, "the ISR to recover after the test")
+
+
+def describe(cluster, avoid: str | None = None) -> dict:
+    """Partition faults/0 as the cluster sees it, asked of brokers other than `avoid` (a paused
+    broker accepts connections through docker's proxy and never answers)."""
+    servers = ",".join(n.bootstrap_server for n in cluster.brokers if n.alias != avoid)
+    with KafkaAdminClient(bootstrap_servers=servers, request_timeout_ms=3000) as admin:
+        (topic,) = admin.describe_topics(["faults"])
+    return topic["partitions"][0]
+
+
+def isr(cluster, avoid: str | None = None) -> list[int]:
+    return sorted(describe(cluster, avoid)["isr_nodes"])
+
+
+def leader(cluster) -> int:
+    return describe(cluster)["leader_id"]
+
+
+def wait_for(predicate, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if predicate():
+                return
+        except Exception:  # noqa: BLE001 (the cluster may be mid-fault)
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def produce(cluster, count: int, topic: str = "faults") -> None:
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", enable_idempotence=True)
+    for i in range(count):
+        producer.send(topic, value=str(i).encode() * 20, partition=0)
+    producer.flush(30)
+    producer.close()
+
+
+def nemesis_events(tmp_path):
+    return [e for e in read_history(tmp_path / "history.jsonl") if e["process"] == "nemesis"]
+
+
+def test_killed_follower_leaves_the_isr_and_returns_after_start(cluster, nemesis, tmp_path):
+    done = nemesis.run("kill", f"follower:{KEY}")
+    (victim,) = done["nodes"]
+    node_id = cluster.node(victim).node_id
+    assert cluster.node(victim).status() == "exited"
+    wait_for(lambda: node_id not in isr(cluster), 30, f"{victim} to leave the ISR")
+    nemesis.run("start")
+    wait_for(lambda: node_id in isr(cluster), 60, f"{victim} to rejoin the ISR")
+    kinds = [(e["f"], e["type"]) for e in nemesis_events(tmp_path)]
+    assert kinds == [("kill", "invoke"), ("kill", "ok"), ("start", "invoke"), ("start", "ok")]
+
+
+def test_paused_follower_drops_out_and_returns_after_resume(cluster, nemesis):
+    (victim,) = nemesis.run("pause", f"follower:{KEY}")["nodes"]
+    node_id = cluster.node(victim).node_id
+    assert cluster.node(victim).status() == "paused"
+    wait_for(lambda: node_id not in isr(cluster, avoid=victim), 60, f"paused {victim} to leave the ISR")
+    nemesis.run("resume")
+    wait_for(lambda: node_id in isr(cluster), 60, f"{victim} to rejoin the ISR")
+
+
+def test_partitioned_follower_leaves_the_isr_and_rejoins_after_heal(cluster, nemesis):
+    done = nemesis.run("partition", f"follower:{KEY}", shape="isolate")
+    (victim,) = done["nodes"]
+    node = cluster.node(victim)
+    assert set(done["grudge"][victim]) == {n.alias for n in cluster.nodes} - {victim}
+    assert len(partition.rules(node)) == 2 * (len(cluster.nodes) - 1)
+    produce(cluster, 50)  # clients still reach every broker; the follower falls behind
+    wait_for(lambda: node.node_id not in isr(cluster, avoid=victim), 60, f"isolated {victim} to leave the ISR")
+    nemesis.run("heal")
+    assert partition.rules(node) == []
+    wait_for(lambda: node.node_id in isr(cluster), 60, f"{victim} to rejoin the ISR")
+
+
+def test_wiped_follower_starts_empty_and_catches_up(cluster, nemesis):
+    produce(cluster, 500)
+    victim = next(n for n in cluster.nodes if n.node_id in isr(cluster) and n.node_id != leader(cluster))
+    cluster_id = (victim.data_dir / "meta.properties").read_text()
+    kill(victim)
+    assert (victim.data_dir / "faults-0").is_dir()
+    nemesis.run("wipe", victim.alias)
+    # Formatted again with the same cluster id; the partition is fetched anew.
+    wait_for(lambda: (victim.data_dir / "meta.properties").exists(), 30, "the wiped node to format")
+    assert f"cluster.id={cluster.cluster_id}" in (victim.data_dir / "meta.properties").read_text()
+    assert f"cluster.id={cluster.cluster_id}" in cluster_id
+    wait_for(lambda: victim.node_id in isr(cluster), 90, "the wiped follower to rejoin the ISR")
+    other = next(n for n in cluster.nodes if n is not victim)
+    size = lambda n: sum(f.stat().st_size for f in (n.data_dir / "faults-0").glob("*.log"))  # noqa: E731
+    wait_for(lambda: size(victim) == size(other), 30, "the wiped follower's log to match")
+
+
+def test_lose_unflushed_leaves_a_shorter_log(cluster, nemesis):
+    """With Kafka's default (no fsync), a power loss cuts the log back to the recovery point."""
+    create_topic(cluster, "unflushed", 1, 3, {"min.insync.replicas": "2"})
+    produce(cluster, 2000, topic="unflushed")
+    victim = cluster.node(1)
+    kill(victim)
+    log_dir = victim.data_dir / "unflushed-0"
+    before = sum(f.stat().st_size for f in log_dir.glob("*.log"))
+    cuts = {t.partition: t for t in drop_unflushed(victim.data_dir)}
+    after = sum(f.stat().st_size for f in log_dir.glob("*.log"))
+    start(victim)
+    assert before > 0 and after < before
+    assert cuts["unflushed-0"].bytes_removed == before - after
+
+
+def test_lose_unflushed_keeps_what_was_flushed(cluster, nemesis):
+    """The near-identical case: a topic flushed on every message loses nothing."""
+    create_topic(cluster, "flushed", 1, 3, {"min.insync.replicas": "2", "flush.messages": "1"})
+    produce(cluster, 300, topic="flushed")
+    time.sleep(2.5)  # recovery points reach the checkpoint file (interval 1 s here)
+    victim = cluster.node(2)
+    kill(victim)
+    log_dir = victim.data_dir / "flushed-0"
+    before = sum(f.stat().st_size for f in log_dir.glob("*.log"))
+    cuts = {t.partition: t for t in drop_unflushed(victim.data_dir)}
+    start(victim)
+    assert before > 0
+    assert cuts["flushed-0"].bytes_removed == 0
+
+
+def test_target_that_does_not_exist_is_a_recorded_failure(cluster, nemesis, tmp_path):
+    done = nemesis.run("kill", "leader:nosuchtopic/0")
+    assert "error" in done
+    assert [e["type"] for e in nemesis_events(tmp_path)] == ["invoke", "fail"]
+    assert all(n.status() == "running" for n in cluster.nodes)
