@@ -79,6 +79,11 @@ def produce(cluster, count: int, topic: str = "faults") -> None:
     producer.close()
 
 
+def new_topic(cluster, name: str, configs: dict[str, str]) -> None:
+    """Create a topic, trying again while a restarted broker still drops connections."""
+    wait_for(lambda: create_topic(cluster, name, 1, 3, configs) or True, 60, f"topic {name} to be created")
+
+
 def nemesis_events(tmp_path):
     return [e for e in read_history(tmp_path / "history.jsonl") if e["process"] == "nemesis"]
 
@@ -136,7 +141,7 @@ def test_wiped_follower_starts_empty_and_catches_up(cluster, nemesis):
 
 def test_lose_unflushed_leaves_a_shorter_log(cluster, nemesis):
     """With Kafka's default (no fsync), a power loss cuts the log back to the recovery point."""
-    create_topic(cluster, "unflushed", 1, 3, {"min.insync.replicas": "2"})
+    new_topic(cluster, "unflushed", {"min.insync.replicas": "2"})
     produce(cluster, 2000, topic="unflushed")
     victim = cluster.node(1)
     kill(victim)
@@ -151,7 +156,7 @@ def test_lose_unflushed_leaves_a_shorter_log(cluster, nemesis):
 
 def test_lose_unflushed_keeps_what_was_flushed(cluster, nemesis):
     """The near-identical case: a topic flushed on every message loses nothing."""
-    create_topic(cluster, "flushed", 1, 3, {"min.insync.replicas": "2", "flush.messages": "1"})
+    new_topic(cluster, "flushed", {"min.insync.replicas": "2", "flush.messages": "1"})
     produce(cluster, 300, topic="flushed")
     time.sleep(2.5)  # recovery points reach the checkpoint file (interval 1 s here)
     victim = cluster.node(2)
