@@ -14,7 +14,7 @@ from typing import Any
 from harness.cluster import KafkaCluster
 from harness.history import FAIL, INFO, NEMESIS, OK, HistoryWriter
 from nemesis import partition as net
-from nemesis.kill import kill, start
+from nemesis.kill import kill, start, wait_stopped
 from nemesis.pause import pause, resume
 from nemesis.targets import TargetError, resolve
 from nemesis.unflushed import lose_unflushed
@@ -81,6 +81,7 @@ class Nemesis:
                 self.killed.add(n.alias)
         elif fault == "start":
             for n in nodes:
+                wait_stopped(n)  # a JVM killed a moment ago may not have been reaped yet
                 start(n)
                 self.killed.discard(n.alias)
         elif fault == "pause":

@@ -1,19 +1,63 @@
-"""`kill`: SIGKILL the broker (the JVM is the container's main process, so the container
-stops); `start`: start it again with its disk as it was."""
+"""`kill`: SIGKILL the broker (the JVM is the container's main process); `start`: start it
+again with its disk as it was.
+
+On a local engine the signal goes straight to the JVM's host pid (Docker's kill API takes
+about 200 ms to return), and kill() returns once /proc shows the process dead; otherwise
+through the API. wait_stopped() waits until Docker reports the container exited, which is
+what anything touching the node's files or restarting it needs.
+"""
 
 from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
 
 from harness.node import KafkaNode
 from nemesis.docker_ops import container, wait_status
 
+STOPPED = {"exited", "dead", "created"}
 
-def kill(node: KafkaNode) -> None:
+
+def _dead(pid: int) -> bool | None:
+    """True when the process is gone or a zombie; None when /proc cannot tell (remote engine)."""
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        state = stat.read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    except (OSError, IndexError):
+        return None
+    return state in ("Z", "X")
+
+
+def kill(node: KafkaNode, timeout_s: float = 30.0) -> None:
     c = container(node)
     if c.status == "paused":  # a frozen process cannot take a signal until thawed
         c.unpause()
-    if c.status in ("running", "paused", "restarting"):
+    if c.status not in ("running", "paused", "restarting"):
+        return
+    pid = int(c.attrs["State"].get("Pid") or 0)
+    try:
+        if not pid or _dead(pid) is not False:
+            raise ProcessLookupError
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
         c.kill(signal="SIGKILL")
-    wait_status(node, {"exited", "dead", "created"})
+    deadline = time.monotonic() + timeout_s
+    while pid and time.monotonic() < deadline:
+        dead = _dead(pid)
+        if dead is None:
+            break
+        if dead:
+            return
+        time.sleep(0.002)
+    wait_stopped(node, timeout_s)
+
+
+def wait_stopped(node: KafkaNode, timeout_s: float = 30.0) -> None:
+    wait_status(node, STOPPED, timeout_s)
 
 
 def start(node: KafkaNode) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from harness.node import KafkaNode
 from nemesis.docker_ops import exec_root, network_ip
@@ -86,38 +87,36 @@ def shape(name: str, nodes: Sequence[str], rng: random.Random, victim: str | Non
 
 
 def apply(nodes: Sequence[KafkaNode], grudge: Grudge, network: str) -> None:
-    """Install the DROP rules of a grudge (after healing whatever was there)."""
+    """Install the DROP rules of a grudge (replacing whatever was there): one shell per node,
+    all nodes at once, so the partition takes effect everywhere at about the same moment."""
     by_alias = {n.alias: n for n in nodes}
     involved = set(grudge) | {enemy for enemies in grudge.values() for enemy in enemies}
     ips = {n.alias: network_ip(n, network) for n in nodes if n.alias in involved}
+    scripts = {}
     for alias, enemies in grudge.items():
-        node = by_alias[alias]
-        _reset_chain(node)
-        for enemy in sorted(enemies):
-            ip = ips[enemy]
-            exec_root(node, "iptables", "-A", CHAIN, "-s", ip, "-j", "DROP")
-            exec_root(node, "iptables", "-A", CHAIN, "-d", ip, "-j", "DROP")
+        drops = [f"iptables -A {CHAIN} -{flag} {ips[enemy]} -j DROP" for enemy in sorted(enemies) for flag in "sd"]
+        scripts[alias] = " && ".join([_RESET, *drops])
+    with ThreadPoolExecutor(max_workers=len(scripts) or 1) as pool:
+        for future in [pool.submit(exec_root, by_alias[a], "sh", "-c", script) for a, script in scripts.items()]:
+            future.result()
 
 
-def _reset_chain(node: KafkaNode) -> None:
-    """An empty KAFKA-CHAOS chain, jumped to from INPUT and OUTPUT."""
-    script = (
-        f"iptables -N {CHAIN} 2>/dev/null || iptables -F {CHAIN}; "
-        f"iptables -C INPUT -j {CHAIN} 2>/dev/null || iptables -I INPUT -j {CHAIN}; "
-        f"iptables -C OUTPUT -j {CHAIN} 2>/dev/null || iptables -I OUTPUT -j {CHAIN}"
-    )
-    exec_root(node, "sh", "-c", script)
+#: An empty KAFKA-CHAOS chain, jumped to from INPUT and OUTPUT.
+_RESET = (
+    f"(iptables -N {CHAIN} 2>/dev/null || iptables -F {CHAIN}) && "
+    f"(iptables -C INPUT -j {CHAIN} 2>/dev/null || iptables -I INPUT -j {CHAIN}) && "
+    f"(iptables -C OUTPUT -j {CHAIN} 2>/dev/null || iptables -I OUTPUT -j {CHAIN})"
+)
 
 
 def heal(nodes: Sequence[KafkaNode]) -> list[str]:
     """Remove every rule the nemesis added, on every running node; the aliases healed."""
-    healed = []
-    for node in nodes:
-        if node.status() != "running":
-            continue
-        exec_root(node, "sh", "-c", f"iptables -F {CHAIN} 2>/dev/null || true")
-        healed.append(node.alias)
-    return healed
+    running = [n for n in nodes if n.status() == "running"]
+    with ThreadPoolExecutor(max_workers=len(running) or 1) as pool:
+        futures = [pool.submit(exec_root, n, "sh", "-c", f"iptables -F {CHAIN} 2>/dev/null || true") for n in running]
+        for future in futures:
+            future.result()
+    return [n.alias for n in running]
 
 
 def rules(node: KafkaNode) -> list[str]:

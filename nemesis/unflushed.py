@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.node import KafkaNode
-from nemesis.kill import kill, start
+from nemesis.kill import kill, start, wait_stopped
 
 CHECKPOINT = "recovery-point-offset-checkpoint"
 _BATCH_HEADER = struct.Struct(">qi")  # baseOffset, batchLength
@@ -114,6 +114,7 @@ def drop_unflushed(data_dir: Path) -> list[Truncation]:
 
 def lose_unflushed(node: KafkaNode) -> list[Truncation]:
     kill(node)
+    wait_stopped(node)
     truncations = drop_unflushed(node.data_dir)
     start(node)
     return truncations

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 
 from harness.node import KafkaNode
-from nemesis.kill import kill, start
+from nemesis.kill import kill, start, wait_stopped
 
 
 def empty_dir(path) -> None:
@@ -23,5 +23,6 @@ def empty_dir(path) -> None:
 
 def wipe(node: KafkaNode) -> None:
     kill(node)
+    wait_stopped(node)
     empty_dir(node.data_dir)
     start(node)

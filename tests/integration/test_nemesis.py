@@ -11,7 +11,7 @@ from harness.smoke import create_topic
 from harness.versions import DEFAULT_VERSION
 from nemesis import partition
 from nemesis.core import Nemesis
-from nemesis.kill import kill, start
+from nemesis.kill import kill, start, wait_stopped
 from nemesis.unflushed import drop_unflushed
 
 pytestmark = pytest.mark.cluster
@@ -92,7 +92,7 @@ def test_killed_follower_leaves_the_isr_and_returns_after_start(cluster, nemesis
     done = nemesis.run("kill", f"follower:{KEY}")
     (victim,) = done["nodes"]
     node_id = cluster.node(victim).node_id
-    assert cluster.node(victim).status() == "exited"
+    wait_for(lambda: cluster.node(victim).status() == "exited", 10, f"{victim}'s container to exit")
     wait_for(lambda: node_id not in isr(cluster), 30, f"{victim} to leave the ISR")
     nemesis.run("start")
     wait_for(lambda: node_id in isr(cluster), 60, f"{victim} to rejoin the ISR")
@@ -127,6 +127,7 @@ def test_wiped_follower_starts_empty_and_catches_up(cluster, nemesis):
     victim = next(n for n in cluster.nodes if n.node_id in isr(cluster) and n.node_id != leader(cluster))
     cluster_id = (victim.data_dir / "meta.properties").read_text()
     kill(victim)
+    wait_stopped(victim)
     assert (victim.data_dir / "faults-0").is_dir()
     nemesis.run("wipe", victim.alias)
     # Formatted again with the same cluster id; the partition is fetched anew.
@@ -145,6 +146,7 @@ def test_lose_unflushed_leaves_a_shorter_log(cluster, nemesis):
     produce(cluster, 2000, topic="unflushed")
     victim = cluster.node(1)
     kill(victim)
+    wait_stopped(victim)
     log_dir = victim.data_dir / "unflushed-0"
     before = sum(f.stat().st_size for f in log_dir.glob("*.log"))
     cuts = {t.partition: t for t in drop_unflushed(victim.data_dir)}
@@ -161,6 +163,7 @@ def test_lose_unflushed_keeps_what_was_flushed(cluster, nemesis):
     time.sleep(2.5)  # recovery points reach the checkpoint file (interval 1 s here)
     victim = cluster.node(2)
     kill(victim)
+    wait_stopped(victim)
     log_dir = victim.data_dir / "flushed-0"
     before = sum(f.stat().st_size for f in log_dir.glob("*.log"))
     cuts = {t.partition: t for t in drop_unflushed(victim.data_dir)}
