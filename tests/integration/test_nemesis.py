@@ -140,20 +140,25 @@ def test_wiped_follower_starts_empty_and_catches_up(cluster, nemesis):
     wait_for(lambda: size(victim) == size(other), 30, "the wiped follower's log to match")
 
 
+def power_loss(node, partition_dir: str) -> tuple[int, int, int]:
+    """Kill the node, cut its logs to the recovery points, start it: (bytes before, after, cut)."""
+    kill(node)
+    wait_stopped(node)
+    log_dir = node.data_dir / partition_dir
+    before = sum(f.stat().st_size for f in log_dir.glob("*.log"))
+    cuts = {t.partition: t for t in drop_unflushed(node.data_dir)}
+    after = sum(f.stat().st_size for f in log_dir.glob("*.log"))
+    start(node)
+    return before, after, cuts[partition_dir].bytes_removed
+
+
 def test_lose_unflushed_leaves_a_shorter_log(cluster, nemesis):
     """With Kafka's default (no fsync), a power loss cuts the log back to the recovery point."""
     new_topic(cluster, "unflushed", {"min.insync.replicas": "2"})
     produce(cluster, 2000, topic="unflushed")
-    victim = cluster.node(1)
-    kill(victim)
-    wait_stopped(victim)
-    log_dir = victim.data_dir / "unflushed-0"
-    before = sum(f.stat().st_size for f in log_dir.glob("*.log"))
-    cuts = {t.partition: t for t in drop_unflushed(victim.data_dir)}
-    after = sum(f.stat().st_size for f in log_dir.glob("*.log"))
-    start(victim)
+    before, after, cut = power_loss(cluster.node(1), "unflushed-0")
     assert before > 0 and after < before
-    assert cuts["unflushed-0"].bytes_removed == before - after
+    assert cut == before - after
 
 
 def test_lose_unflushed_keeps_what_was_flushed(cluster, nemesis):
@@ -161,15 +166,9 @@ def test_lose_unflushed_keeps_what_was_flushed(cluster, nemesis):
     new_topic(cluster, "flushed", {"min.insync.replicas": "2", "flush.messages": "1"})
     produce(cluster, 300, topic="flushed")
     time.sleep(2.5)  # recovery points reach the checkpoint file (interval 1 s here)
-    victim = cluster.node(2)
-    kill(victim)
-    wait_stopped(victim)
-    log_dir = victim.data_dir / "flushed-0"
-    before = sum(f.stat().st_size for f in log_dir.glob("*.log"))
-    cuts = {t.partition: t for t in drop_unflushed(victim.data_dir)}
-    start(victim)
+    before, after, cut = power_loss(cluster.node(2), "flushed-0")
     assert before > 0
-    assert cuts["flushed-0"].bytes_removed == 0
+    assert cut == 0 and after == before
 
 
 def test_target_that_does_not_exist_is_a_recorded_failure(cluster, nemesis, tmp_path):
