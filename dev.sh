@@ -53,16 +53,18 @@ start_engine() {
 }
 
 make_venv() {
-  local stamp=.venv/.installed
+  # Reinstall when the dependencies or the set of packages change (an editable install maps
+  # the packages it found when it ran).
+  local stamp=.venv/.installed want
+  want=$(cat pyproject.toml; ls -d -- */__init__.py 2>/dev/null)
   if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
   fi
-  if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     say "installing Python packages into .venv"
     .venv/bin/pip install -q --upgrade pip >/dev/null
-    # compat mode: a .pth with the project folder, so packages added later import without a reinstall
-    .venv/bin/pip install -q -e '.[dev]' --config-settings editable_mode=compat
-    touch "$stamp"
+    .venv/bin/pip install -q -e '.[dev]'
+    printf '%s' "$want" > "$stamp"
   fi
 }
 
