@@ -130,10 +130,9 @@ def cmd_up(args: argparse.Namespace) -> int:
             where = f"127.0.0.1:{node.external_port}" if node.external_port else "(controller only)"
             _say(f"  node {node.node_id} {node.alias}: {where}")
         print(cluster.bootstrap_servers, flush=True)
-        _say("running until Ctrl-C")
+        _say("running until Ctrl-C (nodes you stop or kill meanwhile stay as you leave them)")
         while True:
-            cluster.check_nodes_running()
-            time.sleep(2)
+            time.sleep(3600)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
