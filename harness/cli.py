@@ -191,7 +191,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     run_dir, summary = run(cluster, opts, args.store, args.name, _say, progress, args.seed, plan)
     counts = summary.counts
     print(
-        f"{run_dir}: {summary.operations} operations in {summary.workload_s:.1f} s "
+        f"{run_dir}: {summary.operations} operations in the {summary.workload_s:.1f} s workload phase "
         f"({summary.ops_per_s:.0f}/s): ok {counts.get('ok', 0)}, fail {counts.get('fail', 0)}, "
         f"info {counts.get('info', 0)}; final read {'complete' if summary.final_read_complete else 'INCOMPLETE'} "
         f"in {summary.final_read_s:.1f} s"

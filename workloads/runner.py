@@ -29,13 +29,13 @@ Progress = Callable[[str], None]
 
 @dataclass
 class WorkloadSummary:
-    operations: int
+    operations: int  # completed in the workload phase (the final read's are in final_read_counts)
     counts: dict[str, int]
     workload_s: float
     final_read_s: float
     final_read_complete: bool
+    final_read_counts: dict[str, int] = field(default_factory=dict)
     effective_producer_config: dict[str, Any] = field(default_factory=dict)
-    interrupted: bool = False
 
     @property
     def ops_per_s(self) -> float:
@@ -162,7 +162,7 @@ class Runner:
                     self.progress("healing every fault before the final read")
                 self.faults.stop_and_heal()
                 healed = True
-            operations = self.ctx.counts["ok"] + self.ctx.counts["fail"] + self.ctx.counts["info"]
+            workload_counts = dict(self.ctx.counts)
             targets = dict(self.ctx.max_offsets)
             self.in_final = True
             final_started = time.monotonic()
@@ -172,10 +172,6 @@ class Runner:
             complete = all(self.caught_up)
         except KeyboardInterrupt:
             interrupted = True
-            self.ctx.stop.set()
-            workload_s = time.monotonic() - self.started
-            operations = self.ctx.counts["ok"] + self.ctx.counts["fail"] + self.ctx.counts["info"]
-            final_s, complete = 0.0, False
             raise
         finally:
             self.ctx.stop.set()
@@ -186,9 +182,11 @@ class Runner:
             self.pool.close()
             if interrupted:
                 print("workload interrupted; history kept", file=sys.stderr)
+        final_counts = {k: v - workload_counts.get(k, 0) for k, v in self.ctx.counts.items()}
         return WorkloadSummary(
-            operations=operations,
-            counts=dict(self.ctx.counts),
+            operations=sum(workload_counts.get(t, 0) for t in ("ok", "fail", "info")),
+            counts=workload_counts,
+            final_read_counts={k: v for k, v in final_counts.items() if v},
             workload_s=workload_s,
             final_read_s=final_s,
             final_read_complete=complete,
