@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from harness.errors import KafkaChaosError
 from harness.history import INFO
 from workloads.consumer import PollingConsumer
 from workloads.context import RunContext
@@ -48,6 +49,10 @@ def _client(ctx: RunContext, pool: ProducerPool, slot: int, process: int) -> Que
     return QueueClient(ctx, pool, slot, process)
 
 
+class WorkloadCrash(KafkaChaosError):
+    """A client thread died of an error the workload does not expect (a harness bug)."""
+
+
 class FaultSchedule(Protocol):
     """What the runner needs of a nemesis schedule (nemesis/schedule.py), without importing it."""
 
@@ -72,6 +77,7 @@ class Runner:
         self.clients: list[QueueClient | TxnClient] = []
         self.deadline = 0.0
         self.final_deadline = 0.0
+        self.crashed: BaseException | None = None
 
     def _rebuild(self, slot: int) -> None:
         old = self.clients[slot]
@@ -114,9 +120,17 @@ class Runner:
             finally:
                 reader.close()
 
+    def _guarded(self, target: Callable[..., None], slot: int, *args: Any) -> None:
+        """A client thread that crashes stops the whole run (the error is raised by run())."""
+        try:
+            target(slot, *args)
+        except BaseException as exc:  # noqa: BLE001
+            self.crashed = self.crashed or exc
+            self.ctx.stop.set()
+
     def _run_slots(self, target: Callable[..., None], *args: Any) -> None:
         threads = [
-            threading.Thread(target=target, args=(slot, *args), name=f"client-{slot}", daemon=True)
+            threading.Thread(target=self._guarded, args=(target, slot, *args), name=f"client-{slot}", daemon=True)
             for slot in range(self.ctx.opts.concurrency)
         ]
         for thread in threads:
@@ -126,6 +140,8 @@ class Runner:
         for thread in threads:
             while thread.is_alive():
                 thread.join(0.5)  # joins in slices, so Ctrl-C reaches the main thread
+        if self.crashed is not None:
+            raise WorkloadCrash(f"a client crashed: {type(self.crashed).__name__}: {self.crashed}") from self.crashed
 
     def _report(self, threads: list[threading.Thread]) -> None:
         if self.progress is None:

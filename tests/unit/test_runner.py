@@ -1,0 +1,45 @@
+"""The runner's control flow, with stand-in clients (no Kafka): faults are healed whatever happens."""
+
+import pytest
+
+from harness.history import HistoryWriter
+from workloads import runner as runner_module
+from workloads.context import RunContext
+from workloads.options import WorkloadOptions
+from workloads.runner import Runner, WorkloadCrash
+
+
+class Schedule:
+    def __init__(self):
+        self.calls = []
+
+    def start(self):
+        self.calls.append("start")
+
+    def stop_and_heal(self):
+        self.calls.append("stop_and_heal")
+
+
+class Exploding:
+    process = 0
+
+    def __init__(self, *args):
+        pass
+
+    def step(self, rng):
+        raise RuntimeError("bug in a client")
+
+    def close(self):
+        pass
+
+
+def test_a_crashing_client_stops_the_run_and_every_fault_is_healed(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner_module, "_client", lambda ctx, pool, slot, process: Exploding())
+    schedule = Schedule()
+    with HistoryWriter(tmp_path / "h.jsonl") as history:
+        ctx = RunContext(
+            history=history, opts=WorkloadOptions(concurrency=2, time_limit=30, rate=100), bootstrap_servers=""
+        )
+        with pytest.raises(WorkloadCrash, match="RuntimeError: bug in a client"):
+            Runner(ctx, faults=schedule).run()
+    assert schedule.calls == ["start", "stop_and_heal"]
