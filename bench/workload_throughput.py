@@ -51,7 +51,7 @@ def raw_ops_per_s(cluster: KafkaCluster, opts: WorkloadOptions) -> float:
     consumers = []
     for slot in range(opts.concurrency):
         consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, **opts.consumer_config())
-        mine = [keys[(slot + j) % len(keys)] for j in range(min(len(keys), opts.poll_keys))]
+        mine = [tp for tp in keys if f"{tp.topic}/{tp.partition}" in opts.poll_keys_for(slot)]
         consumer.assign(mine)
         consumer.seek_to_beginning(*mine)
         consumers.append(consumer)

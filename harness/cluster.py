@@ -144,6 +144,27 @@ class KafkaCluster:
             **kwargs,
         )
 
+    def create_topic(
+        self,
+        name: str,
+        partitions: int,
+        replication_factor: int,
+        configs: dict[str, str] | None = None,
+        *,
+        timeout_ms: int = 10000,
+        exist_ok: bool = True,
+    ) -> None:
+        """Create a topic and wait until every partition has a leader, with a fresh admin client
+        (kafka-python's keeps the broker list it bootstrapped with: a broker registered later is
+        UnknownBrokerIdError when KRaft names it)."""
+        spec = {"num_partitions": partitions, "replication_factor": replication_factor, "configs": configs or {}}
+        with closing(self.admin(request_timeout_ms=timeout_ms + 5000)) as admin:
+            try:
+                admin.create_topics({name: spec}, timeout_ms=timeout_ms, wait_for_metadata=True)
+            except TopicAlreadyExistsError:
+                if not exist_ok:
+                    raise
+
     # Life cycle.
     def start(self) -> KafkaCluster:
         """Start every node and wait until the cluster is ready; on any failure, remove it all."""
@@ -226,17 +247,8 @@ class KafkaCluster:
     def _ready_write(self, deadline: float) -> None:
         rf = len(self.brokers)
         while True:
-            # A new admin client each try: kafka-python's admin keeps the broker list it bootstrapped
-            # with and fails with UnknownBrokerIdError when KRaft names a broker registered later.
             try:
-                with closing(self.admin(request_timeout_ms=5000)) as admin:
-                    admin.create_topics(
-                        {READY_TOPIC: {"num_partitions": 1, "replication_factor": rf}},
-                        timeout_ms=5000,
-                        wait_for_metadata=True,
-                    )
-                break
-            except TopicAlreadyExistsError:
+                self.create_topic(READY_TOPIC, 1, rf, timeout_ms=5000)
                 break
             except (KafkaError, OSError) as exc:
                 logger.debug("ready topic not created yet: %r", exc)

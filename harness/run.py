@@ -51,18 +51,9 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def create_topic(cluster: KafkaCluster, opts: WorkloadOptions) -> None:
-    with cluster.admin() as admin:
-        admin.create_topics(
-            {
-                opts.topic: {
-                    "num_partitions": opts.keys,
-                    "replication_factor": opts.replication_factor,
-                    "configs": {"min.insync.replicas": str(opts.min_insync_replicas)},
-                }
-            },
-            timeout_ms=15000,
-            wait_for_metadata=True,
-        )
+    """The workload's topic: one partition per key; it must not exist yet."""
+    configs = {"min.insync.replicas": str(opts.min_insync_replicas)}
+    cluster.create_topic(opts.topic, opts.keys, opts.replication_factor, configs, timeout_ms=15000, exist_ok=False)
 
 
 @dataclass

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.errors import KafkaError, TopicAlreadyExistsError
+from kafka.errors import KafkaError
 
 from harness.cluster import KafkaCluster
 
@@ -40,18 +40,6 @@ class SmokeResult:
             f"duplicated {len(self.duplicates)}; produce {self.produce_s:.1f} s, "
             f"consume {self.consume_s:.1f} s: {verdict}"
         )
-
-
-def create_topic(cluster: KafkaCluster, topic: str, partitions: int, rf: int, configs: dict[str, str]) -> None:
-    with cluster.admin() as admin:
-        try:
-            admin.create_topics(
-                {topic: {"num_partitions": partitions, "replication_factor": rf, "configs": configs}},
-                timeout_ms=10000,
-                wait_for_metadata=True,
-            )
-        except TopicAlreadyExistsError:
-            pass
 
 
 def produce(cluster: KafkaCluster, topic: str, count: int, timeout_s: float = 60.0) -> tuple[set[int], int, float]:
@@ -110,7 +98,7 @@ def produce_and_read_back(
 ) -> SmokeResult:
     """Write `count` acks=all records to an RF=min(3, brokers) topic, then read the topic from the start."""
     rf = min(3, len(cluster.brokers))
-    create_topic(cluster, topic, partitions, rf, {"min.insync.replicas": str(min(2, rf))})
+    cluster.create_topic(topic, partitions, rf, {"min.insync.replicas": str(min(2, rf))})
     produced = produce(cluster, topic, count, timeout_s)
     started = time.monotonic()
     seen = read_all(cluster, topic, partitions, timeout_s)

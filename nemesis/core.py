@@ -25,6 +25,11 @@ FAULTS = ("kill", "start", "pause", "resume", "wipe", "lose-unflushed", "partiti
 HEALS = {"kill": "start", "pause": "resume", "partition": "heal"}
 
 
+def _restart(node) -> None:
+    wait_stopped(node)  # a JVM killed a moment ago may not have been reaped yet
+    start(node)
+
+
 class Nemesis:
     def __init__(self, cluster: KafkaCluster, history: HistoryWriter | None = None, seed: int | None = None) -> None:
         self.cluster = cluster
@@ -75,27 +80,19 @@ class Nemesis:
 
     def _apply(self, fault: str, nodes: list, shape: str) -> dict[str, Any]:
         aliases = [n.alias for n in nodes]
-        if fault == "kill":
+        # Faults on single nodes: what to do to each, and how the state of what to heal changes.
+        per_node = {
+            "kill": (kill, self.killed.add),
+            "start": (_restart, self.killed.discard),
+            "pause": (pause, self.paused.add),
+            "resume": (resume, self.paused.discard),
+            "wipe": (wipe, self.killed.discard),
+        }
+        if fault in per_node:
+            act, note = per_node[fault]
             for n in nodes:
-                kill(n)
-                self.killed.add(n.alias)
-        elif fault == "start":
-            for n in nodes:
-                wait_stopped(n)  # a JVM killed a moment ago may not have been reaped yet
-                start(n)
-                self.killed.discard(n.alias)
-        elif fault == "pause":
-            for n in nodes:
-                pause(n)
-                self.paused.add(n.alias)
-        elif fault == "resume":
-            for n in nodes:
-                resume(n)
-                self.paused.discard(n.alias)
-        elif fault == "wipe":
-            for n in nodes:
-                wipe(n)
-                self.killed.discard(n.alias)
+                act(n)
+                note(n.alias)
         elif fault == "lose-unflushed":
             cuts = []
             for n in nodes:

@@ -21,6 +21,12 @@ def key_of(tp: TopicPartition) -> str:
     return f"{tp.topic}/{tp.partition}"
 
 
+def record_failed_assign(ctx: RunContext, process: int, keys: list[str], exc: BaseException) -> None:
+    """An `assign` whose client could not even be built: its outcome is unknown."""
+    ctx.record(process, "invoke", "assign", keys)
+    ctx.record(process, INFO, "assign", keys, describe(exc))
+
+
 class PollingConsumer:
     """A consumer that reads its assigned keys from the beginning, as one logical process."""
 

@@ -73,6 +73,11 @@ class WorkloadOptions:
     def key_names(self) -> list[str]:
         return [f"{self.topic}/{p}" for p in range(self.keys)]
 
+    def poll_keys_for(self, slot: int) -> list[str]:
+        """The keys a client slot assigns for its polls: `poll_keys` consecutive keys from its own."""
+        keys = self.key_names
+        return [keys[(slot + j) % len(keys)] for j in range(min(len(keys), self.poll_keys))]
+
     def producer_config(self) -> dict[str, Any]:
         """kafka-python producer settings, every safety-relevant one explicit."""
         config: dict[str, Any] = {

@@ -14,7 +14,7 @@ from typing import Any
 from kafka import KafkaProducer
 
 from harness.history import FAIL, INFO, OK
-from workloads.consumer import PollingConsumer, topic_partition
+from workloads.consumer import PollingConsumer, record_failed_assign, topic_partition
 from workloads.context import RunContext
 from workloads.outcomes import classify, describe
 from workloads.producers import close_producer
@@ -89,17 +89,14 @@ class QueueClient:
 
     def __init__(self, ctx: RunContext, pool: ProducerPool, slot: int, process: int) -> None:
         self.ctx, self.pool, self.slot, self.process = ctx, pool, slot, process
-        keys = ctx.opts.key_names
-        count = min(len(keys), ctx.opts.poll_keys)
-        self.poll_keys = [keys[(slot + j) % len(keys)] for j in range(count)]
+        self.poll_keys = ctx.opts.poll_keys_for(slot)
         self.consumer: PollingConsumer | None = None
 
     def open(self, keys: list[str] | None = None) -> bool:
         try:
             self.consumer = PollingConsumer(self.ctx)
         except Exception as exc:  # noqa: BLE001
-            self.ctx.record(self.process, "invoke", "assign", keys or self.poll_keys)
-            self.ctx.record(self.process, INFO, "assign", keys or self.poll_keys, describe(exc))
+            record_failed_assign(self.ctx, self.process, keys or self.poll_keys, exc)
             return False
         return self.consumer.assign(self.process, keys or self.poll_keys)
 

@@ -19,9 +19,8 @@ from typing import Any, Protocol
 
 from harness.errors import KafkaChaosError
 from harness.history import INFO
-from workloads.consumer import PollingConsumer
+from workloads.consumer import PollingConsumer, record_failed_assign
 from workloads.context import RunContext
-from workloads.outcomes import describe
 from workloads.queue import ProducerPool, QueueClient
 from workloads.txn import TxnClient
 
@@ -104,8 +103,7 @@ class Runner:
             try:
                 reader = PollingConsumer(self.ctx)
             except Exception as exc:  # noqa: BLE001
-                self.ctx.record(process, "invoke", "assign", self.ctx.opts.key_names)
-                self.ctx.record(process, INFO, "assign", self.ctx.opts.key_names, describe(exc))
+                record_failed_assign(self.ctx, process, self.ctx.opts.key_names, exc)
                 process += self.ctx.opts.concurrency
                 continue
             try:

@@ -18,7 +18,7 @@ from typing import Any
 from kafka import KafkaProducer
 
 from harness.history import FAIL, INFO, OK
-from workloads.consumer import PollingConsumer, topic_partition
+from workloads.consumer import PollingConsumer, record_failed_assign, topic_partition
 from workloads.context import RunContext
 from workloads.outcomes import describe
 from workloads.producers import close_producer
@@ -54,8 +54,7 @@ class TxnClient:
 
     def __init__(self, ctx: RunContext, slot: int, process: int) -> None:
         self.ctx, self.slot, self.process = ctx, slot, process
-        keys = ctx.opts.key_names
-        self.poll_keys = [keys[(slot + j) % len(keys)] for j in range(min(len(keys), ctx.opts.poll_keys))]
+        self.poll_keys = ctx.opts.poll_keys_for(slot)
         self.producer: KafkaProducer | None = None
         self.consumer: PollingConsumer | None = None
 
@@ -72,8 +71,7 @@ class TxnClient:
             self.ctx.note_producer_config(self.producer)
             with_watchdog(self.producer.init_transactions, self.ctx.opts.txn_timeout_s, "init_transactions")
         except Exception as exc:  # noqa: BLE001
-            self.ctx.record(self.process, "invoke", "assign", keys)
-            self.ctx.record(self.process, INFO, "assign", keys, describe(exc))
+            record_failed_assign(self.ctx, self.process, keys, exc)
             return False
         return self.consumer.assign(self.process, keys)
 

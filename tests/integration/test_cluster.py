@@ -6,7 +6,7 @@ from kafka import TopicPartition
 from harness.admin import live_brokers
 from harness.cluster import KafkaCluster
 from harness.errors import ClusterStartError
-from harness.smoke import account, create_topic, produce, produce_and_read_back, read_all
+from harness.smoke import account, produce, produce_and_read_back, read_all
 from harness.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
 
 pytestmark = pytest.mark.cluster
@@ -88,7 +88,7 @@ def test_node_that_cannot_start_fails_fast_with_its_log(assert_nothing_left):
 def test_read_back_names_records_that_are_gone():
     """The smoke check can fail: records deleted after their acknowledgement are reported missing."""
     with KafkaCluster(DEFAULT_VERSION).with_nodes(1) as cluster:
-        create_topic(cluster, "deleted", 1, 1, {})
+        cluster.create_topic("deleted", 1, 1, {})
         produced = produce(cluster, "deleted", 300)
         with cluster.admin() as admin:
             admin.delete_records({TopicPartition("deleted", 0): 50})

@@ -7,7 +7,6 @@ from kafka import KafkaAdminClient, KafkaProducer
 
 from harness.cluster import KafkaCluster
 from harness.history import HistoryWriter, read_history
-from harness.smoke import create_topic
 from harness.versions import DEFAULT_VERSION
 from nemesis import partition
 from nemesis.core import Nemesis
@@ -29,7 +28,7 @@ FAST = {
 @pytest.fixture(scope="module")
 def cluster():
     with KafkaCluster(DEFAULT_VERSION).with_nodes(3).with_config(FAST) as c:
-        create_topic(c, "faults", 1, 3, {"min.insync.replicas": "2"})
+        c.create_topic("faults", 1, 3, {"min.insync.replicas": "2"})
         yield c
 
 
@@ -81,7 +80,7 @@ def produce(cluster, count: int, topic: str = "faults") -> None:
 
 def new_topic(cluster, name: str, configs: dict[str, str]) -> None:
     """Create a topic, trying again while a restarted broker still drops connections."""
-    wait_for(lambda: create_topic(cluster, name, 1, 3, configs) or True, 60, f"topic {name} to be created")
+    wait_for(lambda: cluster.create_topic(name, 1, 3, configs) or True, 60, f"topic {name} to be created")
 
 
 def nemesis_events(tmp_path):
