@@ -2,8 +2,9 @@
 # The project's two entry points, each doing its own set-up (idempotent):
 #   ./dev.sh demo [ARGS]   the main job (a cluster takes acks=all records and gives them back)
 #   ./dev.sh test [ARGS]   ruff, then the whole test suite (pytest ARGS)
-# Set-up: Debian packages (Docker engine, debootstrap, Maven, Java 17) when missing and we are
-# root, a running Docker engine, and a virtualenv in .venv with the pinned packages.
+# Set-up: Debian packages (Docker engine, debootstrap, Maven, Java 17, and Chromium for the
+# report test) when missing and we are root, a running Docker engine, and a virtualenv in .venv
+# with the pinned packages.
 set -euo pipefail
 cd "$(dirname "$0")"
 export TESTCONTAINERS_RYUK_DISABLED=true
@@ -18,6 +19,7 @@ need_packages() {
   command -v iptables >/dev/null || missing+=(iptables)
   command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
   command -v mvn >/dev/null || missing+=(maven)
+  command -v chromium >/dev/null || missing+=(chromium)  # the report's browser test
   python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
   printf '%s\n' "${missing[@]}" | sort -u | grep -v '^$' || true
 }

@@ -196,7 +196,25 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"info {counts.get('info', 0)}; final read {'complete' if summary.final_read_complete else 'INCOMPLETE'} "
         f"in {summary.final_read_s:.1f} s"
     )
-    return 0
+    if not args.check:
+        return 0
+    return _check(run_dir, None, args.spark_master, report=True)
+
+
+def _check(path: str | Path, out: str | None, master: str | None, report: bool) -> int:
+    from checkers.check import check_history, format_summary
+    from checkers.errors import BadHistory
+
+    try:
+        result = check_history(path, out, master, report=report)
+    except BadHistory as exc:
+        raise UsageError(str(exc)) from None
+    print(format_summary(result))
+    return result.exit_code
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    return _check(args.path, args.out, args.spark_master, report=not args.no_report)
 
 
 def cmd_images_build(args: argparse.Namespace) -> int:
@@ -237,7 +255,20 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a workload against a fresh cluster and record its history")
     _add_cluster_options(run)
     _add_workload_options(run)
+    run.add_argument("--check", action="store_true", help="check the history when the run ends (exit code of check)")
+    run.add_argument("--spark-master", help="Spark master URL for --check (default: local[2], embedded)")
     run.set_defaults(func=cmd_run)
+
+    check = sub.add_parser(
+        "check",
+        help="check a history: exit 0 valid, 1 anomalies found, 2 bad input, 3 unknown",
+        description="Check a run directory or history file; writes results.json and report.html.",
+    )
+    check.add_argument("path", help="a run directory or a history file (history.jsonl)")
+    check.add_argument("--out", help="where results.json and report.html go (default: beside the history)")
+    check.add_argument("--spark-master", help="Spark master URL (default: local[2], embedded)")
+    check.add_argument("--no-report", action="store_true", help="write results.json only")
+    check.set_defaults(func=cmd_check)
 
     images = sub.add_parser("images", help="prepare broker images")
     images_sub = images.add_subparsers(dest="images_command", required=True, parser_class=_Parser)

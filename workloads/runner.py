@@ -98,7 +98,9 @@ class Runner:
     def _final_phase(self, slot: int, targets: dict[str, int]) -> None:
         """Read every key from the beginning until past the targets; a new process after an info."""
         self.clients[slot].close()
-        process = self.clients[slot].process
+        # A new consumer reading from the beginning is a new logical process: under the same
+        # number its first poll would go back before the old consumer's reference for each key.
+        process = self.clients[slot].process + self.ctx.opts.concurrency
         while time.monotonic() < self.final_deadline and not self.ctx.stop.is_set():
             try:
                 reader = PollingConsumer(self.ctx)

@@ -78,3 +78,17 @@ def test_port_in_use_is_bad_input(docker_api):
     assert out.returncode == 2
     assert f"port 127.0.0.1:{port} is in use" in out.stderr
     assert find_by_label(docker_api) == ([], [])
+
+
+def test_run_with_check_prints_a_verdict(docker_api, tmp_path):
+    """`run --check` on a short no-fault run: valid, exit 0, results and report in the run directory."""
+    proc = subprocess.run(
+        [*CLI, "run", "--nodes", "1", "--replication-factor", "1", "--min-insync-replicas", "1",
+         "--time-limit", "5", "--concurrency", "4", "--rate", "100", "--store", str(tmp_path), "--check"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "verdict: VALID" in proc.stdout
+    run_dir = next(tmp_path.glob("*/2*"))
+    assert (run_dir / "results.json").exists() and (run_dir / "report.html").exists()
+    assert find_by_label(docker_api) == ([], [])

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from checkers.check import check_history
 from harness.cleanup import find_by_label
 from harness.cluster import KafkaCluster
 from harness.history import read_history
@@ -33,6 +34,9 @@ def test_safe_configuration_survives_kill_pause_partition(tmp_path):
     assert ok_sent and ok_sent <= read, f"acknowledged but never read: {sorted(ok_sent - read)[:10]}"
     assert summary.final_read_complete
     assert json.loads((run_dir / "config.json").read_text())["nemesis"]["faults"] == ["kill", "pause", "partition"]
+    result = check_history(run_dir)
+    assert result.valid is True, result.anomalies
+    assert 'class="fault fault-kill"' in result.report_path.read_text()
 
 
 def test_ctrl_c_during_a_fault_heals_and_cleans_up(tmp_path, docker_api):

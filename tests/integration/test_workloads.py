@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from checkers.check import check_history
 from harness.cleanup import find_by_label
 from harness.cluster import KafkaCluster
 from harness.history import HistoryWriter, ReadReport, read_history
@@ -32,6 +33,13 @@ def test_queue_run_reads_back_every_acknowledged_send(tmp_path):
     assert all(len(values) == 1 for values in offsets.values()), "an offset carried two values"
     assert summary.final_read_complete
     assert {e["f"] for e in events} == {"assign", "send", "poll"}
+    # The checker on this real no-fault run: valid; at most the allowed interleaving of sends
+    # (one operation's values are separate records, other producers' records land between them).
+    result = check_history(run_dir)
+    assert result.valid is True, result.anomalies
+    assert result.errors == [] and set(result.anomalies) <= {"int-send-skip"}
+    assert result.stats["values"]["acknowledged"] == len(ok_sent)
+    assert (run_dir / "results.json").exists() and (run_dir / "report.html").exists()
     # Every invoke has exactly one completion by the same process, in order.
     open_ops = {}
     for e in events:
@@ -70,6 +78,9 @@ def test_txn_run_commits_are_read_and_aborts_are_not(tmp_path):
     assert ok_sent <= read, f"committed but never read: {sorted(ok_sent - read)[:10]}"
     assert not failed_sent & read, f"aborted but read (read_committed): {sorted(failed_sent & read)[:10]}"
     assert summary.final_read_complete
+    result = check_history(run_dir, report=False)
+    assert result.valid is True, result.anomalies
+    assert "G1a" not in result.anomalies and "precommitted-read" not in result.anomalies
 
 
 def test_sigint_leaves_a_readable_history_and_no_containers(tmp_path, docker_api):

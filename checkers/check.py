@@ -1,0 +1,207 @@
+"""`check`: a history file in, a verdict, results.json and report.html out.
+
+The verdict follows ../shared/anomalies.md, in order: any error instance makes `valid` false;
+otherwise, with no acknowledged send or no ok poll nothing was proved and `valid` is "unknown";
+otherwise true. All instances of all rules are counted, and their examples picked, in one Spark job.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import reduce
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from checkers import (
+    aborted_read,
+    garbage_read,
+    load,
+    lost_write,
+    offsets,
+    poll_order,
+    precommitted_read,
+    send_order,
+    spark,
+    stats,
+    tables,
+    version_order,
+)
+from checkers.anomalies import BY_NAME, NAMES
+
+MAX_EXAMPLES = 10
+EXIT_CODES = {True: 0, False: 1, "unknown": 3}
+
+
+@dataclass
+class CheckResult:
+    valid: bool | str
+    anomalies: dict[str, dict[str, Any]]
+    stats: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    history: Path | None = None
+    results_path: Path | None = None
+    report_path: Path | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.valid]
+
+    @property
+    def errors(self) -> list[str]:
+        return [n for n, a in self.anomalies.items() if a["errors"]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "valid": self.valid,
+            "anomalies": self.anomalies,
+            "errors": self.errors,
+            "stats": self.stats,
+            "warnings": self.warnings,
+            "history": str(self.history) if self.history else None,
+        }
+
+
+def all_instances(t: tables.Tables, o: version_order.Order) -> DataFrame:
+    frames = [
+        *lost_write.rules(o),
+        *offsets.rules(o),
+        *aborted_read.rules(t, o),
+        *garbage_read.rules(t),
+        *poll_order.rules(t, o),
+        *send_order.rules(o),
+        *precommitted_read.rules(t),
+    ]
+    return reduce(DataFrame.unionByName, frames)
+
+
+def summarize(found: DataFrame, limit: int = MAX_EXAMPLES) -> dict[str, dict[str, Any]]:
+    """name -> {count, errors, examples}: counts over all instances, the first `limit` examples."""
+    by_name = Window.partitionBy("name")
+    ranked = found.select(
+        "*",
+        F.row_number().over(by_name.orderBy("allowed", "key", "ops", "values")).alias("rank"),
+        F.count(F.lit(1)).over(by_name).alias("count"),
+        F.sum((~F.col("allowed")).cast("long")).over(by_name).alias("errors"),
+    ).where(F.col("rank") <= limit)
+    out: dict[str, dict[str, Any]] = {}
+    for row in ranked.orderBy("name", "rank").collect():
+        entry = out.setdefault(row["name"], {"count": row["count"], "errors": row["errors"], "examples": []})
+        example = {"key": row["key"], "offsets": row["offsets"], "values": row["values"], "ops": row["ops"]}
+        if row["process"] is not None:
+            example["process"] = int(row["process"]) if row["process"].lstrip("-").isdigit() else row["process"]
+        if row["allowed"]:
+            example["allowed"] = True
+        entry["examples"].append(example)
+    return {name: out[name] for name in NAMES if name in out}
+
+
+def verdict(anomalies: dict[str, dict[str, Any]], acknowledged: int, ok_poll: bool) -> bool | str:
+    if any(a["errors"] for a in anomalies.values()):
+        return False
+    if not acknowledged or not ok_poll:
+        return "unknown"
+    return True
+
+
+def default_out(history: Path, given: str | Path | None) -> Path:
+    return Path(given) if given else history.parent
+
+
+def check_history(
+    path: str | Path,
+    out: str | Path | None = None,
+    master: str | None = None,
+    report: bool = True,
+    session: SparkSession | None = None,
+) -> CheckResult:
+    """Check one history; writes results.json (and report.html) into `out`."""
+    history = load.resolve(path)
+    out_dir = default_out(history, out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sp = session or spark.session(master)
+    spark.tune(sp, history.stat().st_size)
+    loaded = load.load(sp, history)
+    if loaded.empty:
+        result = CheckResult("unknown", {}, {}, loaded.warnings, history)
+        return _write(result, out_dir, None, report)
+    t = tables.build(loaded.events)
+    o = version_order.build(t)
+    anomalies = summarize(all_instances(t, o))
+    st = stats.summary(t, o)
+    st["values"]["lost"] = anomalies.get("lost-write", {}).get("count", 0)
+    st["values"]["unseen"] = anomalies.get("unseen", {}).get("count", 0)
+    ok_poll = stats.has_ok_poll(t)
+    if not ok_poll and "unseen" in anomalies:
+        # Unseen is relative to what ok polls read; with none at all it proves nothing (verdict step 2).
+        anomalies["unseen"]["errors"] = 0
+        for ex in anomalies["unseen"]["examples"]:
+            ex["allowed"] = True
+    result = CheckResult(verdict(anomalies, st["values"]["acknowledged"], ok_poll), anomalies, st)
+    result.warnings = loaded.warnings + _warnings(st, ok_poll)
+    result.history = history
+    series = None
+    if report:
+        from checkers import series as series_mod
+
+        series = series_mod.collect(t, o, anomalies)
+    return _write(result, out_dir, series, report)
+
+
+def _warnings(st: dict[str, Any], ok_poll: bool) -> list[str]:
+    out = []
+    if not st["values"]["acknowledged"]:
+        out.append("no send was acknowledged: nothing can be proved lost")
+    if not ok_poll:
+        out.append("no poll succeeded: nothing was read, so unseen values are reported but are not errors")
+    return out
+
+
+def _write(result: CheckResult, out_dir: Path, series: Any, report: bool) -> CheckResult:
+    result.results_path = out_dir / "results.json"
+    tmp = result.results_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result.to_json(), indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    tmp.replace(result.results_path)
+    if report:
+        from checkers import report as report_mod
+
+        result.report_path = report_mod.write(out_dir / "report.html", result, series)
+    return result
+
+
+def describe(name: str) -> str:
+    return BY_NAME[name].holds_when
+
+
+def format_summary(result: CheckResult) -> str:
+    """The one-screen summary `kafka-chaos check` prints."""
+    label = {True: "VALID", False: "INVALID: anomalies found", "unknown": "UNKNOWN: nothing could be proved"}
+    lines = [f"history: {result.history}", f"verdict: {label[result.valid]}"]
+    lines += [f"warning: {w}" for w in result.warnings]
+    for name, a in result.anomalies.items():
+        ex = a["examples"][0]
+        where = f"key {ex['key']} offsets {ex['offsets']} values {ex['values']} ops {ex['ops']}"
+        if a["errors"] == a["count"]:
+            kind = "error"
+        else:
+            kind = "allowed" if not a["errors"] else f"{a['errors']} errors"
+        lines.append(f"  {name:<22} {a['count']:>8} ({kind})  e.g. {where}")
+    v = result.stats.get("values")
+    if v:
+        lines.append(
+            f"values: acknowledged {v['acknowledged']}, read {v['read']}, lost {v['lost']}, unseen {v['unseen']}, "
+            f"indeterminate {v['indeterminate']}, failed {v['failed']}"
+        )
+        ops = result.stats["operations"]
+        lines.append(
+            "operations: " + "; ".join(f"{f} " + " ".join(f"{t} {n}" for t, n in c.items()) for f, c in ops.items())
+        )
+        for f, q in result.stats["latency_ms"].items():
+            lines.append(f"latency ok {f}: p50 {q['p50']} ms, p99 {q['p99']} ms, max {q['max']} ms")
+    lines.append(f"results: {result.results_path}")
+    if result.report_path:
+        lines.append(f"report: {result.report_path}")
+    return "\n".join(lines)

@@ -1,0 +1,120 @@
+"""Reading a history file into Spark, with the format's rules for damaged input.
+
+The file is parsed by Spark's JSON reader, never by Python, so the Python process holds no events.
+`value` is kept as raw JSON text here: clients and the nemesis give it different shapes, and
+tables.py parses the client shapes. Rules from ../shared/history-format.md:
+- a truncated (unparseable) last line is a warning, and the line is ignored;
+- any other line that is not an event is bad input (BadHistory, exit 2);
+- an empty history is not an error: it proves nothing (verdict "unknown").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from checkers.errors import BadHistory
+
+CORRUPT = "_corrupt_record"
+SCHEMA = T.StructType(
+    [
+        T.StructField("index", T.LongType()),
+        T.StructField("time", T.LongType()),
+        T.StructField("process", T.StringType()),  # a number or "nemesis"; the text of either
+        T.StructField("type", T.StringType()),
+        T.StructField("f", T.StringType()),
+        T.StructField("value", T.StringType()),  # raw JSON text
+        T.StructField("error", T.StringType()),
+        T.StructField(CORRUPT, T.StringType()),
+    ]
+)
+TYPES = ("invoke", "ok", "fail", "info")
+
+
+@dataclass
+class Loaded:
+    events: DataFrame
+    path: Path
+    warnings: list[str] = field(default_factory=list)
+    empty: bool = False
+
+
+def resolve(path: str | Path) -> Path:
+    """A run directory (its history.jsonl) or a history file."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "history.jsonl"
+    if not p.exists():
+        raise BadHistory(f"no history at {p}")
+    if not p.is_file():
+        raise BadHistory(f"{p} is not a file")
+    return p
+
+
+def last_line(path: Path, chunk: int = 1 << 16) -> str:
+    """The file's last non-empty line, read from the end (constant memory)."""
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        end = fh.tell()
+        buf = b""
+        while end > 0:
+            start = max(0, end - chunk)
+            fh.seek(start)
+            buf = fh.read(end - start) + buf
+            end = start
+            stripped = buf.rstrip(b"\r\n")
+            if b"\n" in stripped or start == 0:
+                return stripped.rsplit(b"\n", 1)[-1].decode("utf-8", "replace")
+    return ""
+
+
+def _is_json_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
+
+
+def _problem(col_text: str) -> F.Column:
+    """Why a parsed row is not an event (null when it is one)."""
+    return (
+        F.when(F.col(CORRUPT).isNotNull(), F.lit("not a JSON event"))
+        .when(F.col("index").isNull(), F.lit("no integer index"))
+        .when(F.col("time").isNull(), F.lit("no integer time"))
+        .when(F.col("process").isNull(), F.lit("no process"))
+        .when(~F.col("type").isin(*TYPES), F.concat(F.lit("type must be one of invoke/ok/fail/info, not "), col_text))
+        .when(F.col("f").isNull(), F.lit("no f"))
+    )
+
+
+def load(spark: SparkSession, path: str | Path) -> Loaded:
+    """Parse and validate (one pass over the file); the events frame re-reads the file when used."""
+    p = resolve(path)
+    if p.stat().st_size == 0 or not last_line(p).strip():
+        return Loaded(spark.createDataFrame([], T.StructType(SCHEMA.fields[:-1])), p, ["the history is empty"], True)
+    raw = (
+        spark.read.schema(SCHEMA).option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT).json(str(p))
+    )
+    checked = raw.withColumn("_problem", _problem(F.coalesce(F.col("type"), F.lit("null"))))
+    bad = checked.where(F.col("_problem").isNotNull())
+    stats = bad.agg(
+        F.count(F.lit(1)).alias("n"), F.first(F.struct("_problem", CORRUPT, "index")).alias("first")
+    ).first()
+    warnings: list[str] = []
+    if stats["n"]:
+        tail = last_line(p)
+        first = stats["first"]
+        truncated_tail = stats["n"] == 1 and first[CORRUPT] is not None and first[CORRUPT].strip() == tail.strip()
+        if not (truncated_tail and not _is_json_object(tail)):
+            where = f"event {first['index']}" if first["index"] is not None else "a line"
+            text = (first[CORRUPT] or "").strip()[:80]
+            raise BadHistory(f"{p}: {where}: {first['_problem']}" + (f": {text!r}" if text else ""))
+        warnings.append(f"the last line is truncated ({len(tail)} characters); it was ignored")
+    events = checked.where(F.col("_problem").isNull()).drop(CORRUPT, "_problem")
+    return Loaded(events, p, warnings, False)

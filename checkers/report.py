@@ -1,0 +1,182 @@
+"""report.html: one self-contained page (inline SVG and CSS, no network) to look at a run.
+
+It shows the verdict, the anomalies with their evidence, operation counts and latencies (small
+pandas tables), latency and throughput over time with fault windows shaded per fault type, the
+unseen count over time, and an offset timeline for each anomalous key.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from checkers.anomalies import BY_NAME
+from checkers.svg import PALETTE, Chart
+
+if TYPE_CHECKING:
+    from checkers.check import CheckResult
+    from checkers.series import Series
+
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}
+h1{font-size:22px}h2{font-size:18px;margin-top:28px}
+.verdict{display:inline-block;padding:4px 12px;border-radius:4px;color:#fff;font-weight:600}
+.v-true{background:#2ca02c}.v-false{background:#d62728}.v-unknown{background:#7f7f7f}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
+th{background:#f3f3f3}.warn{color:#a15c00}
+svg.plot{display:block;margin:10px 0;font-size:11px}svg .grid{stroke:#eee}svg .frame{fill:none;stroke:#999}
+svg .title{font-size:13px;font-weight:600}
+"""
+# Proves in a browser test that the page's script ran; counts what it shows.
+SCRIPT = """
+document.addEventListener('DOMContentLoaded', function () {
+  var plots = document.querySelectorAll('svg.plot');
+  document.body.setAttribute('data-plots', String(plots.length));
+  document.body.setAttribute('data-rendered', 'yes');
+});
+"""
+
+
+def _table(df: pd.DataFrame) -> str:
+    return df.to_html(index=False, border=0, escape=True, na_rep="")
+
+
+def _verdict(valid: Any) -> str:
+    label = {True: "valid", False: "invalid", "unknown": "unknown"}[valid]
+    return f'<span class="verdict v-{str(valid).lower()}">{label}</span>'
+
+
+def _anomaly_tables(anomalies: dict[str, dict[str, Any]]) -> str:
+    if not anomalies:
+        return "<p>No anomalies.</p>"
+    summary = pd.DataFrame(
+        [
+            {"anomaly": n, "count": a["count"], "errors": a["errors"], "holds when": BY_NAME[n].holds_when}
+            for n, a in anomalies.items()
+        ]
+    )
+    parts = [_table(summary)]
+    for name, a in anomalies.items():
+        rows = [
+            {
+                "key": ex["key"],
+                "offsets": ", ".join("?" if v is None else str(v) for v in ex["offsets"]),
+                "values": ", ".join(str(v) for v in ex["values"]),
+                "operations (history index)": ", ".join(str(v) for v in ex["ops"]),
+                "process": ex.get("process", ""),
+                "allowed": "yes" if ex.get("allowed") else "",
+            }
+            for ex in a["examples"]
+        ]
+        parts.append(f'<h3 id="a-{escape(name)}">{escape(name)}: {a["count"]} ({a["errors"]} errors)</h3>')
+        parts.append(_table(pd.DataFrame(rows)))
+    return "".join(parts)
+
+
+def _stats_tables(stats: dict[str, Any]) -> str:
+    if not stats:
+        return ""
+    ops = pd.DataFrame(stats["operations"]).T.fillna(0).astype(int).reset_index(names="f")
+    lat = pd.DataFrame(stats["latency_ms"]).T.reset_index(names="f (ok, ms)")
+    values = pd.DataFrame([stats["values"]])
+    return (
+        "<h2>Operations</h2>"
+        + _table(ops)
+        + "<h2>Latency of ok operations</h2>"
+        + _table(lat)
+        + "<h2>Values</h2>"
+        + _table(values)
+    )
+
+
+def _plots(series: Series) -> str:
+    out = []
+    lat = series.latency
+    y_max = float(lat["p99"].max()) if len(lat) else 1.0
+    chart = Chart("Latency of ok operations (p50 solid, p99 dashed)", series.end_s, y_max, "time (s)", "ms")
+    chart.windows(series.faults)
+    for i, (f, part) in enumerate(lat.groupby("f")):
+        colour = PALETTE[i % len(PALETTE)]
+        chart.line(list(zip(part["t"], part["p50"], strict=True)), f"{f} p50", colour)
+        chart.line(list(zip(part["t"], part["p99"], strict=True)), f"{f} p99", colour, dashed=True)
+    out.append(chart.render())
+    thr = series.throughput
+    y_max = float(thr["per_s"].max()) if len(thr) else 1.0
+    chart = Chart("Throughput by outcome", series.end_s, y_max, "time (s)", "operations/s").windows(series.faults)
+    colours = {"ok": "#2ca02c", "info": "#ff7f0e", "fail": "#d62728"}
+    for typ, part in thr.groupby("type"):
+        chart.line(list(zip(part["t"], part["per_s"], strict=True)), str(typ), colours.get(str(typ)))
+    out.append(chart.render())
+    un = series.unseen
+    chart = Chart(
+        "Acknowledged but not yet read (unseen)", series.end_s, float(un["unseen"].max() or 1), "time (s)", "values"
+    )
+    chart.windows(series.faults).line(list(zip(un["t"], un["unseen"], strict=True)), "unseen", "#d62728")
+    out.append(chart.render())
+    return "".join(out)
+
+
+def _timelines(series: Series, anomalies: dict[str, dict[str, Any]]) -> str:
+    out = []
+    for key, kinds in series.timelines.items():
+        frames = [df for df in kinds.values() if len(df)]
+        y_max = max((float(df["offset"].max()) for df in frames), default=1.0)
+        chart = Chart(f"Offsets of {key} over time", series.end_s, y_max, "time (s)", "offset").windows(series.faults)
+        chart.dots(list(zip(kinds["read"]["t"], kinds["read"]["offset"], strict=True)), "read (ok poll)", "#1f77b4")
+        chart.dots(
+            list(zip(kinds["acknowledged"]["t"], kinds["acknowledged"]["offset"], strict=True)),
+            "acknowledged",
+            "#2ca02c",
+            2.2,
+        )
+        marks = []
+        ack = kinds["acknowledged"].set_index("value") if len(kinds["acknowledged"]) else None
+        for name, a in anomalies.items():
+            if not a["errors"]:
+                continue
+            for ex in a["examples"]:
+                if ex["key"] != key:
+                    continue
+                for off, val in zip(ex["offsets"], ex["values"], strict=False):
+                    if off is None:
+                        continue
+                    t = float(ack.loc[val, "t"]) if ack is not None and val in ack.index else 0.0
+                    marks.append((t, float(off), f"{name}: value {val} at offset {off}"))
+        if marks:
+            chart.marks(marks, "anomaly")
+        out.append(chart.render())
+    return "".join(out)
+
+
+def render(result: CheckResult, series: Series | None) -> str:
+    title = f"kafka-chaos check: {result.history.parent.name if result.history else ''}"
+    warnings = "".join(f'<p class="warn">warning: {escape(w)}</p>' for w in result.warnings)
+    body = [
+        f"<h1>{escape(title)}</h1>",
+        f"<p>Verdict: {_verdict(result.valid)} &nbsp; history: <code>{escape(str(result.history))}</code></p>",
+        warnings,
+        "<h2>Anomalies</h2>",
+        _anomaly_tables(result.anomalies),
+    ]
+    if series is not None:
+        body += ["<h2>Over time</h2>", _plots(series)]
+        if series.timelines:
+            body += ["<h2>Anomalous keys</h2>", _timelines(series, result.anomalies)]
+    body.append(_stats_tables(result.stats))
+    data = escape(json.dumps({"valid": result.valid, "errors": result.errors}))
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title><style>{CSS}</style></head>"
+        f'<body data-results="{data}">' + "".join(body) + f"<script>{SCRIPT}</script></body></html>\n"
+    )
+
+
+def write(path: Path, result: CheckResult, series: Series | None) -> Path:
+    tmp = path.with_suffix(".html.tmp")
+    tmp.write_text(render(result, series), encoding="utf-8")
+    tmp.replace(path)
+    return path

@@ -1,0 +1,142 @@
+"""The report's small tables, aggregated by Spark (the report never sees the whole history).
+
+Time is cut into at most BUCKETS buckets; everything here is a few hundred rows at most, handed
+to pandas for the report: throughput and latency over time, the nemesis's fault windows, the
+number of acknowledged values not yet read over time, and offset timelines of anomalous keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import functions as F
+
+from checkers.tables import NEMESIS, Tables
+from checkers.version_order import Order
+
+BUCKETS = 200
+TIMELINE_KEYS = 4
+TIMELINE_POINTS = 1500  # per key and kind
+# A fault that stays in place until another nemesis operation undoes it.
+ENDS = {"kill": "start", "pause": "resume", "partition": "heal"}
+
+
+@dataclass
+class Series:
+    bucket_s: float
+    end_s: float
+    throughput: pd.DataFrame  # t, type, per_s
+    latency: pd.DataFrame  # t, f, p50, p99 (ms)
+    unseen: pd.DataFrame  # t, unseen
+    faults: list[dict[str, Any]]  # f, start, end (s), nodes
+    timelines: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)  # key -> kind -> t, offset
+
+
+def _pandas(df: Any, columns: list[str]) -> pd.DataFrame:
+    rows = df.collect()
+    return pd.DataFrame([r.asDict() for r in rows], columns=columns)
+
+
+def fault_windows(nemesis_ops: list[dict[str, Any]], end_s: float) -> list[dict[str, Any]]:
+    """Each fault from its invoke to the completion of the first later operation that undoes it."""
+    windows: list[dict[str, Any]] = []
+    open_: dict[str, list[dict[str, Any]]] = {}
+    for op in sorted(nemesis_ops, key=lambda o: o["start"]):
+        f = op["f"]
+        closes = [k for k, v in ENDS.items() if v == f]
+        for fault in closes:
+            if open_.get(fault):
+                open_[fault].pop(0)["end"] = op["end"] if op["end"] is not None else op["start"]
+        if op["type"] == "fail":
+            continue
+        if f in ENDS:
+            w = {"f": f, "start": op["start"], "end": None, "nodes": op.get("nodes", "")}
+            windows.append(w)
+            open_.setdefault(f, []).append(w)
+        elif f not in ENDS.values():
+            windows.append(
+                {"f": f, "start": op["start"], "end": op["end"] or op["start"], "nodes": op.get("nodes", "")}
+            )
+    for w in windows:
+        if w["end"] is None:
+            w["end"] = end_s
+    return windows
+
+
+def collect(t: Tables, o: Order, anomalies: dict[str, dict[str, Any]]) -> Series:
+    end_ns = t.ops.agg(F.max(F.coalesce("ctime", "itime"))).first()[0] or 0
+    width = max(1, -(-end_ns // BUCKETS))
+    bucket_s = width / 1e9
+    bucket = lambda c: (F.floor(F.col(c) / F.lit(width)) * F.lit(bucket_s)).alias("t")  # noqa: E731
+    client = t.ops.where(F.col("process") != NEMESIS)
+    done = client.where(F.col("ctime").isNotNull())
+    throughput = _pandas(
+        done.groupBy(bucket("ctime"), "type").agg((F.count("*") / F.lit(bucket_s)).alias("per_s")).orderBy("t"),
+        ["t", "type", "per_s"],
+    )
+    lat = (F.col("ctime") - F.col("itime")) / F.lit(1e6)
+    latency = _pandas(
+        done.where(F.col("type") == "ok")
+        .groupBy(bucket("ctime"), "f")
+        .agg(F.percentile_approx(lat, 0.5).alias("p50"), F.percentile_approx(lat, 0.99).alias("p99"))
+        .orderBy("t"),
+        ["t", "f", "p50", "p99"],
+    )
+    # Unseen at time t: acknowledged by t and not read by an ok poll by t.
+    acked = o.committed.where(F.col("type") == "ok").join(t.ops.select("op", "ctime"), "op")
+    first_read = o.read_idx.where(F.col("type") == "ok").join(t.ops.select("op", F.col("ctime").alias("rtime")), "op")
+    first_read = first_read.groupBy("key", "value").agg(F.min("rtime").alias("rtime"))
+    both = acked.join(first_read, ["key", "value"], "left").select("ctime", F.greatest("ctime", "rtime").alias("seen"))
+    ack_hist = _pandas(both.groupBy(bucket("ctime")).count(), ["t", "count"]).set_index("t")["count"]
+    seen_hist = _pandas(both.where(F.col("seen").isNotNull()).groupBy(bucket("seen")).count(), ["t", "count"])
+    seen_hist = seen_hist.set_index("t")["count"]
+    grid = pd.Index([i * bucket_s for i in range(BUCKETS + 1)], name="t")
+    cum = ack_hist.reindex(grid, fill_value=0).cumsum() - seen_hist.reindex(grid, fill_value=0).cumsum()
+    unseen = cum.rename("unseen").reset_index()
+
+    nemesis = t.ops.where(F.col("process") == NEMESIS).select("f", "type", "itime", "ctime").collect()
+    faults = fault_windows(
+        [
+            {
+                "f": r["f"],
+                "type": r["type"],
+                "start": r["itime"] / 1e9,
+                "end": None if r["ctime"] is None else r["ctime"] / 1e9,
+            }
+            for r in nemesis
+        ],
+        end_ns / 1e9,
+    )
+    series = Series(bucket_s, end_ns / 1e9, throughput, latency, unseen, faults)
+    series.timelines = _timelines(t, o, anomalies)
+    return series
+
+
+def _anomalous_keys(anomalies: dict[str, dict[str, Any]]) -> list[str]:
+    keys: list[str] = []
+    for a in sorted(anomalies.values(), key=lambda a: -a["errors"]):
+        for ex in a["examples"]:
+            if a["errors"] and ex["key"] not in keys:
+                keys.append(ex["key"])
+    return keys[:TIMELINE_KEYS]
+
+
+def _timelines(t: Tables, o: Order, anomalies: dict[str, dict[str, Any]]) -> dict[str, dict[str, pd.DataFrame]]:
+    keys = _anomalous_keys(anomalies)
+    if not keys:
+        return {}
+    times = t.ops.select("op", (F.col("ctime") / F.lit(1e9)).alias("t"))
+    sends = o.committed.where(F.col("key").isin(keys) & F.col("offset").isNotNull()).join(times, "op")
+    reads = o.read_idx.where(F.col("key").isin(keys) & (F.col("type") == "ok")).join(times, "op")
+    out: dict[str, dict[str, pd.DataFrame]] = {k: {} for k in keys}
+    for kind, df in (("acknowledged", sends), ("read", reads)):
+        counts = {r["key"]: r["count"] for r in df.groupBy("key").count().collect()}
+        for key in keys:
+            n = counts.get(key, 0)
+            part = df.where(F.col("key") == key)
+            if n > TIMELINE_POINTS:
+                part = part.sample(fraction=TIMELINE_POINTS / n, seed=1)
+            out[key][kind] = _pandas(part.select("t", "offset", "value").orderBy("t"), ["t", "offset", "value"])
+    return out

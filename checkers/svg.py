@@ -1,0 +1,127 @@
+"""Plots as inline SVG: the report must open with no network and no plotting library.
+
+Two chart kinds cover the report: lines over time (with shaded fault windows) and scattered points
+over time (offset timelines). Every chart is an <svg class="plot"> so a browser test can find it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from html import escape
+
+W, H = 920, 260
+L, R, T, B = 64, 150, 24, 36
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#7f7f7f")
+FAULT_COLOURS = {
+    "kill": "#d62728",
+    "pause": "#ff7f0e",
+    "partition": "#9467bd",
+    "wipe": "#8c564b",
+    "lose-unflushed": "#e377c2",
+}
+
+
+def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    if hi <= lo:
+        return [lo]
+    step = 10 ** math.floor(math.log10((hi - lo) / n))
+    for mult in (1, 2, 5, 10):
+        if (hi - lo) / (step * mult) <= n:
+            step *= mult
+            break
+    first = math.ceil(lo / step) * step
+    return [first + i * step for i in range(int((hi - first) / step) + 1)]
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.0f}" if abs(v) >= 100 or v == int(v) else f"{v:.3g}"
+
+
+class Chart:
+    def __init__(self, title: str, x_max: float, y_max: float, x_label: str, y_label: str, y_min: float = 0.0):
+        self.title, self.x_label, self.y_label = title, x_label, y_label
+        self.x_max, self.y_min = max(x_max, 1e-9), y_min
+        self.y_max = y_max if y_max > y_min else y_min + 1
+        self.parts: list[str] = []
+        self.legend: list[tuple[str, str, str]] = []  # colour, label, shape
+
+    def x(self, v: float) -> float:
+        return L + (W - L - R) * v / self.x_max
+
+    def y(self, v: float) -> float:
+        return H - B - (H - T - B) * (v - self.y_min) / (self.y_max - self.y_min)
+
+    def windows(self, windows: Sequence[dict]) -> Chart:
+        seen = set()
+        for w in windows:
+            colour = FAULT_COLOURS.get(w["f"], "#7f7f7f")
+            x0, x1 = self.x(w["start"]), max(self.x(w["end"]), self.x(w["start"]) + 2)
+            tip = escape(f"{w['f']} {w['start']:.1f}-{w['end']:.1f} s")
+            self.parts.append(
+                f'<rect class="fault fault-{escape(w["f"])}" x="{x0:.1f}" y="{T}" width="{x1 - x0:.1f}" '
+                f'height="{H - T - B}" fill="{colour}" opacity="0.15"><title>{tip}</title></rect>'
+            )
+            if w["f"] not in seen:
+                seen.add(w["f"])
+                self.legend.append((colour, w["f"], "band"))
+        return self
+
+    def line(
+        self, points: Sequence[tuple[float, float]], label: str, colour: str | None = None, dashed: bool = False
+    ) -> Chart:
+        colour = colour or PALETTE[len([x for x in self.legend if x[2] == "line"]) % len(PALETTE)]
+        pts = " ".join(f"{self.x(a):.1f},{self.y(b):.1f}" for a, b in points if b is not None and not math.isnan(b))
+        if pts:
+            dash = ' stroke-dasharray="4 3"' if dashed else ""
+            self.parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5"{dash} points="{pts}"/>')
+        self.legend.append((colour, label, "line"))
+        return self
+
+    def dots(self, points: Sequence[tuple[float, float]], label: str, colour: str, r: float = 1.6) -> Chart:
+        for a, b in points:
+            self.parts.append(f'<circle cx="{self.x(a):.1f}" cy="{self.y(b):.1f}" r="{r}" fill="{colour}"/>')
+        self.legend.append((colour, label, "dot"))
+        return self
+
+    def marks(self, points: Sequence[tuple[float, float, str]], label: str, colour: str = "#d62728") -> Chart:
+        for a, b, tip in points:
+            cx, cy = self.x(a), self.y(b)
+            self.parts.append(
+                f'<path class="anomaly" d="M{cx - 5:.1f},{cy - 5:.1f}L{cx + 5:.1f},{cy + 5:.1f}'
+                f'M{cx - 5:.1f},{cy + 5:.1f}L{cx + 5:.1f},{cy - 5:.1f}" stroke="{colour}" stroke-width="2">'
+                f"<title>{escape(tip)}</title></path>"
+            )
+        self.legend.append((colour, label, "mark"))
+        return self
+
+    def render(self) -> str:
+        axes = [f'<text x="{L}" y="{T - 8}" class="title">{escape(self.title)}</text>']
+        for v in _ticks(0, self.x_max):
+            axes.append(f'<line x1="{self.x(v):.1f}" x2="{self.x(v):.1f}" y1="{T}" y2="{H - B}" class="grid"/>')
+            axes.append(f'<text x="{self.x(v):.1f}" y="{H - B + 14}" text-anchor="middle">{_fmt(v)}</text>')
+        for v in _ticks(self.y_min, self.y_max):
+            axes.append(f'<line x1="{L}" x2="{W - R}" y1="{self.y(v):.1f}" y2="{self.y(v):.1f}" class="grid"/>')
+            axes.append(f'<text x="{L - 6}" y="{self.y(v) + 4:.1f}" text-anchor="end">{_fmt(v)}</text>')
+        axes.append(f'<text x="{(L + W - R) / 2}" y="{H - 4}" text-anchor="middle">{escape(self.x_label)}</text>')
+        axes.append(
+            f'<text transform="translate(14,{(T + H - B) / 2}) rotate(-90)" text-anchor="middle">'
+            f"{escape(self.y_label)}</text>"
+        )
+        legend = []
+        for i, (colour, label, shape) in enumerate(self.legend):
+            y = T + 12 + 16 * i
+            if shape == "band":
+                legend.append(
+                    f'<rect x="{W - R + 10}" y="{y - 8}" width="14" height="10" fill="{colour}" opacity="0.3"/>'
+                )
+            else:
+                legend.append(f'<rect x="{W - R + 10}" y="{y - 5}" width="14" height="3" fill="{colour}"/>')
+            legend.append(f'<text x="{W - R + 30}" y="{y}">{escape(label)}</text>')
+        return (
+            f'<svg class="plot" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
+            f'role="img" aria-label="{escape(self.title)}">'
+            f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" class="frame"/>'
+            + "".join(axes + self.parts + legend)
+            + "</svg>"
+        )

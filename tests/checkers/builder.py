@@ -1,0 +1,59 @@
+"""Hand-made histories for checker tests: a tiny writer of the shared history format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+class History:
+    """Events in the order they are added; each op is an invoke and (unless left open) its completion."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.time = 0
+
+    def _event(self, process: int | str, type: str, f: str, value: Any, error: str | None = None) -> int:
+        self.time += 1_000_000
+        event = {"index": len(self.events), "time": self.time, "process": process, "type": type, "f": f, "value": value}
+        if error:
+            event["error"] = error
+        self.events.append(event)
+        return event["index"]
+
+    def op(
+        self, process: int | str, f: str, invoke: Any, complete: Any, type: str = "ok", error: str | None = None
+    ) -> int:
+        """An operation; returns the index of its completion (the op's name in results), or of its invoke."""
+        idx = self._event(process, "invoke", f, invoke)
+        if type is None:
+            return idx
+        return self._event(process, type, f, complete, error)
+
+    def send(self, process: int, key: str, sends: list[tuple[int, int | None]], type: str = "ok") -> int:
+        """sends: (value, offset) pairs; offset None when unknown."""
+        invoke = [["send", key, v] for v, _ in sends]
+        done = [["send", key, [o, v]] for v, o in sends]
+        return self.op(process, "send", invoke, done, type, None if type in ("ok", None) else "timeout")
+
+    def poll(self, process: int, read: dict[str, list[tuple[int, int]]], type: str = "ok") -> int:
+        return self.op(
+            process, "poll", [["poll"]], [["poll", {k: [list(p) for p in v] for k, v in read.items()}]], type
+        )
+
+    def assign(self, process: int, keys: list[str], f: str = "assign") -> int:
+        return self.op(process, f, keys, keys)
+
+    def txn(self, process: int, micro: list[Any], done: list[Any], type: str = "ok") -> int:
+        return self.op(process, "txn", micro, done, type)
+
+    def nemesis(self, f: str, nodes: list[str]) -> int:
+        return self.op("nemesis", f, {"nodes": nodes}, {"nodes": nodes})
+
+    def lines(self) -> str:
+        return "".join(json.dumps(e) + "\n" for e in self.events)
+
+    def write(self, path: Path) -> Path:
+        path.write_text(self.lines(), encoding="utf-8")
+        return path
