@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 
@@ -125,3 +125,30 @@ def markdown_table() -> str:
     rows = ["| anomaly | kind | rule in | holds when |", "|---|---|---|---|"]
     rows += [f"| `{a.name}` | {kinds[a.error]} | `checkers/{a.module}.py` | {a.holds_when} |" for a in ANOMALIES]
     return "\n".join(rows)
+
+
+def read_instances(reads: DataFrame, name: str) -> DataFrame:
+    """Instances that are single reads (op, offset, value, process of a reads-table row)."""
+    return instances(
+        reads, name, ops=F.array("op"), offsets=F.array("offset"), values=F.array("value"), process="process"
+    )
+
+
+def consecutive_in_op(rows: DataFrame) -> DataFrame:
+    """Rows of sends or reads with `prev`, the row of the same key just before it in the same
+    operation (by `pos`); the first row of each key in each operation is dropped."""
+    w = Window.partitionBy("op", "key").orderBy("pos")
+    prev = F.lag(F.struct("pos", "idx", "offset", "value")).over(w)
+    return rows.select("*", prev.alias("prev")).where(F.col("prev").isNotNull())
+
+
+def step_instances(pairs: DataFrame, name: str) -> DataFrame:
+    """Instances of two consecutive values inside one operation (rows of consecutive_in_op)."""
+    return instances(
+        pairs,
+        name,
+        ops=F.array("op"),
+        offsets=F.array("prev.offset", "offset"),
+        values=F.array("prev.value", "value"),
+        process="process",
+    )

@@ -31,6 +31,7 @@ from checkers import (
     version_order,
 )
 from checkers.anomalies import BY_NAME, NAMES
+from checkers.errors import BadHistory
 
 MAX_EXAMPLES = 10
 EXIT_CODES = {True: 0, False: 1, "unknown": 3}
@@ -128,7 +129,10 @@ def check_history(
     if loaded.empty:
         result = CheckResult("unknown", {}, {}, loaded.warnings, history)
         return _write(result, out_dir, None, report)
-    t = tables.build(loaded.events)
+    try:
+        t = tables.build(loaded.events)
+    except BadHistory as exc:
+        raise BadHistory(f"{history}: {exc}") from None
     o = version_order.build(t)
     anomalies = summarize(all_instances(t, o))
     st = stats.summary(t, o)

@@ -7,22 +7,12 @@ the test or from a corrupted log. Polls of every outcome count: each shows what 
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
-from checkers.anomalies import instances
+from checkers.anomalies import read_instances
 from checkers.tables import Tables
 
 
 def rules(t: Tables) -> list[DataFrame]:
     tried = t.sends.select("key", "value").distinct()
     hits = t.reads.join(tried, ["key", "value"], "left_anti")
-    return [
-        instances(
-            hits,
-            "garbage-read",
-            ops=F.array("op"),
-            offsets=F.array("offset"),
-            values=F.array("value"),
-            process="process",
-        )
-    ]
+    return [read_instances(hits, "garbage-read")]

@@ -94,27 +94,28 @@ def _problem(col_text: str) -> F.Column:
 
 
 def load(spark: SparkSession, path: str | Path) -> Loaded:
-    """Parse and validate (one pass over the file); the events frame re-reads the file when used."""
+    """The events, parsed lazily: nothing runs until tables.build, so the file is parsed once.
+
+    Rows that are not events keep a `bad` message (tables.build reports the first as bad input);
+    the truncated last line, when there is one, is left out with a warning.
+    """
     p = resolve(path)
-    if p.stat().st_size == 0 or not last_line(p).strip():
-        return Loaded(spark.createDataFrame([], T.StructType(SCHEMA.fields[:-1])), p, ["the history is empty"], True)
+    tail = last_line(p)
+    if p.stat().st_size == 0 or not tail.strip():
+        empty = spark.createDataFrame([], T.StructType([*SCHEMA.fields[:-1], T.StructField("bad", T.StringType())]))
+        return Loaded(empty, p, ["the history is empty"], True)
     raw = (
         spark.read.schema(SCHEMA).option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT).json(str(p))
     )
-    checked = raw.withColumn("_problem", _problem(F.coalesce(F.col("type"), F.lit("null"))))
-    bad = checked.where(F.col("_problem").isNotNull())
-    stats = bad.agg(
-        F.count(F.lit(1)).alias("n"), F.first(F.struct("_problem", CORRUPT, "index")).alias("first")
-    ).first()
     warnings: list[str] = []
-    if stats["n"]:
-        tail = last_line(p)
-        first = stats["first"]
-        truncated_tail = stats["n"] == 1 and first[CORRUPT] is not None and first[CORRUPT].strip() == tail.strip()
-        if not (truncated_tail and not _is_json_object(tail)):
-            where = f"event {first['index']}" if first["index"] is not None else "a line"
-            text = (first[CORRUPT] or "").strip()[:80]
-            raise BadHistory(f"{p}: {where}: {first['_problem']}" + (f": {text!r}" if text else ""))
+    if not _is_json_object(tail):
         warnings.append(f"the last line is truncated ({len(tail)} characters); it was ignored")
-    events = checked.where(F.col("_problem").isNull()).drop(CORRUPT, "_problem")
-    return Loaded(events, p, warnings, False)
+        raw = raw.where(F.col(CORRUPT).isNull() | (F.trim(F.col(CORRUPT)) != F.lit(tail.strip())))
+    problem = _problem(F.coalesce(F.col("type"), F.lit("null")))
+    where = F.coalesce(F.concat(F.lit("event "), F.col("index").cast("string")), F.lit("a line"))
+    text = F.substring(F.trim(F.col(CORRUPT)), 1, 80)
+    bad = F.when(
+        problem.isNotNull(),
+        F.concat(where, F.lit(": "), problem, F.coalesce(F.concat(F.lit(": '"), text, F.lit("'")), F.lit(""))),
+    )
+    return Loaded(raw.withColumn("bad", bad).drop(CORRUPT), p, warnings, False)

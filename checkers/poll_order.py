@@ -14,7 +14,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from checkers.anomalies import instances
+from checkers.anomalies import consecutive_in_op, instances, step_instances
 from checkers.tables import Tables
 from checkers.version_order import Order
 
@@ -87,24 +87,11 @@ def rules(t: Tables, o: Order) -> list[DataFrame]:
         process="process",
         allowed=F.coalesce(F.col("mode") == "subscribe", F.lit(False)),
     )
-    ok = o.read_idx.where((F.col("type") == "ok") & F.col("idx").isNotNull())
-    w = Window.partitionBy("op", "key").orderBy("pos")
-    inner = ok.select(
-        "*",
-        F.lag("idx").over(w).alias("prev_idx"),
-        F.lag("offset").over(w).alias("prev_offset"),
-        F.lag("value").over(w).alias("prev_value"),
-    ).where(F.col("prev_idx").isNotNull())
-    inner_delta = F.col("idx") - F.col("prev_idx")
-    inner_common = dict(
-        ops=F.array("op"),
-        offsets=F.array("prev_offset", "offset"),
-        values=F.array("prev_value", "value"),
-        process="process",
-    )
+    inner = consecutive_in_op(o.read_idx.where((F.col("type") == "ok") & F.col("idx").isNotNull()))
+    inner_delta = F.col("idx") - F.col("prev.idx")
     return [
         instances(refs.where(delta > 1), "poll-skip", **common),
         instances(refs.where(delta <= 0), "nonmonotonic-poll", **common),
-        instances(inner.where(inner_delta > 1), "int-poll-skip", **inner_common),
-        instances(inner.where(inner_delta <= 0), "int-nonmonotonic-poll", **inner_common),
+        step_instances(inner.where(inner_delta > 1), "int-poll-skip"),
+        step_instances(inner.where(inner_delta <= 0), "int-nonmonotonic-poll"),
     ]

@@ -9,20 +9,11 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from checkers.anomalies import instances
+from checkers.anomalies import read_instances
 from checkers.tables import Tables
 
 
 def rules(t: Tables) -> list[DataFrame]:
     sent = t.sends.where(F.col("f") == "txn").select("op", "key", "value")
     hits = t.reads.where(F.col("f") == "txn").join(sent, ["op", "key", "value"])
-    return [
-        instances(
-            hits,
-            "precommitted-read",
-            ops=F.array("op"),
-            offsets=F.array("offset"),
-            values=F.array("value"),
-            process="process",
-        )
-    ]
+    return [read_instances(hits, "precommitted-read")]

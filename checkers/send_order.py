@@ -11,7 +11,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from checkers.anomalies import instances
+from checkers.anomalies import consecutive_in_op, instances, step_instances
 from checkers.version_order import Order
 
 
@@ -29,14 +29,7 @@ def rules(o: Order) -> list[DataFrame]:
     across = per_op.select("*", F.lag("last").over(wp).alias("prev"), F.lag("op").over(wp).alias("prev_op")).where(
         F.col("prev_op").isNotNull() & (F.col("first.idx") <= F.col("prev.idx"))
     )
-    wi = Window.partitionBy("op", "key").orderBy("pos")
-    inner = acked.select("*", F.lag(entry).over(wi).alias("prev")).where(F.col("prev").isNotNull())
-    inner_common = dict(
-        ops=F.array("op"),
-        offsets=F.array("prev.offset", "offset"),
-        values=F.array("prev.value", "value"),
-        process="process",
-    )
+    inner = consecutive_in_op(acked)
     return [
         instances(
             across,
@@ -46,6 +39,6 @@ def rules(o: Order) -> list[DataFrame]:
             values=F.array("prev.value", "first.value"),
             process="process",
         ),
-        instances(inner.where(F.col("idx") <= F.col("prev.idx")), "int-nonmonotonic-send", **inner_common),
-        instances(inner.where(F.col("idx") - F.col("prev.idx") > 1), "int-send-skip", **inner_common),
+        step_instances(inner.where(F.col("idx") <= F.col("prev.idx")), "int-nonmonotonic-send"),
+        step_instances(inner.where(F.col("idx") - F.col("prev.idx") > 1), "int-send-skip"),
     ]

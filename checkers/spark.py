@@ -67,7 +67,7 @@ def materialize(df: DataFrame) -> DataFrame:
     return df.localCheckpoint(eager=True)
 
 
-SMALL_BYTES = 64 << 20
+SMALL_BYTES = 4 << 20
 
 
 def tune(spark: SparkSession, history_bytes: int) -> None:

@@ -38,18 +38,39 @@ def pair(events: DataFrame) -> DataFrame:
     w = Window.partitionBy("process").orderBy("index")
     nxt = F.lead(F.struct("index", "time", "type", "f", "value", "error")).over(w)
     ev = events.select("*", F.lag("type").over(w).alias("prev_type"), nxt.alias("c"))
+    # Rows that are not events (a `bad` message from load) are kept only to be reported.
     problem = (
-        F.when(
+        F.when(F.col("bad").isNotNull(), F.col("bad"))
+        .when(
             (F.col("type") != "invoke") & (F.col("prev_type").isNull() | (F.col("prev_type") != "invoke")),
-            F.concat(F.lit("a completion of process "), F.col("process"), F.lit(" with no invoke outstanding")),
+            F.concat(
+                F.lit("event "),
+                F.col("index"),
+                F.lit(": a completion of process "),
+                F.col("process"),
+                F.lit(" with no invoke outstanding"),
+            ),
         )
         .when(
             (F.col("type") == "invoke") & (F.col("c.type") == "invoke"),
-            F.concat(F.lit("process "), F.col("process"), F.lit(" invokes again before its operation completed")),
+            F.concat(
+                F.lit("event "),
+                F.col("index"),
+                F.lit(": process "),
+                F.col("process"),
+                F.lit(" invokes again before its operation completed"),
+            ),
         )
         .when(
             (F.col("type") == "invoke") & (F.col("c.f") != F.col("f")),
-            F.concat(F.lit("completed as "), F.col("c.f"), F.lit(", invoked as "), F.col("f")),
+            F.concat(
+                F.lit("event "),
+                F.col("index"),
+                F.lit(": completed as "),
+                F.col("c.f"),
+                F.lit(", invoked as "),
+                F.col("f"),
+            ),
         )
     )
     return ev.where((F.col("type") == "invoke") | problem.isNotNull()).select(
@@ -69,9 +90,9 @@ def pair(events: DataFrame) -> DataFrame:
 
 def build(events: DataFrame) -> Tables:
     paired = materialize(pair(events))
-    bad = paired.where(F.col("problem").isNotNull()).orderBy("invoke").select("invoke", "problem").first()
+    bad = paired.where(F.col("problem").isNotNull()).orderBy("invoke").select("problem").first()
     if bad is not None:
-        raise BadHistory(f"event {bad['invoke']}: {bad['problem']}")
+        raise BadHistory(bad["problem"])
     client = paired.where((F.col("process") != NEMESIS) & F.col("f").isin(*CLIENT_FS))
     micro = F.coalesce(F.from_json("cvalue", MICRO), F.from_json("ivalue", MICRO))
     ops_micro = client.select("op", "process", "f", "type", F.posexplode(micro).alias("mpos", "m"))
