@@ -25,12 +25,14 @@ from checkers import (
     poll_order,
     precommitted_read,
     send_order,
+    series,
     spark,
     stats,
     tables,
     version_order,
 )
-from checkers.anomalies import BY_NAME, NAMES
+from checkers import report as report_page
+from checkers.anomalies import NAMES
 from checkers.errors import BadHistory
 
 MAX_EXAMPLES = 10
@@ -122,7 +124,6 @@ def check_history(
     """Check one history; writes results.json (and report.html) into `out`."""
     history = load.resolve(path)
     out_dir = default_out(history, out)
-    out_dir.mkdir(parents=True, exist_ok=True)
     sp = session or spark.session(master)
     spark.tune(sp, history.stat().st_size)
     loaded = load.load(sp, history)
@@ -147,12 +148,7 @@ def check_history(
     result = CheckResult(verdict(anomalies, st["values"]["acknowledged"], ok_poll), anomalies, st)
     result.warnings = loaded.warnings + _warnings(st, ok_poll)
     result.history = history
-    series = None
-    if report:
-        from checkers import series as series_mod
-
-        series = series_mod.collect(t, o, anomalies)
-    return _write(result, out_dir, series, report)
+    return _write(result, out_dir, series.collect(t, o, anomalies) if report else None, report)
 
 
 def _warnings(st: dict[str, Any], ok_poll: bool) -> list[str]:
@@ -164,20 +160,15 @@ def _warnings(st: dict[str, Any], ok_poll: bool) -> list[str]:
     return out
 
 
-def _write(result: CheckResult, out_dir: Path, series: Any, report: bool) -> CheckResult:
+def _write(result: CheckResult, out_dir: Path, plots: series.Series | None, report: bool) -> CheckResult:
+    out_dir.mkdir(parents=True, exist_ok=True)
     result.results_path = out_dir / "results.json"
     tmp = result.results_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(result.to_json(), indent=2, sort_keys=False) + "\n", encoding="utf-8")
     tmp.replace(result.results_path)
     if report:
-        from checkers import report as report_mod
-
-        result.report_path = report_mod.write(out_dir / "report.html", result, series)
+        result.report_path = report_page.write(out_dir / "report.html", result, plots)
     return result
-
-
-def describe(name: str) -> str:
-    return BY_NAME[name].holds_when
 
 
 def format_summary(result: CheckResult) -> str:
