@@ -19,6 +19,7 @@ from checkers.version_order import Order
 BUCKETS = 200
 TIMELINE_KEYS = 4
 TIMELINE_POINTS = 1500  # per key and kind
+MAX_NEMESIS_OPS = 5000  # fault windows shaded: the first ones (keeps the Python side flat in history size)
 # A fault that stays in place until another nemesis operation undoes it.
 ENDS = {"kill": "start", "pause": "resume", "partition": "heal"}
 
@@ -96,7 +97,13 @@ def collect(t: Tables, o: Order, anomalies: dict[str, dict[str, Any]]) -> Series
     cum = ack_hist.reindex(grid, fill_value=0).cumsum() - seen_hist.reindex(grid, fill_value=0).cumsum()
     unseen = cum.rename("unseen").reset_index()
 
-    nemesis = t.ops.where(F.col("process") == NEMESIS).select("f", "type", "itime", "ctime").collect()
+    nemesis = (
+        t.ops.where(F.col("process") == NEMESIS)
+        .select("f", "type", "itime", "ctime")
+        .orderBy("itime")
+        .limit(MAX_NEMESIS_OPS)
+        .collect()
+    )
     faults = fault_windows(
         [
             {
