@@ -24,6 +24,7 @@ from checkers import (
     offsets,
     poll_order,
     precommitted_read,
+    root_cause,
     send_order,
     series,
     spark,
@@ -48,6 +49,8 @@ class CheckResult:
     history: Path | None = None
     results_path: Path | None = None
     report_path: Path | None = None
+    #: Lost writes explained by the metadata timeline, when the run directory has one (root_cause.py).
+    root_cause: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:
@@ -65,6 +68,7 @@ class CheckResult:
             "stats": self.stats,
             "warnings": self.warnings,
             "history": str(self.history) if self.history else None,
+            **({"root_cause": self.root_cause} if self.root_cause is not None else {}),
         }
 
 
@@ -148,6 +152,7 @@ def check_history(
     result = CheckResult(verdict(anomalies, st["values"]["acknowledged"], ok_poll), anomalies, st)
     result.warnings = loaded.warnings + _warnings(st, ok_poll)
     result.history = history
+    result.root_cause = root_cause.build(history.parent, anomalies, history)
     return _write(result, out_dir, series.collect(t, o, anomalies) if report else None, report)
 
 

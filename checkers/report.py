@@ -152,6 +152,52 @@ def _timelines(series: Series, anomalies: dict[str, dict[str, Any]]) -> str:
     return "".join(out)
 
 
+def _root_cause(rc: dict[str, Any], series: Series | None) -> str:
+    """Lost writes explained, then faults, controller decisions and lost writes on one clock."""
+    out = []
+    if rc.get("lost_writes"):
+        rows = [
+            {"key": x["key"], "offsets": x.get("offsets"), "values": x.get("values"), "acknowledged at s": x["acked_s"],
+             "cause": x.get("cause"), "explanation": x.get("text")}
+            for x in rc["lost_writes"]
+        ]  # fmt: skip
+        out += ["<h3>Lost writes and the decisions that dropped them</h3>", _table(pd.DataFrame(rows))]
+    rows = []
+    for f in series.faults if series is not None else []:
+        until = f"until {f['end']:.1f} s" if f.get("end") is not None else "never healed"
+        rows.append({"t s": round(f["start"], 3), "source": "nemesis", "what": f["f"],
+                     "detail": f"{', '.join(f.get('nodes') or [])} {until}"})  # fmt: skip
+    for e in rc.get("timeline", []):
+        if e["kind"] == "partition":
+            detail = (f"{e['key']}: leader {e['leader']} (epoch {e['leader_epoch']}), ISR {e['isr']}"
+                      + (" UNCLEAN" if e.get("unclean") else ""))  # fmt: skip
+            what = f"partition {e['change']}"
+        else:
+            detail, what = f"broker {e.get('broker')} epoch {e.get('broker_epoch')}", f"broker {e['kind']}"
+        rows.append({"t s": e["t_s"], "source": "controller", "what": what, "detail": detail})
+    for x in rc.get("lost_writes", []):
+        rows.append({"t s": x["acked_s"], "source": "client", "what": "lost write acknowledged",
+                     "detail": f"{x['key']} offsets {x.get('offsets')} values {x.get('values')}"})  # fmt: skip
+    if rows:
+        table = pd.DataFrame(rows).sort_values("t s", kind="stable")
+        out += ["<h3>Timeline: faults, controller decisions, lost writes</h3>", _table(table)]
+    divergent = []
+    for key, c in rc.get("replicas", {}).items():
+        clients = c.get("clients", {})
+        divergent.append(
+            {
+                "key": key,
+                "replicas": json.dumps(c.get("replicas")),
+                "offsets where replicas differ": c.get("divergent_count", 0),
+                "client reads rewritten": clients.get("rewritten", 0),
+                "client reads gone": clients.get("gone", 0),
+            }
+        )
+    if divergent:
+        out += ["<h3>Replicas after the run, against what clients saw</h3>", _table(pd.DataFrame(divergent))]
+    return "".join(out)
+
+
 def render(result: CheckResult, series: Series | None) -> str:
     title = f"kafka-chaos check: {result.history.parent.name if result.history else ''}"
     warnings = "".join(f'<p class="warn">warning: {escape(w)}</p>' for w in result.warnings)
@@ -166,6 +212,8 @@ def render(result: CheckResult, series: Series | None) -> str:
         body += ["<h2>Over time</h2>", _plots(series)]
         if series.timelines:
             body += ["<h2>Anomalous keys</h2>", _timelines(series, result.anomalies)]
+    if result.root_cause:
+        body += ["<h2>Root cause</h2>", _root_cause(result.root_cause, series)]
     body.append(_stats_tables(result.stats))
     data = escape(json.dumps({"valid": result.valid, "errors": result.errors}))
     return (

@@ -21,7 +21,7 @@ TIMELINE_KEYS = 4
 TIMELINE_POINTS = 1500  # per key and kind
 MAX_NEMESIS_OPS = 5000  # fault windows shaded: the first ones (keeps the Python side flat in history size)
 # A fault that stays in place until another nemesis operation undoes it.
-ENDS = {"kill": "start", "pause": "resume", "partition": "heal"}
+ENDS = {"kill": "start", "stop": "start", "pause": "resume", "partition": "heal"}
 
 
 @dataclass

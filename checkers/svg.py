@@ -15,6 +15,7 @@ L, R, T, B = 64, 150, 24, 36
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#7f7f7f")
 FAULT_COLOURS = {
     "kill": "#d62728",
+    "stop": "#bcbd22",
     "pause": "#ff7f0e",
     "partition": "#9467bd",
     "wipe": "#8c564b",

@@ -18,3 +18,30 @@ def live_brokers(admin: KafkaAdminClient) -> set[int]:
     except KeyError:
         metadata = admin._manager.run(admin._get_cluster_metadata, [])
         return {b["node_id"] for b in metadata.get("brokers", [])}
+
+
+def topic_metadata_from(admin: KafkaAdminClient, node_id: int, topic: str) -> dict:
+    """The Metadata answer for one topic from one chosen broker.
+
+    describe_topics() asks whichever broker is least loaded, and a broker cut off from the
+    controller answers from a stale metadata image; a scenario that waits for the controller's
+    decision asks a broker it knows is connected. kafka-python 3.0 (pinned) has no public way to
+    pick the broker, so this goes through its connection manager.
+    """
+    from kafka.protocol.metadata import MetadataRequest
+
+    async def ask() -> dict:
+        request = MetadataRequest(
+            topics=[MetadataRequest.MetadataRequestTopic(name=topic)],
+            allow_auto_topic_creation=False,
+            include_cluster_authorized_operations=False,
+            include_topic_authorized_operations=False,
+        )
+        response = await admin._manager.send(request, node_id=node_id)
+        return response.to_dict()
+
+    metadata = admin._manager.run(ask)
+    for t in metadata.get("topics", []):
+        if t.get("name") == topic:
+            return t
+    raise KeyError(topic)

@@ -217,6 +217,42 @@ def cmd_check(args: argparse.Namespace) -> int:
     return _check(args.path, args.out, args.spark_master, report=not args.no_report)
 
 
+def cmd_scenarios(args: argparse.Namespace) -> int:
+    from scenarios.registry import SCENARIOS
+
+    for name, scenario in SCENARIOS.items():
+        print(f"{name:<26} {scenario.story.strip().splitlines()[0]}")
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from scenarios.registry import get
+    from scenarios.reproduce import markdown, parse_targets, reproduce
+
+    scenario = get(args.scenario)
+    targets = parse_targets(args.kafka)
+    rows, out = reproduce(scenario, targets, args.runs, args.store, _say, args.spark_master, args.out)
+    print(markdown(scenario, rows), end="")
+    _say(f"table: {out / 'reproduce.md'} and {out / 'reproduce.json'}")
+    return 0 if all(row.as_expected for row in rows) else 1
+
+
+def cmd_bisect(args: argparse.Namespace) -> int:
+    from scenarios.bisect import bisect
+    from scenarios.registry import get
+
+    scenario = get(args.scenario)
+    result = bisect(scenario, args.good, args.bad, args.runs, args.store, _say, args.metadata_version)
+    for version, outcomes in result.probes.items():
+        lost = sum(o.reproduced for o in outcomes)
+        print(f"{version:<10} loss in {lost} of {len(outcomes)} run(s)")
+    if result.problem:
+        _say(f"bisect stopped: {result.problem}")
+        return 1
+    print(f"first good release: {result.first_good} (last bad: {result.last_bad})")
+    return 0
+
+
 def cmd_images_build(args: argparse.Namespace) -> int:
     from harness.engine import docker_client
     from harness.images import ensure_image
@@ -269,6 +305,30 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--spark-master", help="Spark master URL (default: local[2], embedded)")
     check.add_argument("--no-report", action="store_true", help="write results.json only")
     check.set_defaults(func=cmd_check)
+
+    scenarios = sub.add_parser("scenarios", help="list the scenario library")
+    scenarios.set_defaults(func=cmd_scenarios)
+
+    rep = sub.add_parser(
+        "reproduce",
+        help="run a scenario on Kafka versions: version x outcome table (exit 1 unless every row is as expected)",
+    )
+    rep.add_argument("scenario", help="a library scenario (kafka-chaos scenarios) or a scenario file (.yaml/.json/.py)")
+    rep.add_argument("--kafka", required=True, help="versions, comma-separated; VERSION@METADATA_VERSION pins one")
+    rep.add_argument("--runs", type=_int, default=1, help="runs per version (default 1)")
+    rep.add_argument("--store", type=Path, default=Path("store"), help="where run directories go (default store/)")
+    rep.add_argument("--out", type=Path, help="where reproduce.md/json go (default store/<scenario>/reproduce-<time>/)")
+    rep.add_argument("--spark-master", help="Spark master URL for the checks (default: local[2], embedded)")
+    rep.set_defaults(func=cmd_reproduce)
+
+    bis = sub.add_parser("bisect", help="find the first released version where a scenario's loss is gone")
+    bis.add_argument("scenario", help="a library scenario or a scenario file")
+    bis.add_argument("--good", required=True, metavar="VERSION", help="a version without the loss")
+    bis.add_argument("--bad", required=True, metavar="VERSION", help="an older version with it")
+    bis.add_argument("--runs", type=_int, default=1, help="runs per probed version (default 1)")
+    bis.add_argument("--metadata-version", help="format every probed cluster at this metadata version")
+    bis.add_argument("--store", type=Path, default=Path("store"))
+    bis.set_defaults(func=cmd_bisect)
 
     images = sub.add_parser("images", help="prepare broker images")
     images_sub = images.add_subparsers(dest="images_command", required=True, parser_class=_Parser)

@@ -31,6 +31,8 @@ class HistoryWriter:
     def __init__(self, path: str | Path, start_ns: int | None = None) -> None:
         self.path = Path(path)
         self.start_ns = time.monotonic_ns() if start_ns is None else start_ns
+        #: Wall-clock time of time 0, to line the history up with broker logs and metadata records.
+        self.started_unix_ms = time.time() * 1000 - (time.monotonic_ns() - self.start_ns) / 1e6
         self._lock = threading.Lock()
         self._file: TextIO = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
         self._index = 0

@@ -102,3 +102,21 @@ def resolve_broker_jars(version: KafkaVersion) -> Path:
         raise
     (dest / _COMPLETE).write_text(str(version))
     return dest
+
+
+def resolve_tools_jars(version: KafkaVersion) -> Path:
+    """Kafka's command-line tools (kafka-tools and what it needs), which the broker image does
+    not hold: from 4.0 on, DumpLogSegments lives there. Resolved once per version, then cached."""
+    dest = cache_dir() / "jars" / f"{version}-tools"
+    if (dest / _COMPLETE).exists():
+        return dest
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    try:
+        _mvn_copy([_dependency_xml("org.apache.kafka", "kafka-tools", str(version), True)], dest, version)
+    except BaseException:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise
+    (dest / _COMPLETE).write_text(str(version))
+    return dest

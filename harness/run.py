@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -63,8 +64,13 @@ class NemesisPlan:
     faults: list[str] = field(default_factory=list)
     interval: float = 10.0
     script: list[Step] | None = None
+    #: A schedule of its own (a scenario's script, scenarios/), built on the run's nemesis.
+    custom: Callable[[Nemesis], Schedule] | None = None
+    label: str | None = None
 
     def schedule(self, nemesis: Nemesis, seed: int | None) -> Schedule | None:
+        if self.custom is not None:
+            return self.custom(nemesis)
         if self.script is not None:
             return ScriptedSchedule(nemesis, self.script)
         if self.faults:
@@ -72,6 +78,8 @@ class NemesisPlan:
         return None
 
     def describe(self) -> dict[str, Any]:
+        if self.custom is not None:
+            return {"scenario": self.label}
         if self.script is not None:
             return {"script": [asdict(step) for step in self.script]}
         return {"faults": self.faults, "interval": self.interval} if self.faults else {}
@@ -84,10 +92,15 @@ def run_workload(
     progress: Progress | None = None,
     seed: int | None = None,
     plan: NemesisPlan | None = None,
+    notes: dict[str, Any] | None = None,
 ) -> WorkloadSummary:
-    """Create the topic, run the workload (and the nemesis) against a started cluster, write the history."""
+    """Create the topic, run the workload (and the nemesis) against a started cluster, write the history.
+
+    `notes` receives `history_started_unix_ms`, the wall-clock time of the history's time 0."""
     create_topic(cluster, opts)
     with HistoryWriter(run_dir / "history.jsonl") as history:
+        if notes is not None:
+            notes["history_started_unix_ms"] = round(history.started_unix_ms)
         ctx = RunContext(history=history, opts=opts, bootstrap_servers=cluster.bootstrap_servers, run_id=cluster.run_id)
         schedule = plan.schedule(Nemesis(cluster, history, seed), seed) if plan else None
         return Runner(ctx, progress, seed, schedule).run()
@@ -134,7 +147,7 @@ def run(
             config["run_id"] = cluster.run_id
             ready_s = time.monotonic() - started
             log(f"cluster ready in {ready_s:.1f} s; running {opts.workload} for {opts.time_limit:g} s")
-            summary = run_workload(cluster, opts, run_dir, progress, seed, plan)
+            summary = run_workload(cluster, opts, run_dir, progress, seed, plan, config)
     finally:
         if summary is not None:
             config["effective_producer_config"] = summary.effective_producer_config

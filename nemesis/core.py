@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from harness.cluster import KafkaCluster
@@ -16,13 +17,14 @@ from harness.history import FAIL, INFO, NEMESIS, OK, HistoryWriter
 from nemesis import partition as net
 from nemesis.kill import kill, start, wait_stopped
 from nemesis.pause import pause, resume
+from nemesis.stop import stop
 from nemesis.targets import TargetError, resolve
 from nemesis.unflushed import lose_unflushed
 from nemesis.wipe import wipe
 
-FAULTS = ("kill", "start", "pause", "resume", "wipe", "lose-unflushed", "partition", "heal")
+FAULTS = ("kill", "stop", "start", "pause", "resume", "wipe", "lose-unflushed", "partition", "heal")
 #: What undoes a fault that stays in place (wipe and lose-unflushed restart the node themselves).
-HEALS = {"kill": "start", "pause": "resume", "partition": "heal"}
+HEALS = {"kill": "start", "stop": "start", "pause": "resume", "partition": "heal"}
 
 
 def _restart(node) -> None:
@@ -38,6 +40,7 @@ class Nemesis:
         self.killed: set[str] = set()
         self.paused: set[str] = set()
         self.partitioned = False
+        self._cut: net.Grudge = {}
         self._lock = threading.Lock()
 
     def _record(self, type: str, f: str, value: Any, error: str | None = None) -> None:
@@ -54,7 +57,7 @@ class Nemesis:
                 asked["shape"] = shape
             self._record("invoke", fault, asked)
             try:
-                nodes = self._targets(fault, target)
+                nodes = self._targets(fault, target, shape)
             except Exception as exc:  # noqa: BLE001 (nothing was done: a recorded failure, never a crash)
                 error = str(exc) if isinstance(exc, TargetError) else f"{type(exc).__name__}: {exc}"
                 self._record(FAIL, fault, asked, error)
@@ -68,7 +71,10 @@ class Nemesis:
             self._record(OK, fault, value)
             return value
 
-    def _targets(self, fault: str, target: str) -> list:
+    def _targets(self, fault: str, target: str, shape: str = "isolate") -> list:
+        if fault == "partition" and shape == "cut":
+            self._cut = self._resolve_cut(target)
+            return sorted({self.cluster.node(a) for a in self._cut}, key=lambda n: n.node_id)
         if fault == "heal":
             return list(self.cluster.nodes)
         if fault in ("start", "resume") and target == "random":
@@ -78,11 +84,23 @@ class Nemesis:
             return [self.cluster.node(alias) for alias in sorted(pool)]
         return resolve(self.cluster, target, self.rng)
 
+    def _resolve_cut(self, target: str) -> net.Grudge:
+        """`A|B;C|D`: each side a target of its own (nemesis/targets.py), every pair cut both ways."""
+        pairs = []
+        for part in target.split(";"):
+            sides = part.split("|")
+            if len(sides) != 2 or not all(s.strip() for s in sides):
+                raise TargetError(f"malformed cut {part!r}: expected SIDE|SIDE, e.g. leader:chaos/0|controller")
+            a, b = (resolve(self.cluster, side.strip(), self.rng) for side in sides)
+            pairs.append(([n.alias for n in a], [n.alias for n in b]))
+        return net.cut(pairs)
+
     def _apply(self, fault: str, nodes: list, shape: str) -> dict[str, Any]:
         aliases = [n.alias for n in nodes]
         # Faults on single nodes: what to do to each, and how the state of what to heal changes.
         per_node = {
             "kill": (kill, self.killed.add),
+            "stop": (stop, self.killed.add),
             "start": (_restart, self.killed.discard),
             "pause": (pause, self.paused.add),
             "resume": (resume, self.paused.discard),
@@ -102,7 +120,7 @@ class Nemesis:
         elif fault == "partition":
             all_aliases = [n.alias for n in self.cluster.nodes]
             victim = aliases[0] if shape == "isolate" else None
-            grudge = net.shape(shape, all_aliases, self.rng, victim)
+            grudge = self._cut if shape == "cut" else net.shape(shape, all_aliases, self.rng, victim)
             net.apply(self.cluster.nodes, grudge, self.cluster.network.name)
             self.partitioned = True
             return {"nodes": aliases, "grudge": {k: sorted(v) for k, v in grudge.items() if v}}
@@ -111,6 +129,18 @@ class Nemesis:
             self.partitioned = False
             return {"nodes": healed}
         return {"nodes": aliases}
+
+    def act(self, f: str, value: dict[str, Any], action: Callable[[], Any]) -> dict[str, Any]:
+        """An operator's action that is not a node fault (a forced election, ...), recorded like one."""
+        with self._lock:
+            self._record("invoke", f, value)
+            try:
+                action()
+            except Exception as exc:  # noqa: BLE001 (recorded; the caller decides what it means)
+                self._record(INFO, f, value, f"{type(exc).__name__}: {exc}")
+                return {**value, "error": str(exc)}
+            self._record(OK, f, value)
+            return value
 
     def heal_all(self) -> None:
         """Undo every fault still in place: thaw, start, remove partitions. Safe to call twice."""

@@ -9,7 +9,9 @@ with the container.
 
 Shapes (as in Jepsen's nemesis): `isolate` one node from the rest; `halves`, a random
 majority and minority; `majorities-ring`, each node sees a majority but no two see the same
-one; `bridge`, two halves joined only through one node.
+one; `bridge`, two halves joined only through one node. And `cut`: chosen pairs of nodes (or
+groups) that cannot talk to each other, everything else connected, e.g. a partition leader cut
+off from the active controller only (KAFKA-14139).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from harness.node import KafkaNode
 from nemesis.docker_ops import exec_root, network_ip
 
 CHAIN = "KAFKA-CHAOS"
-SHAPES = ("isolate", "halves", "majorities-ring", "bridge")
+SHAPES = ("isolate", "halves", "majorities-ring", "bridge", "cut")
+RANDOM_SHAPES = SHAPES[:-1]  # a cut needs its pairs named
 Grudge = dict[str, set[str]]
 
 
@@ -74,6 +77,18 @@ def bridge(nodes: Sequence[str], rng: random.Random) -> Grudge:
     return grudge
 
 
+def cut(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> Grudge:
+    """Each pair of groups cut both ways; nodes in no pair, and pairs not named, stay connected."""
+    grudge: Grudge = {}
+    for a, b in pairs:
+        for x in a:
+            for y in b:
+                if x != y:
+                    grudge.setdefault(x, set()).add(y)
+                    grudge.setdefault(y, set()).add(x)
+    return grudge
+
+
 def shape(name: str, nodes: Sequence[str], rng: random.Random, victim: str | None = None) -> Grudge:
     if name == "isolate":
         return isolate(nodes, victim or rng.choice(list(nodes)))
@@ -83,18 +98,30 @@ def shape(name: str, nodes: Sequence[str], rng: random.Random, victim: str | Non
         return majorities_ring(nodes, rng)
     if name == "bridge":
         return bridge(nodes, rng)
+    if name == "cut":
+        raise ValueError("a cut names its pairs in the target (SIDE|SIDE;...), not by shape alone")
     raise ValueError(f"unknown partition shape {name!r}: expected one of {', '.join(SHAPES)}")
 
 
 def apply(nodes: Sequence[KafkaNode], grudge: Grudge, network: str) -> None:
-    """Install the DROP rules of a grudge (replacing whatever was there): one shell per node,
-    all nodes at once, so the partition takes effect everywhere at about the same moment."""
-    by_alias = {n.alias: n for n in nodes}
+    """Install the DROP rules of a grudge, replacing whatever was there on every running node
+    (a node the grudge leaves out is left with none): one shell per node, all nodes at once, so
+    the partition takes effect everywhere at about the same moment. A stopped node has no rules
+    to replace (they went with its network namespace); a grudge against it is enforced on the
+    other side."""
+    running = [n for n in nodes if n.status() == "running"]
+    by_alias = {n.alias: n for n in running}
+    grudge = {alias: grudge.get(alias, set()) for alias in by_alias}
     involved = set(grudge) | {enemy for enemies in grudge.values() for enemy in enemies}
     ips = {n.alias: network_ip(n, network) for n in nodes if n.alias in involved}
     scripts = {}
     for alias, enemies in grudge.items():
-        drops = [f"iptables -A {CHAIN} -{flag} {ips[enemy]} -j DROP" for enemy in sorted(enemies) for flag in "sd"]
+        drops = [
+            f"iptables -A {CHAIN} -{flag} {ips[enemy]} -j DROP"
+            for enemy in sorted(enemies)
+            if ips[enemy]
+            for flag in "sd"
+        ]  # a stopped enemy has no address; its peers' rules are all there is to install
         scripts[alias] = " && ".join([_RESET, *drops])
     with ThreadPoolExecutor(max_workers=len(scripts) or 1) as pool:
         for future in [pool.submit(exec_root, by_alias[a], "sh", "-c", script) for a, script in scripts.items()]:

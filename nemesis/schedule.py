@@ -23,7 +23,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from nemesis.core import FAULTS, HEALS, Nemesis
-from nemesis.partition import SHAPES
+from nemesis.partition import RANDOM_SHAPES, SHAPES
 
 RANDOM_FAULTS = ("kill", "pause", "partition", "wipe", "lose-unflushed")
 
@@ -89,6 +89,7 @@ class Schedule:
     def __init__(self, nemesis: Nemesis) -> None:
         self.nemesis = nemesis
         self.stop = threading.Event()
+        self.finished = threading.Event()  # set by schedules that end before the workload does
         self.thread = threading.Thread(target=self._guarded, name="nemesis", daemon=True)
         self.started = 0.0
 
@@ -128,7 +129,7 @@ class RandomSchedule(Schedule):
             if not bag:  # every fault once per round, in a random order
                 bag = self.rng.sample(self.faults, len(self.faults))
             fault = bag.pop()
-            shape = self.rng.choice(SHAPES) if fault == "partition" else "isolate"
+            shape = self.rng.choice(RANDOM_SHAPES) if fault == "partition" else "isolate"
             self.nemesis.run(fault, "random", shape)
             if fault in HEALS:
                 held = self._sleep_until(time.monotonic() + self.interval)

@@ -71,7 +71,12 @@ def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[Kafk
             raise TargetError(f"{target}: the ISR holds no follower right now ({p['isr_nodes']})")
         return [cluster.node(rng.choice(sorted(followers)))]
     if target == "controller":
-        quorum = _ask(cluster, lambda admin: admin.describe_metadata_quorum())
+        if len(cluster.controllers) == 1:
+            return list(cluster.controllers)
+        try:
+            quorum = _ask(cluster, lambda admin: admin.describe_metadata_quorum())
+        except KeyError:  # kafka-python 3.0.12 misreads DescribeQuorum v0 (Kafka 3.4 to 3.6)
+            raise TargetError("controller: this Kafka version's quorum description cannot be read") from None
         leader = quorum["topics"][0]["partitions"][0]["leader_id"]
         if leader is None or leader < 0:
             raise TargetError("controller: the quorum has no leader right now")

@@ -53,7 +53,13 @@ class WorkloadCrash(KafkaChaosError):
 
 
 class FaultSchedule(Protocol):
-    """What the runner needs of a nemesis schedule (nemesis/schedule.py), without importing it."""
+    """What the runner needs of a nemesis schedule (nemesis/schedule.py), without importing it.
+
+    `finished` is set by a schedule whose faults are a script with an end (a scenario): the
+    workload phase then ends with it instead of running out the time limit.
+    """
+
+    finished: threading.Event
 
     def start(self) -> object: ...
 
@@ -87,7 +93,8 @@ class Runner:
         rng = random.Random(self.seed + slot)
         interval = self.ctx.opts.concurrency / self.ctx.opts.rate
         next_at = time.monotonic() + rng.random() * interval  # stagger the slots
-        while not self.ctx.stop.is_set() and time.monotonic() < self.deadline:
+        ended = self.faults.finished if self.faults is not None else threading.Event()
+        while not self.ctx.stop.is_set() and not ended.is_set() and time.monotonic() < self.deadline:
             delay = next_at - time.monotonic()
             if delay > 0 and self.ctx.stop.wait(delay):
                 break

@@ -1,5 +1,8 @@
 """The runner's control flow, with stand-in clients (no Kafka): faults are healed whatever happens."""
 
+import threading
+import time
+
 import pytest
 
 from harness.history import HistoryWriter
@@ -12,6 +15,7 @@ from workloads.runner import Runner, WorkloadCrash
 class Schedule:
     def __init__(self):
         self.calls = []
+        self.finished = threading.Event()
 
     def start(self):
         self.calls.append("start")
@@ -43,3 +47,28 @@ def test_a_crashing_client_stops_the_run_and_every_fault_is_healed(tmp_path, mon
         with pytest.raises(WorkloadCrash, match="RuntimeError: bug in a client"):
             Runner(ctx, faults=schedule).run()
     assert schedule.calls == ["start", "stop_and_heal"]
+
+
+class Stepping(Exploding):
+    steps = 0
+
+    def step(self, rng):
+        Stepping.steps += 1
+        return "ok"
+
+
+@pytest.mark.parametrize("script_ends", [True, False])
+def test_the_workload_phase_ends_when_a_scripted_schedule_finishes(tmp_path, monkeypatch, script_ends):
+    monkeypatch.setattr(runner_module, "_client", lambda ctx, pool, slot, process: Stepping())
+    monkeypatch.setattr(Runner, "_final_phase", lambda self, slot, targets: None)
+    schedule = Schedule()
+    if script_ends:
+        schedule.start = lambda: threading.Timer(0.5, schedule.finished.set).start()
+    with HistoryWriter(tmp_path / "h.jsonl") as history:
+        ctx = RunContext(
+            history=history, opts=WorkloadOptions(concurrency=2, time_limit=3, rate=100), bootstrap_servers=""
+        )
+        started = time.monotonic()
+        Runner(ctx, faults=schedule).run()
+    elapsed = time.monotonic() - started
+    assert (elapsed < 5.0) == script_ends, elapsed  # the time limit is 8 s

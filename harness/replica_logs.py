@@ -1,0 +1,125 @@
+"""Replica divergence: each broker's copy of each workload partition, read from its data
+directory after the run and compared offset by offset, and against what the clients saw.
+
+Replicas of a partition must agree on every offset they both hold (Kafka's log matching:
+followers truncate to the leader); an offset where two replicas hold different values is
+divergence. A loss is often healed over by the time the run ends: the old leader came back and
+truncated to the new one, so the replicas agree again, on a rewritten log. What the clients
+read, and what sends were acknowledged at, is the other side of the comparison: an offset
+where a client saw a value that no replica holds there now (`rewritten`), or that no replica
+holds at all any more (`gone`). Writes `replicas.json` into the run directory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from harness.logdump import dump, records, segment_files
+from harness.versions import KafkaVersion
+
+REPLICAS = "replicas.json"
+MAX_EXAMPLES = 50
+
+
+def replica_values(entries: Iterable[dict[str, Any]]) -> dict[int, int | str]:
+    """offset -> value of one replica's log (control records and non-integers kept as text)."""
+    out: dict[int, int | str] = {}
+    for entry in entries:
+        payload = entry.get("payload")
+        if payload is None:
+            continue
+        try:
+            out[entry["offset"]] = int(payload)
+        except ValueError:
+            out[entry["offset"]] = payload
+    return out
+
+
+def compare(replicas: dict[str, dict[int, int | str]]) -> dict[str, Any]:
+    """Offsets where the replicas that hold them disagree, and each replica's extent (pure)."""
+    extents = {
+        node: {"first": min(log) if log else None, "last": max(log) if log else None, "records": len(log)}
+        for node, log in sorted(replicas.items())
+    }
+    offsets = sorted(set().union(*(set(log) for log in replicas.values()))) if replicas else []
+    divergent = []
+    for offset in offsets:
+        held = {node: log[offset] for node, log in sorted(replicas.items()) if offset in log}
+        if len(set(map(str, held.values()))) > 1:
+            divergent.append({"offset": offset, "values": held})
+    return {"replicas": extents, "divergent_count": len(divergent), "divergent": divergent}
+
+
+def _observations(history: Path):
+    """(key, offset, value, event index) of every ok poll read and ok send with an offset."""
+    with open(history, encoding="utf-8") as f:
+        for line in f:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue  # a truncated last line
+            if event.get("type") != "ok" or event.get("f") not in ("poll", "send", "txn"):
+                continue
+            for mop in event.get("value") or []:
+                if mop and mop[0] == "poll" and len(mop) > 1 and isinstance(mop[1], dict):
+                    for key, read in mop[1].items():
+                        for offset, value in read:
+                            yield key, offset, value, event.get("index")
+                elif mop and mop[0] == "send" and len(mop) > 2 and isinstance(mop[2], list) and mop[2][0] is not None:
+                    yield mop[1], mop[2][0], mop[2][1], event.get("index")
+
+
+def against_clients(history: Path, logs: dict[str, dict[str, dict[int, int | str]]]) -> dict[str, dict[str, Any]]:
+    """Per key: offsets where a client read (or was acknowledged) a value the replicas do not
+    hold there now (`rewritten`), or that no replica holds any more (`gone`). Streams the history;
+    memory is the replica logs'."""
+    out: dict[str, dict[str, Any]] = {key: {"rewritten": 0, "gone": 0, "examples": []} for key in logs}
+    counted: set[tuple[str, int, str]] = set()
+    for key, offset, value, index in _observations(history):
+        replicas = logs.get(key)
+        if replicas is None:
+            continue
+        held = {node: log[offset] for node, log in replicas.items() if offset in log}
+        if held and all(str(v) == str(value) for v in held.values()):
+            continue
+        mark = (key, offset, str(value))
+        if mark in counted:
+            continue
+        counted.add(mark)
+        kind = "rewritten" if held else "gone"
+        out[key][kind] += 1
+        if len(out[key]["examples"]) < MAX_EXAMPLES:
+            out[key]["examples"].append({"offset": offset, "client_saw": value, "op": index, "replicas_hold": held})
+    return out
+
+
+def write_replicas(run_dir: Path, version: KafkaVersion) -> Path | None:
+    config = json.loads((run_dir / "config.json").read_text())
+    topic = config.get("workload", {}).get("topic", "chaos")
+    logs: dict[str, dict[str, dict[int, int | str]]] = {}
+    for data in sorted((run_dir / "cluster").glob("*/data")):
+        node = data.parent.name
+        dirs = [d for d in data.glob(f"{topic}-*") if d.is_dir() and d.name[len(topic) + 1 :].isdigit()]
+        files = [f"{d.name}/{name}" for d in dirs for name in segment_files(d)]
+        if not files:
+            continue
+        output = dump(version, data, files, "--print-data-log")
+        current = None
+        for line in output.splitlines():
+            if line.startswith("Dumping "):
+                current = f"{topic}/{line.rstrip('/').split('/')[-2].rsplit('-', 1)[1]}"
+                logs.setdefault(current, {}).setdefault(node, {})
+            elif current is not None:
+                logs[current][node].update(replica_values(records(line)))
+    keys = {key: compare(replicas) for key, replicas in sorted(logs.items())}
+    for c in keys.values():
+        c["divergent"] = c["divergent"][:MAX_EXAMPLES]
+    if (run_dir / "history.jsonl").exists():
+        for key, seen in against_clients(run_dir / "history.jsonl", logs).items():
+            keys[key]["clients"] = seen
+    path = run_dir / REPLICAS
+    path.write_text(json.dumps({"topic": topic, "keys": keys}, indent=1) + "\n")
+    return path

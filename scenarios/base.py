@@ -1,0 +1,99 @@
+"""A scenario: a cluster, a workload and a scripted nemesis that together reproduce one way
+Kafka can lose acknowledged writes, and the Kafka versions expected to lose them.
+
+Each scenario module (scenarios/kafka_14139.py, ...) defines one `SCENARIO`; its docstring is
+the story. A user's own scenario is a file of the same parts (scenarios/files.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.versions import KafkaVersion
+from nemesis.core import Nemesis
+from nemesis.schedule import Schedule
+from scenarios.script import Script, ScriptStopped, StepTimeout
+
+#: What a scenario expects of a version: its acknowledged writes are lost, or they are safe.
+LOSS, SAFE = "loss", "safe"
+ScriptFn = Callable[[Script], None]
+
+
+@dataclass
+class Scenario:
+    name: str
+    story: str
+    script: ScriptFn
+    #: Cluster shape: dedicated controllers (0: combined nodes) and brokers.
+    controllers: int = 0
+    brokers: int = 3
+    broker_config: dict[str, str] = field(default_factory=dict)
+    #: WorkloadOptions fields that differ from the safe defaults.
+    workload: dict[str, Any] = field(default_factory=dict)
+    #: Format storage at this metadata version (None: the release's newest).
+    metadata_version: str | None = None
+    #: LOSS or SAFE for a version (and the metadata version it is formatted at, None = newest).
+    expect: Callable[[KafkaVersion, str | None], str] = lambda version, mv: LOSS
+    #: The anomaly that shows the loss.
+    anomaly: str = "lost-write"
+    #: Where the expectation comes from, one line per fact (shown with the table).
+    references: tuple[str, ...] = ()
+
+    def expectation(self, version: KafkaVersion, metadata_version: str | None = None) -> str:
+        return self.expect(version, metadata_version or self.metadata_version)
+
+
+class ScenarioSchedule(Schedule):
+    """Runs a scenario's script in the nemesis thread; the workload phase ends when it does."""
+
+    def __init__(self, nemesis: Nemesis, script: ScriptFn, topic: str) -> None:
+        super().__init__(nemesis)
+        self.script_fn = script
+        self.handle = Script(nemesis.cluster, nemesis, self.stop, topic)
+        self.outcome = "not started"
+        self.error: str | None = None
+
+    def loop(self) -> None:
+        self.handle.started = self.started
+        self.outcome = "running"
+        try:
+            self.script_fn(self.handle)
+            self.outcome = "completed"
+        except StepTimeout as exc:
+            self.outcome, self.error = "step failed", str(exc)
+            self.handle.note(f"script stopped: {exc}")
+        except ScriptStopped:
+            self.outcome = "stopped by the time limit"
+        except Exception as exc:  # noqa: BLE001 (recorded; the run still heals and reads)
+            self.outcome, self.error = "crashed", f"{type(exc).__name__}: {exc}"
+            self.handle.note(f"script crashed: {self.error}")
+        finally:
+            self.finished.set()
+
+    def report(self) -> dict[str, Any]:
+        """scenario.json: what the script did and how it ended."""
+        return {
+            "outcome": self.outcome,
+            "error": self.error,
+            "roles": self.handle.roles,
+            "steps": self.handle.steps,
+        }
+
+
+def at_least(version: KafkaVersion, text: str) -> bool:
+    return version >= KafkaVersion.parse(text)
+
+
+def metadata_at_least(metadata_version: str | None, text: str) -> bool:
+    """Compare metadata versions like 3.5-IV1 (None: the release's newest, which is enough)."""
+    if metadata_version is None:
+        return True
+    return _mv_key(metadata_version) >= _mv_key(text)
+
+
+def _mv_key(text: str) -> tuple[int, int, int]:
+    release, _, iv = text.partition("-IV")
+    major, minor = (int(x) for x in release.split(".")[:2])
+    return major, minor, int(iv or 0)

@@ -1,0 +1,33 @@
+"""The scenario library by name, and user scenario files (scenarios/files.py) by path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.errors import UsageError
+from scenarios import acks1_failover, kafka_14139, last_replica_standing, unclean_election
+from scenarios.base import Scenario
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        kafka_14139.SCENARIO,
+        acks1_failover.SCENARIO,
+        acks1_failover.CONTROL,
+        last_replica_standing.SCENARIO,
+        unclean_election.SCENARIO,
+        unclean_election.CONFIG,
+    )
+}
+
+
+def get(name_or_path: str) -> Scenario:
+    """A scenario of the library, or one read from a file (.yaml, .yml, .json or .py)."""
+    if name_or_path in SCENARIOS:
+        return SCENARIOS[name_or_path]
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml", ".json", ".py"):
+        from scenarios.files import load
+
+        return load(path)
+    raise UsageError(f"unknown scenario {name_or_path!r}: expected one of {', '.join(SCENARIOS)}, or a scenario file")

@@ -1,0 +1,148 @@
+"""`kafka-chaos reproduce`: a scenario on several Kafka versions, N runs each, as a version x
+outcome table (Markdown on stdout and in reproduce.md, everything in reproduce.json).
+
+A version may carry the metadata version to format at: `3.5.2@3.4-IV0`. A row is as expected
+when every run's outcome matches the scenario's expectation for that version: loss seen
+where loss is expected, none where it is not. A scenario that never finds its bug fails.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UsageError
+from harness.images import Log
+from harness.versions import KafkaVersion
+from scenarios.base import Scenario
+from scenarios.runs import RunOutcome, run_once
+
+
+@dataclass(frozen=True)
+class Target:
+    version: str
+    metadata_version: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.version + (f" @ {self.metadata_version}" if self.metadata_version else "")
+
+
+def parse_targets(text: str) -> list[Target]:
+    targets = []
+    for item in (t.strip() for t in text.split(",")):
+        if not item:
+            continue
+        version, _, mv = item.partition("@")
+        KafkaVersion.parse(version)  # UsageError for a malformed one
+        targets.append(Target(version.strip(), mv.strip() or None))
+    if not targets:
+        raise UsageError("--kafka needs at least one version, e.g. 3.4.1,3.5.2")
+    return targets
+
+
+@dataclass
+class Row:
+    target: Target
+    expected: str
+    runs: list[RunOutcome] = field(default_factory=list)
+
+    @property
+    def reproduced(self) -> int:
+        return sum(r.reproduced for r in self.runs)
+
+    @property
+    def as_expected(self) -> bool:
+        return bool(self.runs) and all(r.as_expected for r in self.runs)
+
+    def verdicts(self) -> str:
+        counts: dict[str, int] = {}
+        for r in self.runs:
+            v = "error" if r.error else {True: "valid", False: "invalid"}.get(r.verdict, str(r.verdict))  # type: ignore[arg-type]
+            counts[v] = counts.get(v, 0) + 1
+        return ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+
+    def time_to_reproduce(self) -> float | None:
+        times = [r.wall_s for r in self.runs if r.reproduced]
+        return round(statistics.median(times), 1) if times else None
+
+    def other_anomalies(self) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for r in self.runs:
+            for name, n in r.anomalies.items():
+                total[name] = total.get(name, 0) + n
+        return total
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.target.version, "metadata_version": self.target.metadata_version,
+            "expected": self.expected, "runs": [r.to_json() for r in self.runs], "reproduced": self.reproduced,
+            "reproduction_rate": self.reproduced / len(self.runs) if self.runs else None,
+            "median_lost": statistics.median([r.lost for r in self.runs]) if self.runs else None,
+            "time_to_reproduce_s": self.time_to_reproduce(), "other_anomalies": self.other_anomalies(),
+            "as_expected": self.as_expected,
+        }  # fmt: skip
+
+
+def markdown(scenario: Scenario, rows: list[Row]) -> str:
+    lines = [
+        f"## {scenario.name}",
+        "",
+        "| Kafka | expected | verdicts | lost writes (median, max) | other anomalies | reproduced | "
+        "time to reproduce (median) | as expected |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        lost = [r.lost for r in row.runs]
+        others = ", ".join(f"{n} {c}" for n, c in sorted(row.other_anomalies().items())) or "none"
+        ttr = row.time_to_reproduce()
+        lines.append(
+            f"| {row.target.label} | {row.expected} | {row.verdicts()} | "
+            f"{statistics.median(lost) if lost else '-'}, {max(lost) if lost else '-'} | {others} | "
+            f"{row.reproduced}/{len(row.runs)} | {f'{ttr:g} s' if ttr is not None else '-'} | "
+            f"{'yes' if row.as_expected else 'NO'} |"
+        )
+    failed = [r for row in rows for r in row.runs if r.error or r.script_error]
+    if failed:
+        lines += ["", "Runs that did not go as scripted:"]
+        lines += [f"- {r.version}: {r.error or r.script_error} ({r.run_dir})" for r in failed]
+    return "\n".join(lines) + "\n"
+
+
+def reproduce(
+    scenario: Scenario,
+    targets: list[Target],
+    runs: int,
+    store: Path,
+    log: Log = print,
+    spark_master: str | None = None,
+    out: Path | None = None,
+) -> tuple[list[Row], Path]:
+    if runs < 1:
+        raise UsageError(f"--runs must be at least 1, got {runs}")
+    out = out or store / scenario.name / f"reproduce-{datetime.now().strftime('%Y%m%dT%H%M%S')}"
+    rows = []
+    for target in targets:
+        row = Row(target, scenario.expectation(KafkaVersion.parse(target.version), target.metadata_version))
+        rows.append(row)
+        for n in range(1, runs + 1):
+            log(f"{scenario.name} on Kafka {target.label}: run {n} of {runs}")
+            outcome = run_once(
+                scenario, target.version, store, metadata_version=target.metadata_version, log=log,
+                spark_master=spark_master,
+            )  # fmt: skip
+            row.runs.append(outcome)
+            seen = "loss" if outcome.reproduced else "no loss"
+            log(f"  {seen} ({outcome.lost} lost writes), verdict {outcome.verdict}, {outcome.wall_s:g} s")
+            log(f"  run directory: {outcome.run_dir}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "reproduce.md").write_text(markdown(scenario, rows))
+    (out / "reproduce.json").write_text(
+        json.dumps({"scenario": scenario.name, "runs_per_version": runs, "rows": [r.to_json() for r in rows]}, indent=2)
+        + "\n"
+    )
+    return rows, out

@@ -1,0 +1,155 @@
+"""What a scenario's script can do to a live cluster: faults through the nemesis (so each is in
+the history), questions about partitions and brokers, and waits with deadlines.
+
+A script is a function `script(s: Script) -> None`; it runs in the nemesis thread beside the
+workload. Roles (which broker leads, which follows) are read from the cluster when the script
+needs them and then named, never guessed from node numbers. A condition that does not come
+true in time raises StepTimeout: the run goes on (the workload and the final read still
+happen) and the outcome says where the script stopped, so a scenario that could not set up
+its fault is told apart from one whose fault did no harm.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kafka.errors import KafkaError
+
+from harness.admin import topic_metadata_from
+from harness.cluster import KafkaCluster
+from nemesis.core import Nemesis
+from nemesis.targets import resolve
+
+
+class StepTimeout(Exception):
+    """A condition the script waited for did not come true in time."""
+
+
+class ScriptStopped(Exception):
+    """The run is ending (time limit or Ctrl-C): the script must stop."""
+
+
+@dataclass
+class PartitionState:
+    leader: int  # -1: none
+    isr: list[int]
+    replicas: list[int]
+    leader_epoch: int | None = None
+
+
+class Script:
+    """The handle a scenario script gets."""
+
+    def __init__(self, cluster: KafkaCluster, nemesis: Nemesis, stop: threading.Event, topic: str) -> None:
+        self.cluster = cluster
+        self.nemesis = nemesis
+        self.stop = stop
+        self.topic = topic
+        self.started = time.monotonic()
+        self.steps: list[dict[str, Any]] = []  # what the script did, for the run directory
+        self.roles: dict[str, str] = {}
+
+    # Bookkeeping.
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def note(self, text: str, **facts: Any) -> None:
+        """A line of the scenario's own log (scenario.json in the run directory)."""
+        self.steps.append({"at_s": round(self.elapsed(), 3), "step": text, **facts})
+
+    def name(self, role: str, alias: str) -> str:
+        """Remember which node plays a role (A, B, controller...)."""
+        self.roles[role] = alias
+        self.note(f"{role} is {alias}")
+        return alias
+
+    # Time.
+    def sleep(self, seconds: float) -> None:
+        if self.stop.wait(seconds):
+            raise ScriptStopped
+
+    def wait_for(self, what: str, condition: Callable[[], bool], timeout_s: float, every_s: float = 0.25) -> float:
+        """Poll `condition` until true; seconds waited. StepTimeout naming `what` otherwise."""
+        started = time.monotonic()
+        deadline = started + timeout_s
+        while True:
+            try:
+                if condition():
+                    waited = time.monotonic() - started
+                    self.note(f"{what} (after {waited:.1f} s)")
+                    return waited
+            except (KafkaError, OSError):
+                pass  # mid-fault some brokers do not answer: ask again
+            if time.monotonic() >= deadline:
+                self.note(f"gave up waiting: {what}")
+                raise StepTimeout(f"{what}: not within {timeout_s:g} s")
+            self.sleep(every_s)
+
+    # Faults (recorded in the history by the nemesis).
+    def fault(self, fault: str, target: str = "random", shape: str = "isolate") -> dict[str, Any]:
+        value = self.nemesis.run(fault, target, shape)
+        self.note(f"{fault} {target}" + (f" ({shape})" if fault == "partition" else ""), result=value)
+        if "error" in value:
+            raise StepTimeout(f"{fault} {target} failed: {value['error']}")
+        return value
+
+    def cut(self, *pairs: tuple[str, str]) -> dict[str, Any]:
+        """Replace the network faults by these cuts (each pair of targets cut both ways)."""
+        return self.fault("partition", ";".join(f"{a}|{b}" for a, b in pairs), "cut")
+
+    def elect_unclean(self, key: str) -> None:
+        """An operator's forced unclean election of `topic/partition` (ElectLeaders, UNCLEAN),
+        recorded in the history as nemesis operation `elect-unclean`."""
+        topic, _, part = key.rpartition("/")
+
+        def elect() -> None:
+            with self.cluster.admin(request_timeout_ms=15000) as admin:
+                admin.elect_leaders(1, {topic: [int(part)]}, timeout_ms=10000, raise_errors=False)
+
+        result = self.nemesis.act("elect-unclean", {"target": key}, elect)
+        self.note(f"forced an unclean election of {key}", result=result)
+
+    # Questions.
+    def partition(self, key: str, ask: str | None = None) -> PartitionState:
+        """Leader, ISR and replicas of `topic/partition`, as broker `ask` sees them (any broker
+        when None; name one that is connected to the controller when its view matters)."""
+        topic, _, part = key.rpartition("/")
+        with self.cluster.admin(request_timeout_ms=5000) as admin:
+            if ask is None:
+                described = admin.describe_topics([topic])
+            else:
+                described = [topic_metadata_from(admin, self.node_id(ask), topic)]
+        for t in described:
+            for p in t.get("partitions", []):
+                if p["partition_index"] == int(part):
+                    leader = p.get("leader_id")
+                    return PartitionState(
+                        leader=leader if leader is not None else -1,
+                        isr=sorted(p["isr_nodes"]),
+                        replicas=list(p["replica_nodes"]),
+                        leader_epoch=p.get("leader_epoch"),
+                    )
+        raise StepTimeout(f"no partition {key}")
+
+    def alias(self, node_id: int) -> str:
+        return self.cluster.node(node_id).alias
+
+    def node_id(self, alias: str) -> int:
+        return self.cluster.node(alias).node_id
+
+    def active_controller(self) -> str:
+        return resolve(self.cluster, "controller", random.Random())[0].alias
+
+    def log_bytes(self, alias: str, key: str) -> int:
+        """Bytes in a replica's log segments on disk (the page cache: what the broker wrote)."""
+        topic, _, part = key.rpartition("/")
+        directory = self.cluster.node(alias).data_dir / f"{topic}-{part}"
+        return sum(f.stat().st_size for f in directory.glob("*.log")) if directory.is_dir() else 0
+
+    def key(self, partition: int = 0) -> str:
+        return f"{self.topic}/{partition}"

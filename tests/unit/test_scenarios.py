@@ -1,0 +1,151 @@
+"""The scenario library's pure parts: expectations per version, user scenario files, the
+version list of `reproduce`, its table, and bisect's search."""
+
+import json
+
+import pytest
+
+from harness.errors import UsageError
+from harness.versions import KafkaVersion
+from nemesis.partition import cut
+from scenarios import bisect as bisect_mod
+from scenarios.base import LOSS, SAFE
+from scenarios.files import from_dict, load
+from scenarios.registry import SCENARIOS, get
+from scenarios.reproduce import Row, Target, markdown, parse_targets
+from scenarios.runs import RunOutcome
+
+V = KafkaVersion.parse
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "mv", "expected"),
+    [
+        ("kafka-14139", "3.4.1", None, LOSS),
+        ("kafka-14139", "3.5.2", None, SAFE),
+        ("kafka-14139", "3.5.2", "3.5-IV1", SAFE),
+        ("kafka-14139", "3.5.2", "3.4-IV0", LOSS),
+        ("kafka-14139", "4.1.1", "3.5-IV0", LOSS),
+        ("last-replica-standing", "4.0.0", None, LOSS),
+        ("last-replica-standing", "4.1.0", None, SAFE),
+        ("unclean-election-config", "3.8.1", None, SAFE),
+        ("unclean-election-config", "3.9.0", None, LOSS),
+        ("unclean-election", "3.4.1", None, LOSS),
+        ("acks1-failover", "4.3.1", None, LOSS),
+        ("acks-all-failover", "4.3.1", None, SAFE),
+    ],
+)
+def test_expectations(name, version, mv, expected):
+    assert SCENARIOS[name].expectation(V(version), mv) == expected
+
+
+def test_every_library_scenario_tells_its_story_and_validates_its_workload():
+    from scenarios.runs import workload_options
+
+    for scenario in SCENARIOS.values():
+        assert scenario.story.strip().startswith(scenario.name.split("-config")[0].replace("acks-all", "acks1"))
+        workload_options(scenario)  # raises UsageError when a workload option is wrong
+
+
+def test_unknown_scenario_is_a_usage_error():
+    with pytest.raises(UsageError, match="unknown scenario 'nope'"):
+        get("nope")
+
+
+STEPS = [{"at": 1, "fault": "partition", "shape": "cut", "target": "leader:chaos/0|controller", "for": 5}]
+
+
+def test_scenario_file_yaml(tmp_path):
+    path = tmp_path / "incident.yaml"
+    path.write_text(
+        "name: incident\ncluster: {controllers: 1, brokers: 2, config: {replica.lag.time.max.ms: 5000}}\n"
+        "workload: {keys: 1, replication_factor: 2, min_insync_replicas: 1}\nexpect: safe\n"
+        "steps:\n  - {at: 1, fault: kill, target: 'leader:chaos/0', for: 5}\n"
+    )
+    scenario = load(path)
+    assert (scenario.name, scenario.controllers, scenario.brokers) == ("incident", 1, 2)
+    assert scenario.broker_config == {"replica.lag.time.max.ms": "5000"}
+    assert scenario.workload["time_limit"] == 1 + 5 + 10 + 30
+    assert scenario.expectation(V("3.4.1")) == SAFE
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([], "holds a mapping"),
+        ({"steps": STEPS, "kafka": "3.4.1"}, "unknown field"),
+        ({"cluster": {}}, "needs 'steps'"),
+        ({"steps": STEPS, "cluster": {"nodes": 3}}, "'cluster' takes"),
+        ({"steps": STEPS, "workload": {"acks": "2"}}, "--acks"),
+        ({"steps": STEPS, "workload": {"speed": 1}}, "unknown workload option"),
+        ({"steps": STEPS, "expect": "maybe"}, "'expect' is loss or safe"),
+        ({"steps": [{"at": 1, "fault": "explode"}]}, "unknown fault"),
+    ],
+)
+def test_scenario_file_mistakes(data, message):
+    with pytest.raises(UsageError, match=message):
+        from_dict(data, "x.yaml")
+
+
+def test_scenario_file_not_yaml(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("steps: [\n")
+    with pytest.raises(UsageError, match="not valid YAML"):
+        load(path)
+    py = tmp_path / "none.py"
+    py.write_text("X = 1\n")
+    with pytest.raises(UsageError, match="defines no SCENARIO"):
+        load(py)
+
+
+def test_parse_targets():
+    assert parse_targets("3.4.1, 3.5.2@3.4-IV0") == [Target("3.4.1"), Target("3.5.2", "3.4-IV0")]
+    with pytest.raises(UsageError):
+        parse_targets("3.4")
+    with pytest.raises(UsageError):
+        parse_targets(" , ")
+
+
+def outcome(version, expected, lost, verdict=False, wall=100.0):
+    return RunOutcome("s", version, None, expected, f"/runs/{version}", verdict, lost, {"unseen": 2}, "completed",
+                      None, wall)  # fmt: skip
+
+
+def test_table_rows_are_as_expected_only_when_every_run_is():
+    loss = Row(Target("3.4.1"), LOSS, [outcome("3.4.1", LOSS, 10, wall=90), outcome("3.4.1", LOSS, 30, wall=110)])
+    flaky = Row(Target("3.4.1"), LOSS, [outcome("3.4.1", LOSS, 10), outcome("3.4.1", LOSS, 0, verdict=True)])
+    safe = Row(Target("4.3.1"), SAFE, [outcome("4.3.1", SAFE, 0, verdict=True)])
+    assert (loss.as_expected, flaky.as_expected, safe.as_expected) == (True, False, True)
+    assert loss.time_to_reproduce() == 100.0 and safe.time_to_reproduce() is None
+    table = markdown(SCENARIOS["kafka-14139"], [loss, flaky, safe])
+    assert "| 3.4.1 | loss | 2 invalid | 20.0, 30 | unseen 4 | 2/2 | 100 s | yes |" in table
+    assert "| 3.4.1 | loss | 1 invalid, 1 valid | 5.0, 10 | unseen 4 | 1/2 | 100 s | NO |" in table
+    assert json.dumps(safe.to_json())
+
+
+def test_bisect_walks_releases_to_the_first_good_one(monkeypatch, tmp_path):
+    xml = "".join(f"<version>{v}</version>" for v in
+                  ("3.4.0", "3.4.1", "3.5.0-rc1", "3.5.0", "3.5.1", "3.6.0", "3.7.0", "4.0.0"))  # fmt: skip
+    releases = bisect_mod.released_versions(xml)
+    assert [str(v) for v in releases] == ["3.4.0", "3.4.1", "3.5.0", "3.5.1", "3.6.0", "3.7.0", "4.0.0"]
+    probed = []
+
+    def fake_run(scenario, version, store, **kw):
+        probed.append(version)
+        return outcome(version, LOSS, 5 if V(version) < V("3.6.0") else 0)
+
+    monkeypatch.setattr(bisect_mod, "run_once", fake_run)
+    result = bisect_mod.bisect(SCENARIOS["kafka-14139"], "4.0.0", "3.4.0", 1, tmp_path, lambda m: None,
+                               versions=releases)  # fmt: skip
+    assert (result.last_bad, result.first_good, result.problem) == ("3.5.1", "3.6.0", None)
+    assert probed[:2] == ["3.4.0", "4.0.0"] and len(probed) <= 2 + 3
+    with pytest.raises(UsageError, match="must be older"):
+        bisect_mod.bisect(SCENARIOS["kafka-14139"], "3.4.0", "4.0.0", 1, tmp_path, versions=releases)
+    wrong = bisect_mod.bisect(SCENARIOS["kafka-14139"], "3.5.1", "3.4.0", 1, tmp_path, lambda m: None,
+                              versions=releases)  # fmt: skip
+    assert wrong.problem == "the good end 3.5.1 showed the loss"
+
+
+def test_cut_is_symmetric_and_leaves_others_connected():
+    assert cut([(["a"], ["c"]), (["a"], ["b"])]) == {"a": {"b", "c"}, "b": {"a"}, "c": {"a"}}
+    assert cut([(["a", "b"], ["b"])]) == {"a": {"b"}, "b": {"a"}}
