@@ -152,7 +152,8 @@ def check_history(
     result = CheckResult(verdict(anomalies, st["values"]["acknowledged"], ok_poll), anomalies, st)
     result.warnings = loaded.warnings + _warnings(st, ok_poll)
     result.history = history
-    result.root_cause = root_cause.build(history.parent, anomalies, history)
+    groups = lambda events: root_cause.lost_write_groups(t, o, events)  # noqa: E731 (bound to this check's tables)
+    result.root_cause = root_cause.build(history.parent, anomalies, history, groups)
     return _write(result, out_dir, series.collect(t, o, anomalies) if report else None, report)
 
 

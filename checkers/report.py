@@ -155,6 +155,14 @@ def _timelines(series: Series, anomalies: dict[str, dict[str, Any]]) -> str:
 def _root_cause(rc: dict[str, Any], series: Series | None) -> str:
     """Lost writes explained, then faults, controller decisions and lost writes on one clock."""
     out = []
+    if rc.get("lost_write_groups"):
+        rows = [
+            {"key": g["key"], "lost writes": g["count"], "offsets": f"{g['offsets'][0]}..{g['offsets'][1]}",
+             "acknowledged s": f"{g['acked_s'][0]:.1f}..{g['acked_s'][1]:.1f}", "cause": g.get("cause"),
+             "explanation": g.get("text")}
+            for g in rc["lost_write_groups"]
+        ]  # fmt: skip
+        out += ["<h3>Every lost write, by the decisions that dropped it</h3>", _table(pd.DataFrame(rows))]
     if rc.get("lost_writes"):
         rows = [
             {"key": x["key"], "offsets": x.get("offsets"), "values": x.get("values"), "acknowledged at s": x["acked_s"],

@@ -23,6 +23,7 @@ For a write acknowledged at time t on a partition:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -113,8 +114,60 @@ def _brief(event: dict[str, Any]) -> dict[str, Any]:
     return {k: event[k] for k in keep if k in event}
 
 
-def build(run_dir: Path, anomalies: dict[str, dict[str, Any]], history: Path) -> dict[str, Any] | None:
-    """The root-cause section of results.json, or None when the run holds no metadata timeline."""
+def lost_write_groups(t: Any, o: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every lost write, grouped by the stretch between timeline events in which it was
+    acknowledged (all writes of a stretch share one explanation), with each group explained.
+    Runs on Spark: the lost writes are never collected one by one, only the groups."""
+    from pyspark.sql import functions as F
+
+    from checkers.lost_write import lost
+
+    keys = sorted({e["key"] for e in events if e.get("kind") == "partition"})
+    since = sorted({e["t_s"] for e in events})
+    if not keys or not since:
+        return []
+    spark = t.ops.sparkSession
+    bounds = spark.createDataFrame([(k, float(x)) for k in keys for x in since], "bkey string, since double")
+    acked = (
+        lost(o)
+        .join(t.ops.select("op", F.coalesce("ctime", "itime").alias("t_ns")), "op")
+        .select("key", "value", (F.col("t_ns") / 1e9).alias("t"), F.array_min("offsets").alias("offset"))
+    )
+    stretch = (
+        acked.join(F.broadcast(bounds), (F.col("key") == F.col("bkey")) & (F.col("since") <= F.col("t")), "left")
+        .groupBy("key", "value", "t", "offset")
+        .agg(F.max("since").alias("since"))
+    )
+    rows = (
+        stretch.groupBy("key", "since")
+        .agg(
+            F.count(F.lit(1)).alias("count"),
+            F.min("offset").alias("first_offset"),
+            F.max("offset").alias("last_offset"),
+            F.min("t").alias("first_s"),
+            F.max("t").alias("last_s"),
+        )  # fmt: skip
+        .orderBy("key", "first_s")
+        .collect()
+    )
+    out = []
+    for r in rows:
+        out.append({
+            "key": r["key"], "count": int(r["count"]), "offsets": [r["first_offset"], r["last_offset"]],
+            "acked_s": [round(r["first_s"], 3), round(r["last_s"], 3)],
+            **explain_one(events, r["key"], r["first_s"]),
+        })  # fmt: skip
+    return out
+
+
+def build(
+    run_dir: Path,
+    anomalies: dict[str, dict[str, Any]],
+    history: Path,
+    groups: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
+) -> dict[str, Any] | None:
+    """The root-cause section of results.json, or None when the run holds no metadata timeline.
+    `groups` attributes every lost write (lost_write_groups, bound to the check's tables)."""
     timeline = load_json(run_dir / TIMELINE)
     replicas = load_json(run_dir / REPLICAS)
     if timeline is None and replicas is None:
@@ -132,4 +185,10 @@ def build(run_dir: Path, anomalies: dict[str, dict[str, Any]], history: Path) ->
             "key": ex["key"], "offsets": ex.get("offsets"), "values": ex.get("values"), "acked_s": round(acked, 3),
             **explain_one(events, ex["key"], acked),
         })  # fmt: skip
-    return {"timeline": events, "replicas": (replicas or {}).get("keys", {}), "lost_writes": explained}
+    every = groups(events) if groups is not None and examples and events else []
+    return {
+        "timeline": events,
+        "replicas": (replicas or {}).get("keys", {}),
+        "lost_writes": explained,
+        "lost_write_groups": every,
+    }
