@@ -113,6 +113,17 @@ def markdown(scenario: Scenario, rows: list[Row]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def prepare_images(targets: list[Target], log: Log) -> None:
+    """Build (or find) every version's image first: its time is not a run's, and a version that
+    does not exist stops the command (exit 2) before anything runs."""
+    from harness.engine import docker_client
+    from harness.images import ensure_image
+
+    client = docker_client()
+    for version in dict.fromkeys(t.version for t in targets):
+        ensure_image(client, KafkaVersion.parse(version), log)
+
+
 def reproduce(
     scenario: Scenario,
     targets: list[Target],
@@ -124,6 +135,7 @@ def reproduce(
 ) -> tuple[list[Row], Path]:
     if runs < 1:
         raise UsageError(f"--runs must be at least 1, got {runs}")
+    prepare_images(targets, log)  # a version with no artifacts is bad input before any run starts
     out = out or store / scenario.name / f"reproduce-{datetime.now().strftime('%Y%m%dT%H%M%S')}"
     rows = []
     for target in targets:

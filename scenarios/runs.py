@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cluster import KafkaCluster
+from harness.errors import UsageError
 from harness.images import Log
 from harness.run import NemesisPlan, run
 from harness.versions import KafkaVersion
@@ -100,6 +101,8 @@ def run_once(
     run_dir: Path | None = None
     try:
         run_dir, _summary = run(cluster, opts, store, name, log, progress, seed, plan)
+    except UsageError:
+        raise  # bad input (a port in use, no Docker engine): the command's exit 2, not an outcome
     except Exception as exc:  # noqa: BLE001 (a cluster that did not start is an outcome of the table)
         outcome.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         latest = (store / name / "latest").resolve()

@@ -6,6 +6,7 @@ fixed one), is run by the documented command in docs/scenarios.md.
 """
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +79,16 @@ def test_unclean_election_config_is_honoured_from_3_9(tmp_path):
     assert not ignored.reproduced and ignored.as_expected, ignored
     honoured = run("unclean-election-config", DEFAULT_VERSION, tmp_path)
     assert honoured.reproduced, honoured
+
+
+def test_reproduce_with_a_version_that_does_not_exist_is_bad_input(docker_api, tmp_path):
+    env = {**os.environ, "KAFKA_CHAOS_OFFLINE": "1"}
+    out = subprocess.run(
+        [*CLI, "reproduce", "kafka-14139", "--kafka", f"{OLDEST_SUPPORTED},3.4.9", "--store", str(tmp_path)],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    errors = [line for line in out.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "Kafka 3.4.9 has no complete set of artifacts" in errors[0]
+    assert not list(tmp_path.glob("kafka-14139/*/2*")), "no run may start before every version is known"
+    assert find_by_label(docker_api) == ([], [])
