@@ -18,6 +18,9 @@ Story (one controller, brokers A and B, a topic of replication factor 2, min.ins
    carries the broker epoch B had when it fetched, which is stale: INELIGIBLE_REPLICA.
 5. A stops. Its controlled shutdown hands leadership to the other ISR member: B, whose log is
    empty. Everything A had acknowledged is gone; when A comes back it truncates to B's log.
+   (A kill would end the same way, only after A's 60 s session ran out. It has to be soon:
+   A itself would drop B from the ISR again once B's lag passed replica.lag.time.max.ms,
+   which is why that is 120 s here.)
 
 Expected: loss on 3.4.x; no loss on 3.5.0 and later formatted at metadata version 3.5-IV1 or
 later (the default for a new cluster); loss again on 3.5+ formatted below it (e.g.
