@@ -44,7 +44,9 @@ class RunOutcome:
 
     @property
     def as_expected(self) -> bool:
-        if self.error is not None or self.verdict is None:
+        """The outcome the scenario expects, from a run whose script went as written: a script
+        that stopped early (its fault could not be set up) proves nothing either way."""
+        if self.error is not None or self.verdict is None or self.script != "completed":
             return False
         return self.reproduced == (self.expected == LOSS)
 

@@ -116,6 +116,10 @@ def test_table_rows_are_as_expected_only_when_every_run_is():
     flaky = Row(Target("3.4.1"), LOSS, [outcome("3.4.1", LOSS, 10), outcome("3.4.1", LOSS, 0, verdict=True)])
     safe = Row(Target("4.3.1"), SAFE, [outcome("4.3.1", SAFE, 0, verdict=True)])
     assert (loss.as_expected, flaky.as_expected, safe.as_expected) == (True, False, True)
+    stopped = outcome("4.3.1", SAFE, 0, verdict=True)
+    stopped.script, stopped.script_error = "step failed", "B is back, out of the ISR: not within 60 s"
+    assert not Row(Target("4.3.1"), SAFE, [stopped]).as_expected  # a fault not set up proves nothing
+    assert "- 4.3.1: B is back" in markdown(SCENARIOS["kafka-14139"], [Row(Target("4.3.1"), SAFE, [stopped])])
     assert loss.time_to_reproduce() == 100.0 and safe.time_to_reproduce() is None
     table = markdown(SCENARIOS["kafka-14139"], [loss, flaky, safe])
     assert "| 3.4.1 | loss | 2 invalid | 20.0, 30 | unseen 4 | 2/2 | 100 s | yes |" in table
