@@ -66,7 +66,7 @@ def test_the_workload_phase_ends_when_a_scripted_schedule_finishes(tmp_path, mon
         schedule.start = lambda: threading.Timer(0.5, schedule.finished.set).start()
     with HistoryWriter(tmp_path / "h.jsonl") as history:
         ctx = RunContext(
-            history=history, opts=WorkloadOptions(concurrency=2, time_limit=3, rate=100), bootstrap_servers=""
+            history=history, opts=WorkloadOptions(concurrency=2, time_limit=8, rate=100), bootstrap_servers=""
         )
         started = time.monotonic()
         Runner(ctx, faults=schedule).run()
