@@ -221,7 +221,7 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     from scenarios.registry import SCENARIOS
 
     for name, scenario in SCENARIOS.items():
-        print(f"{name:<26} {scenario.story.strip().splitlines()[0]}")
+        print(f"{name:<26} {scenario.one_line()}")
     return 0
 
 

@@ -75,4 +75,5 @@ CONTROL = Scenario(
     workload={**_WORKLOAD, "acks": "all", "min_insync_replicas": 2},
     expect=lambda version, mv: SAFE,
     references=("acks=all with min.insync.replicas=2: an acknowledged write is on two replicas of the ISR",),
+    summary="the acks1-failover kills with acks=all and min.insync.replicas=2: the control, nothing is lost",
 )

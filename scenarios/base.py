@@ -40,6 +40,14 @@ class Scenario:
     anomaly: str = "lost-write"
     #: Where the expectation comes from, one line per fact (shown with the table).
     references: tuple[str, ...] = ()
+    #: One line for `kafka-chaos scenarios` (default: the story's first sentence).
+    summary: str = ""
+
+    def one_line(self) -> str:
+        if self.summary:
+            return self.summary
+        first = " ".join(self.story.strip().split("\n\n")[0].split())
+        return first.split(": ", 1)[-1].split(". ")[0]
 
     def expectation(self, version: KafkaVersion, metadata_version: str | None = None) -> str:
         return self.expect(version, metadata_version or self.metadata_version)

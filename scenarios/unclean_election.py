@@ -100,5 +100,6 @@ CONFIG = Scenario(
     broker_config={**_CONFIG, "unclean.leader.election.enable": "true"},
     workload=_WORKLOAD,
     expect=lambda version, mv: LOSS if at_least(version, "3.9.0") else SAFE,
+    summary="the same, left to unclean.leader.election.enable=true, which KRaft honours from 3.9.0",
     references=("KRaft controllers honour unclean.leader.election.enable from 3.9.0",),
 )
