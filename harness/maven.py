@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.errors import KafkaChaosError, UsageError
@@ -85,38 +86,36 @@ def logging_binding(libs: Path) -> list[tuple[str, str, str]]:
     return [RELOAD4J, ("org.slf4j", "slf4j-reload4j", slf4j)]
 
 
-def resolve_broker_jars(version: KafkaVersion) -> Path:
-    """The directory holding every jar the broker needs; resolved once per version, then cached."""
-    dest = jars_dir(version)
+def _resolve_once(dest: Path, version: KafkaVersion, resolve: Callable[[Path], None]) -> Path:
+    """Run `resolve` into an empty `dest` once: a finished directory is marked, a broken one removed."""
     if (dest / _COMPLETE).exists():
         return dest
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     try:
-        _mvn_copy([_dependency_xml("org.apache.kafka", "kafka_2.13", str(version), True)], dest, version)
-        binding = [_dependency_xml(g, a, v, False) for g, a, v in logging_binding(dest)]
-        _mvn_copy(binding, dest, version)
+        resolve(dest)
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
         raise
     (dest / _COMPLETE).write_text(str(version))
     return dest
+
+
+def resolve_broker_jars(version: KafkaVersion) -> Path:
+    """The directory holding every jar the broker needs; resolved once per version, then cached."""
+
+    def resolve(dest: Path) -> None:
+        _mvn_copy([_dependency_xml("org.apache.kafka", "kafka_2.13", str(version), True)], dest, version)
+        binding = [_dependency_xml(g, a, v, False) for g, a, v in logging_binding(dest)]
+        _mvn_copy(binding, dest, version)
+
+    return _resolve_once(jars_dir(version), version, resolve)
 
 
 def resolve_tools_jars(version: KafkaVersion) -> Path:
     """Kafka's command-line tools (kafka-tools and what it needs), which the broker image does
     not hold: from 4.0 on, DumpLogSegments lives there. Resolved once per version, then cached."""
+    dependency = _dependency_xml("org.apache.kafka", "kafka-tools", str(version), True)
     dest = cache_dir() / "jars" / f"{version}-tools"
-    if (dest / _COMPLETE).exists():
-        return dest
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
-    try:
-        _mvn_copy([_dependency_xml("org.apache.kafka", "kafka-tools", str(version), True)], dest, version)
-    except BaseException:
-        shutil.rmtree(dest, ignore_errors=True)
-        raise
-    (dest / _COMPLETE).write_text(str(version))
-    return dest
+    return _resolve_once(dest, version, lambda d: _mvn_copy([dependency], d, version))

@@ -20,6 +20,27 @@ from scenarios.script import Script, ScriptStopped, StepTimeout
 LOSS, SAFE = "loss", "safe"
 ScriptFn = Callable[[Script], None]
 
+#: The workload of the scenarios that lose acknowledged writes (a scenario adds its own
+#: replication factor and min.insync.replicas):
+#: - consumers that lag (few records per poll, few polls): by the checker's rules a lost value
+#:   some poll had already read is not a lost write, so only unread values can show the loss;
+#: - writes without idempotence, acks=all, no retries, one request in flight: a new leader
+#:   with an empty or cut log does not know the producers' sequence numbers, and kafka-python's
+#:   idempotent producer stalls on that; these writes go on, and reads past the lost offsets
+#:   show which acknowledged values are gone.
+LOSS_WORKLOAD: dict[str, Any] = {
+    "keys": 1,
+    "concurrency": 4,
+    "rate": 200.0,
+    "poll_fraction": 0.2,
+    "max_poll_records": 2,
+    "enable_idempotence": False,
+    "retries": 0,
+    "max_in_flight_requests_per_connection": 1,
+    "time_limit": 240.0,
+    "final_time_limit": 20.0,
+}
+
 
 @dataclass
 class Scenario:

@@ -35,7 +35,7 @@ run out too. The script then stops at step 1 and the run counts as not set up.
 
 from __future__ import annotations
 
-from scenarios.base import LOSS, SAFE, Scenario, at_least, metadata_at_least
+from scenarios.base import LOSS, LOSS_WORKLOAD, SAFE, Scenario, at_least, metadata_at_least
 from scenarios.script import Script, StepTimeout
 
 
@@ -109,24 +109,7 @@ SCENARIO = Scenario(
         # A's own shrink before the controller has moved leadership to B.
         "replica.lag.time.max.ms": "120000",
     },
-    workload={
-        "keys": 1,
-        "replication_factor": 2,
-        "min_insync_replicas": 1,
-        "concurrency": 4,
-        "rate": 200.0,
-        # Consumers that lag: a loss shows as lost-write only for values no poll had read yet.
-        "poll_fraction": 0.2,
-        "max_poll_records": 2,
-        # A fresh leader with an empty log does not know the idempotent producers' sequence
-        # numbers, and kafka-python's producer stalls on that; plain acks=all without retries
-        # keeps writing to B, so reads past the lost offsets show the loss.
-        "enable_idempotence": False,
-        "retries": 0,
-        "max_in_flight_requests_per_connection": 1,
-        "time_limit": 180.0,
-        "final_time_limit": 20.0,
-    },
+    workload={**LOSS_WORKLOAD, "replication_factor": 2, "min_insync_replicas": 1, "time_limit": 180.0},
     expect=expect,
     references=("KIP-903 / KAFKA-14139: fixed in 3.5.0, in effect from metadata version 3.5-IV1",),
 )

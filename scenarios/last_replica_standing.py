@@ -19,7 +19,7 @@ Expected: loss on 3.x and on 4.0 (ELR a preview there, off by default); no loss 
 
 from __future__ import annotations
 
-from scenarios.base import LOSS, SAFE, Scenario, at_least
+from scenarios.base import LOSS, LOSS_WORKLOAD, SAFE, Scenario, at_least
 from scenarios.script import Script
 
 
@@ -64,20 +64,7 @@ SCENARIO = Scenario(
     controllers=1,
     brokers=3,
     broker_config={"replica.lag.time.max.ms": "5000", "broker.session.timeout.ms": "9000"},
-    workload={
-        "keys": 1,
-        "replication_factor": 3,
-        "min_insync_replicas": 2,
-        "concurrency": 4,
-        "rate": 200.0,
-        "poll_fraction": 0.2,
-        "max_poll_records": 2,  # consumers that lag: lost values were never read
-        "enable_idempotence": False,  # a leader with a cut log does not know the producers' sequences
-        "retries": 0,
-        "max_in_flight_requests_per_connection": 1,
-        "time_limit": 240.0,
-        "final_time_limit": 20.0,
-    },
+    workload={**LOSS_WORKLOAD, "replication_factor": 3, "min_insync_replicas": 2},
     expect=lambda version, mv: SAFE if at_least(version, "4.1.0") else LOSS,
     references=("KIP-966: eligible leader replicas, on by default for new clusters from 4.1",),
 )

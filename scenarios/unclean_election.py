@@ -19,7 +19,7 @@ Expected: `unclean-election` loses writes on every version (that is what the API
 
 from __future__ import annotations
 
-from scenarios.base import LOSS, SAFE, Scenario, at_least
+from scenarios.base import LOSS, LOSS_WORKLOAD, SAFE, Scenario, at_least
 from scenarios.script import Script, StepTimeout
 
 
@@ -59,20 +59,7 @@ def _script(force: bool):
     return script
 
 
-_WORKLOAD = {
-    "keys": 1,
-    "replication_factor": 3,
-    "min_insync_replicas": 1,
-    "concurrency": 4,
-    "rate": 200.0,
-    "poll_fraction": 0.2,
-    "max_poll_records": 2,  # consumers that lag: lost values were never read
-    "enable_idempotence": False,  # a new leader without the log does not know the producers' sequences
-    "retries": 0,
-    "max_in_flight_requests_per_connection": 1,
-    "time_limit": 240.0,
-    "final_time_limit": 20.0,
-}
+_WORKLOAD = {**LOSS_WORKLOAD, "replication_factor": 3, "min_insync_replicas": 1}
 _CONFIG = {
     "replica.lag.time.max.ms": "5000",
     "broker.session.timeout.ms": "6000",
