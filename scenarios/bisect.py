@@ -4,7 +4,8 @@
 Releases come from Maven Central's list of Kafka versions (the same place the broker jars come
 from), restricted to MAJOR.MINOR.PATCH between the two. Each probe runs the scenario `--runs`
 times; a version is bad when any run shows the loss. The search assumes one fix: bad before it,
-good from it on. It checks the ends first, so a wrong assumption is reported, not hidden.
+good from it on. It checks the ends first, so a wrong assumption is reported, not hidden; a
+probe whose runs neither lost writes nor went as scripted stops the search (no evidence either way).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ def released_versions(xml: str | None = None) -> list[KafkaVersion]:
             xml = response.read().decode()
     found = {tuple(map(int, m)) for m in re.findall(r"<version>(\d+)\.(\d+)\.(\d+)</version>", xml)}
     return sorted(KafkaVersion(*v) for v in found)
+
+
+class NotSetUp(Exception):
+    """A probe's runs neither lost writes nor went as scripted."""
 
 
 @dataclass
@@ -64,21 +69,29 @@ def bisect(
         outcomes = [run_once(scenario, str(v), store, metadata_version=metadata_version, log=log) for _ in range(runs)]
         result.probes[str(v)] = outcomes
         lost = sum(o.reproduced for o in outcomes)
+        if not lost and any(o.error or o.script != "completed" for o in outcomes):
+            # No loss from a run whose fault was never set up says nothing: not "good".
+            why = next(o.error or o.script_error or o.script for o in outcomes if o.error or o.script != "completed")
+            raise NotSetUp(f"the scenario could not be set up on {v}: {why}")
         log(f"bisect: Kafka {v}: loss in {lost} of {runs} run(s): {'bad' if lost else 'good'}")
         return lost > 0
 
-    if not is_bad(bad_v):
-        result.problem = f"the bad end {bad} did not show the loss in {runs} run(s)"
+    try:
+        if not is_bad(bad_v):
+            result.problem = f"the bad end {bad} did not show the loss in {runs} run(s)"
+            return result
+        if is_bad(good_v):
+            result.problem = f"the good end {good} showed the loss"
+            return result
+        lo, hi = 0, len(releases) - 1  # releases[lo] bad, releases[hi] good
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if is_bad(releases[mid]):
+                lo = mid
+            else:
+                hi = mid
+    except NotSetUp as exc:
+        result.problem = str(exc)
         return result
-    if is_bad(good_v):
-        result.problem = f"the good end {good} showed the loss"
-        return result
-    lo, hi = 0, len(releases) - 1  # releases[lo] bad, releases[hi] good
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if is_bad(releases[mid]):
-            lo = mid
-        else:
-            hi = mid
     result.last_bad, result.first_good = str(releases[lo]), str(releases[hi])
     return result

@@ -30,6 +30,10 @@ class StepTimeout(Exception):
     """A condition the script waited for did not come true in time."""
 
 
+class PartitionUnknown(KafkaError):
+    """The broker asked does not know the partition (yet): a retriable answer."""
+
+
 class ScriptStopped(Exception):
     """The run is ending (time limit or Ctrl-C): the script must stop."""
 
@@ -115,9 +119,22 @@ class Script:
         self.note(f"forced an unclean election of {key}", result=result)
 
     # Questions.
-    def partition(self, key: str, ask: str | None = None) -> PartitionState:
+    def partition(self, key: str, ask: str | None = None, patience_s: float = 10.0) -> PartitionState:
         """Leader, ISR and replicas of `topic/partition`, as broker `ask` sees them (any broker
-        when None; name one that is connected to the controller when its view matters)."""
+        when None; name one that is connected to the controller when its view matters).
+
+        A broker that does not know the partition yet (its metadata a moment behind) is asked
+        again for up to `patience_s`; then PartitionUnknown, which wait_for takes as "not yet"."""
+        deadline = time.monotonic() + patience_s
+        while True:
+            state = self._describe(key, ask)
+            if state is not None:
+                return state
+            if time.monotonic() >= deadline:
+                raise PartitionUnknown(f"{ask or 'the cluster'} does not know partition {key}")
+            self.sleep(0.25)
+
+    def _describe(self, key: str, ask: str | None) -> PartitionState | None:
         topic, _, part = key.rpartition("/")
         with self.cluster.admin(request_timeout_ms=5000) as admin:
             if ask is None:
@@ -134,7 +151,7 @@ class Script:
                         replicas=list(p["replica_nodes"]),
                         leader_epoch=p.get("leader_epoch"),
                     )
-        raise StepTimeout(f"no partition {key}")
+        return None
 
     def alias(self, node_id: int) -> str:
         return self.cluster.node(node_id).alias

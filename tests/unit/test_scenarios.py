@@ -149,6 +149,18 @@ def test_bisect_walks_releases_to_the_first_good_one(monkeypatch, tmp_path):
                               versions=releases)  # fmt: skip
     assert wrong.problem == "the good end 3.5.1 showed the loss"
 
+    def not_set_up(scenario, version, store, **kw):
+        out = outcome(version, LOSS, 5 if version == "3.4.0" else 0)
+        if version == "3.5.1":
+            out.script, out.script_error = "step failed", "B caught up with A: not within 60 s"
+        return out
+
+    monkeypatch.setattr(bisect_mod, "run_once", not_set_up)
+    stuck = bisect_mod.bisect(SCENARIOS["kafka-14139"], "4.0.0", "3.4.0", 1, tmp_path, lambda m: None,
+                              versions=releases)  # fmt: skip
+    assert stuck.problem == "the scenario could not be set up on 3.5.1: B caught up with A: not within 60 s"
+    assert stuck.first_good is None
+
 
 def test_cut_is_symmetric_and_leaves_others_connected():
     assert cut([(["a"], ["c"]), (["a"], ["b"])]) == {"a": {"b", "c"}, "b": {"a"}, "c": {"a"}}
