@@ -40,7 +40,6 @@ class Nemesis:
         self.killed: set[str] = set()
         self.paused: set[str] = set()
         self.partitioned = False
-        self._cut: net.Grudge = {}
         self._lock = threading.Lock()
 
     def _record(self, type: str, f: str, value: Any, error: str | None = None) -> None:
@@ -57,13 +56,14 @@ class Nemesis:
                 asked["shape"] = shape
             self._record("invoke", fault, asked)
             try:
-                nodes = self._targets(fault, target, shape)
+                cut = self._resolve_cut(target) if fault == "partition" and shape == "cut" else None
+                nodes = self._nodes_of(cut) if cut is not None else self._targets(fault, target)
             except Exception as exc:  # noqa: BLE001 (nothing was done: a recorded failure, never a crash)
                 error = str(exc) if isinstance(exc, TargetError) else f"{type(exc).__name__}: {exc}"
                 self._record(FAIL, fault, asked, error)
                 return {**asked, "error": error}
             try:
-                done = self._apply(fault, nodes, shape)
+                done = self._apply(fault, nodes, shape, cut)
             except Exception as exc:  # noqa: BLE001 (recorded; heal_all restores the cluster)
                 self._record(INFO, fault, {**asked, "nodes": [n.alias for n in nodes]}, f"{type(exc).__name__}: {exc}")
                 return {**asked, "error": str(exc)}
@@ -71,10 +71,10 @@ class Nemesis:
             self._record(OK, fault, value)
             return value
 
-    def _targets(self, fault: str, target: str, shape: str = "isolate") -> list:
-        if fault == "partition" and shape == "cut":
-            self._cut = self._resolve_cut(target)
-            return sorted({self.cluster.node(a) for a in self._cut}, key=lambda n: n.node_id)
+    def _nodes_of(self, grudge: net.Grudge) -> list:
+        return sorted({self.cluster.node(a) for a in grudge}, key=lambda n: n.node_id)
+
+    def _targets(self, fault: str, target: str) -> list:
         if fault == "heal":
             return list(self.cluster.nodes)
         if fault in ("start", "resume") and target == "random":
@@ -95,7 +95,7 @@ class Nemesis:
             pairs.append(([n.alias for n in a], [n.alias for n in b]))
         return net.cut(pairs)
 
-    def _apply(self, fault: str, nodes: list, shape: str) -> dict[str, Any]:
+    def _apply(self, fault: str, nodes: list, shape: str, cut: net.Grudge | None = None) -> dict[str, Any]:
         aliases = [n.alias for n in nodes]
         # Faults on single nodes: what to do to each, and how the state of what to heal changes.
         per_node = {
@@ -120,7 +120,7 @@ class Nemesis:
         elif fault == "partition":
             all_aliases = [n.alias for n in self.cluster.nodes]
             victim = aliases[0] if shape == "isolate" else None
-            grudge = self._cut if shape == "cut" else net.shape(shape, all_aliases, self.rng, victim)
+            grudge = cut if cut is not None else net.shape(shape, all_aliases, self.rng, victim)
             net.apply(self.cluster.nodes, grudge, self.cluster.network.name)
             self.partitioned = True
             return {"nodes": aliases, "grudge": {k: sorted(v) for k, v in grudge.items() if v}}

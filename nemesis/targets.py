@@ -43,16 +43,23 @@ def _ask(cluster: KafkaCluster, question: Callable[[KafkaAdminClient], Any], tri
     raise AssertionError("unreachable")
 
 
+def partition_in(described: list[dict], index: int) -> dict | None:
+    """A partition's entry in a Metadata answer (describe_topics), or None when it is not there."""
+    for t in described:
+        for p in t.get("partitions", []):
+            if p["partition_index"] == index:
+                return p
+    return None
+
+
 def _partition(cluster: KafkaCluster, key: str) -> dict:
     topic, _, part = key.rpartition("/")
     if not topic or not part.isdigit():
         raise TargetError(f"malformed key {key!r}: expected topic/partition")
-    described = _ask(cluster, lambda admin: admin.describe_topics([topic]))
-    for t in described:
-        for p in t.get("partitions", []):
-            if p["partition_index"] == int(part):
-                return p
-    raise TargetError(f"no partition {key}")
+    found = partition_in(_ask(cluster, lambda admin: admin.describe_topics([topic])), int(part))
+    if found is None:
+        raise TargetError(f"no partition {key}")
+    return found
 
 
 def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[KafkaNode]:

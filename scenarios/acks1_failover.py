@@ -17,6 +17,8 @@ cry wolf.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from scenarios.base import LOSS, SAFE, Scenario
 from scenarios.script import Script
 
@@ -66,12 +68,10 @@ SCENARIO = Scenario(
     ),
 )
 
-CONTROL = Scenario(
+# The same cluster, script and kills; only the producer's acks (and min.insync.replicas) differ.
+CONTROL = replace(
+    SCENARIO,
     name="acks-all-failover",
-    story=__doc__,
-    script=script,
-    brokers=3,
-    broker_config=_CONFIG,
     workload={**_WORKLOAD, "acks": "all", "min_insync_replicas": 2},
     expect=lambda version, mv: SAFE,
     references=("acks=all with min.insync.replicas=2: an acknowledged write is on two replicas of the ISR",),

@@ -59,15 +59,15 @@ def workload_options(scenario: Scenario) -> WorkloadOptions:
 
 
 def build_cluster(scenario: Scenario, version: str, metadata_version: str | None) -> KafkaCluster:
+    """`metadata_version`: as run_once decided it (the caller's, else the scenario's)."""
     cluster = KafkaCluster(version)
     if scenario.controllers:
         cluster.with_dedicated_controllers(scenario.controllers, scenario.brokers)
     else:
         cluster.with_nodes(scenario.brokers)
     cluster.with_config(scenario.broker_config)
-    mv = metadata_version or scenario.metadata_version
-    if mv:
-        cluster.with_metadata_version(mv)
+    if metadata_version:
+        cluster.with_metadata_version(metadata_version)
     return cluster
 
 

@@ -23,7 +23,7 @@ from kafka.errors import KafkaError
 from harness.admin import topic_metadata_from
 from harness.cluster import KafkaCluster
 from nemesis.core import Nemesis
-from nemesis.targets import resolve
+from nemesis.targets import partition_in, resolve
 
 
 class StepTimeout(Exception):
@@ -141,17 +141,16 @@ class Script:
                 described = admin.describe_topics([topic])
             else:
                 described = [topic_metadata_from(admin, self.node_id(ask), topic)]
-        for t in described:
-            for p in t.get("partitions", []):
-                if p["partition_index"] == int(part):
-                    leader = p.get("leader_id")
-                    return PartitionState(
-                        leader=leader if leader is not None else -1,
-                        isr=sorted(p["isr_nodes"]),
-                        replicas=list(p["replica_nodes"]),
-                        leader_epoch=p.get("leader_epoch"),
-                    )
-        return None
+        p = partition_in(described, int(part))
+        if p is None:
+            return None
+        leader = p.get("leader_id")
+        return PartitionState(
+            leader=leader if leader is not None else -1,
+            isr=sorted(p["isr_nodes"]),
+            replicas=list(p["replica_nodes"]),
+            leader_epoch=p.get("leader_epoch"),
+        )
 
     def alias(self, node_id: int) -> str:
         return self.cluster.node(node_id).alias

@@ -19,6 +19,8 @@ Expected: `unclean-election` loses writes on every version (that is what the API
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from scenarios.base import LOSS, LOSS_WORKLOAD, SAFE, Scenario, at_least
 from scenarios.script import Script, StepTimeout
 
@@ -78,14 +80,12 @@ SCENARIO = Scenario(
     references=("ElectLeaders with UNCLEAN elects a replica outside the ISR: documented data loss",),
 )
 
-CONFIG = Scenario(
+# The same cluster and faults; nobody forces the election, the setting is to make it.
+CONFIG = replace(
+    SCENARIO,
     name="unclean-election-config",
-    story=__doc__,
     script=_script(force=False),
-    controllers=1,
-    brokers=3,
     broker_config={**_CONFIG, "unclean.leader.election.enable": "true"},
-    workload=_WORKLOAD,
     expect=lambda version, mv: LOSS if at_least(version, "3.9.0") else SAFE,
     summary="the same, left to unclean.leader.election.enable=true, which KRaft honours from 3.9.0",
     references=("KRaft controllers honour unclean.leader.election.enable from 3.9.0",),
