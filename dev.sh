@@ -12,6 +12,7 @@ export TESTCONTAINERS_RYUK_DISABLED=true
 say() { echo "dev.sh: $*" >&2; }
 
 need_packages() {
+  # $1 = browser: the test suite also needs Chromium (the report's browser test).
   local missing=()
   command -v dockerd >/dev/null || missing+=(docker.io)
   command -v docker >/dev/null || missing+=(docker.io)
@@ -19,14 +20,16 @@ need_packages() {
   command -v iptables >/dev/null || missing+=(iptables)
   command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
   command -v mvn >/dev/null || missing+=(maven)
-  command -v chromium >/dev/null || missing+=(chromium)  # the report's browser test
+  if [ "${1:-}" = browser ]; then
+    command -v chromium >/dev/null || missing+=(chromium)
+  fi
   python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
   printf '%s\n' "${missing[@]}" | sort -u | grep -v '^$' || true
 }
 
 install_packages() {
   local pkgs
-  pkgs=$(need_packages)
+  pkgs=$(need_packages "${1:-}")
   [ -z "$pkgs" ] && return 0
   if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
     say "missing: $(echo $pkgs); install them (Debian: apt-get install $(echo $pkgs)) and run again"
@@ -71,7 +74,7 @@ make_venv() {
 }
 
 setup() {
-  install_packages
+  install_packages "${1:-}"
   start_engine
   make_venv
 }
@@ -84,7 +87,7 @@ case "$cmd" in
     exec .venv/bin/kafka-chaos demo "$@"
     ;;
   test)
-    setup
+    setup browser
     .venv/bin/ruff check .
     .venv/bin/ruff format --check .
     exec .venv/bin/pytest "$@"

@@ -8,6 +8,7 @@ otherwise true. All instances of all rules are counted, and their examples picke
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import reduce
 from pathlib import Path
@@ -56,9 +57,32 @@ class CheckResult:
     def exit_code(self) -> int:
         return EXIT_CODES[self.valid]
 
+    @classmethod
+    def load(cls, results: Path) -> CheckResult:
+        """The result a check wrote (results.json), with the report beside it if there is one."""
+        data = json.loads(Path(results).read_text(encoding="utf-8"))
+        report = Path(results).with_name("report.html")
+        return cls(
+            data["valid"], data["anomalies"], data["stats"], data.get("warnings", []),
+            Path(data["history"]) if data.get("history") else None, Path(results),
+            report if report.exists() else None, data.get("root_cause"),
+        )  # fmt: skip
+
     @property
     def errors(self) -> list[str]:
         return [n for n, a in self.anomalies.items() if a["errors"]]
+
+    def brief(self) -> dict[str, Any]:
+        """The verdict for machines (`--json`, the pytest plugin): error counts, not examples."""
+        return {
+            "valid": self.valid,
+            "errors": {n: a["errors"] for n, a in self.anomalies.items() if a["errors"]},
+            "values": self.stats.get("values"),
+            "warnings": self.warnings,
+            "history": str(self.history) if self.history else None,
+            "results": str(self.results_path) if self.results_path else None,
+            "report": str(self.report_path) if self.report_path else None,
+        }
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -124,11 +148,16 @@ def check_history(
     master: str | None = None,
     report: bool = True,
     session: SparkSession | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> CheckResult:
-    """Check one history; writes results.json (and report.html) into `out`."""
+    """Check one history; writes results.json (and report.html) into `out`. `progress` hears of
+    each phase (a large history takes minutes)."""
+    say = progress or (lambda message: None)
     history = load.resolve(path)
     out_dir = default_out(history, out)
+    say(f"check: starting Spark ({master or spark.DEFAULT_MASTER})" if session is None else "check: starting")
     sp = session or spark.session(master)
+    say(f"check: reading {history} ({history.stat().st_size / 1e6:.1f} MB)")
     spark.tune(sp, history.stat().st_size)
     loaded = load.load(sp, history)
     if loaded.empty:
@@ -139,6 +168,7 @@ def check_history(
     except BadHistory as exc:
         raise BadHistory(f"{history}: {exc}") from None
     o = version_order.build(t)
+    say("check: version orders and every anomaly rule")
     anomalies = summarize(all_instances(t, o))
     st = stats.summary(t, o)
     st["values"]["lost"] = anomalies.get("lost-write", {}).get("count", 0)
@@ -154,6 +184,8 @@ def check_history(
     result.history = history
     groups = lambda events: root_cause.lost_write_groups(t, o, events)  # noqa: E731 (bound to this check's tables)
     result.root_cause = root_cause.build(history.parent, anomalies, history, groups)
+    if report:
+        say("check: the report's plots")
     return _write(result, out_dir, series.collect(t, o, anomalies) if report else None, report)
 
 

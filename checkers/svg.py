@@ -40,8 +40,19 @@ def _fmt(v: float) -> str:
 
 
 class Chart:
-    def __init__(self, title: str, x_max: float, y_max: float, x_label: str, y_label: str, y_min: float = 0.0):
+    def __init__(
+        self,
+        title: str,
+        x_max: float,
+        y_max: float,
+        x_label: str,
+        y_label: str,
+        y_min: float = 0.0,
+        x_labels: Sequence[tuple[float, str]] | None = None,
+    ):
+        """`x_labels`: (x, text) ticks for a categorical axis (days), instead of numbers."""
         self.title, self.x_label, self.y_label = title, x_label, y_label
+        self.x_labels = x_labels
         self.x_max, self.y_min = max(x_max, 1e-9), y_min
         self.y_max = y_max if y_max > y_min else y_min + 1
         self.parts: list[str] = []
@@ -98,9 +109,10 @@ class Chart:
 
     def render(self) -> str:
         axes = [f'<text x="{L}" y="{T - 8}" class="title">{escape(self.title)}</text>']
-        for v in _ticks(0, self.x_max):
+        x_ticks = self.x_labels if self.x_labels is not None else [(v, _fmt(v)) for v in _ticks(0, self.x_max)]
+        for v, text in x_ticks:
             axes.append(f'<line x1="{self.x(v):.1f}" x2="{self.x(v):.1f}" y1="{T}" y2="{H - B}" class="grid"/>')
-            axes.append(f'<text x="{self.x(v):.1f}" y="{H - B + 14}" text-anchor="middle">{_fmt(v)}</text>')
+            axes.append(f'<text x="{self.x(v):.1f}" y="{H - B + 14}" text-anchor="middle">{escape(text)}</text>')
         for v in _ticks(self.y_min, self.y_max):
             axes.append(f'<line x1="{L}" x2="{W - R}" y1="{self.y(v):.1f}" y2="{self.y(v):.1f}" class="grid"/>')
             axes.append(f'<text x="{L - 6}" y="{self.y(v) + 4:.1f}" text-anchor="end">{_fmt(v)}</text>')

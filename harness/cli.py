@@ -7,6 +7,7 @@ nothing left running), 130 interrupted. Ctrl-C and SIGTERM tear the cluster down
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import signal
 import sys
@@ -29,8 +30,34 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+#: --quiet: no progress or chatter on stderr (errors still print).
+_quiet = False
+
+
 def _say(message: str) -> None:
-    print(f"kafka-chaos: {message}", file=sys.stderr, flush=True)
+    if not _quiet:
+        print(f"kafka-chaos: {message}", file=sys.stderr, flush=True)
+
+
+def _error(message: str) -> None:
+    print(f"kafka-chaos: error: {message}", file=sys.stderr, flush=True)
+
+
+def _emit_json(data: dict[str, Any]) -> None:
+    """--json: one JSON document on stdout, the only thing there (human text goes to stderr)."""
+    print(json.dumps(data, sort_keys=True, default=str), flush=True)
+
+
+def _progress():  # noqa: ANN202
+    """Live progress on stderr (harness/progress.py), or none with --quiet."""
+    from harness.progress import LiveProgress
+
+    return None if _quiet else LiveProgress(prefix="kafka-chaos: ")
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr (errors and the result still print)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON document on stdout")
 
 
 def _parser_of(cast: Callable[[str], Any], what: str) -> Callable[[str], Any]:
@@ -96,7 +123,6 @@ def _add_workload_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", type=Path, default=Path("store"), help="where run directories go (default store/)")
     p.add_argument("--name", help="run name (default: the workload's)")
     p.add_argument("--seed", type=_int, help="random seed of the generators")
-    p.add_argument("--quiet", action="store_true", help="no live progress")
 
 
 def _cluster(args: argparse.Namespace, command: str):
@@ -187,34 +213,57 @@ def cmd_run(args: argparse.Namespace) -> int:
     opts = _workload_options(args)  # bad input exits 2 before anything starts
     plan = _nemesis_plan(args)
     cluster = _cluster(args, "run")
-    progress = None if args.quiet else _say
-    run_dir, summary = run(cluster, opts, args.store, args.name, _say, progress, args.seed, plan)
+    progress = _progress()
+    try:
+        run_dir, summary = run(cluster, opts, args.store, args.name, progress or _say, progress, args.seed, plan)
+    finally:
+        if progress is not None:
+            progress.close()
     counts = summary.counts
-    print(
+    line = (
         f"{run_dir}: {summary.operations} operations in the {summary.workload_s:.1f} s workload phase "
         f"({summary.ops_per_s:.0f}/s): ok {counts.get('ok', 0)}, fail {counts.get('fail', 0)}, "
         f"info {counts.get('info', 0)}; final read {'complete' if summary.final_read_complete else 'INCOMPLETE'} "
         f"in {summary.final_read_s:.1f} s"
     )
+    out: dict[str, Any] = {"run_dir": str(run_dir), "workload": summary.to_json()}
     if not args.check:
+        if args.json:
+            _emit_json(out)
+        else:
+            print(line)
         return 0
-    return _check(run_dir, None, args.spark_master, report=True)
+    result = _checked(run_dir, None, args.spark_master, report=True)
+    if args.json:
+        _say(line)
+        _emit_json({**out, "check": result.brief()})
+    else:
+        from checkers.check import format_summary
 
-
-def _check(path: str | Path, out: str | None, master: str | None, report: bool) -> int:
-    from checkers.check import check_history, format_summary
-    from checkers.errors import BadHistory
-
-    try:
-        result = check_history(path, out, master, report=report)
-    except BadHistory as exc:
-        raise UsageError(str(exc)) from None
-    print(format_summary(result))
+        print(line)
+        print(format_summary(result))
     return result.exit_code
 
 
+def _checked(path: str | Path, out: str | None, master: str | None, report: bool):  # noqa: ANN202
+    from checkers.check import check_history
+    from checkers.errors import BadHistory
+
+    try:
+        return check_history(path, out, master, report=report, progress=_progress())
+    except BadHistory as exc:
+        raise UsageError(str(exc)) from None
+
+
 def cmd_check(args: argparse.Namespace) -> int:
-    return _check(args.path, args.out, args.spark_master, report=not args.no_report)
+    from checkers.check import format_summary
+
+    result = _checked(args.path, args.out, args.spark_master, report=not args.no_report)
+    if args.json:
+        _emit_json(result.brief())
+    else:
+        print(format_summary(result))
+    return result.exit_code
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
@@ -231,10 +280,17 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     scenario = get(args.scenario)
     targets = parse_targets(args.kafka)
-    rows, out = reproduce(scenario, targets, args.runs, args.store, _say, args.spark_master, args.out)
-    print(markdown(scenario, rows), end="")
+    progress = _progress()
+    rows, out = reproduce(
+        scenario, targets, args.runs, args.store, progress or _say, args.spark_master, args.out, progress
+    )
+    ok = all(row.as_expected for row in rows)
+    if args.json:
+        _emit_json({"scenario": scenario.name, "as_expected": ok, "rows": [r.to_json() for r in rows], "out": str(out)})
+    else:
+        print(markdown(scenario, rows), end="")
     _say(f"table: {out / 'reproduce.md'} and {out / 'reproduce.json'}")
-    return 0 if all(row.as_expected for row in rows) else 1
+    return 0 if ok else 1
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
@@ -242,7 +298,17 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from scenarios.registry import get
 
     scenario = get(args.scenario)
-    result = bisect(scenario, args.good, args.bad, args.runs, args.store, _say, args.metadata_version)
+    progress = _progress()
+    result = bisect(
+        scenario, args.good, args.bad, args.runs, args.store, progress or _say, args.metadata_version, progress=progress
+    )
+    if args.json:
+        _emit_json({
+            "scenario": scenario.name, "first_good": result.first_good, "last_bad": result.last_bad,
+            "problem": result.problem,
+            "probes": {v: [o.to_json() for o in outcomes] for v, outcomes in result.probes.items()},
+        })  # fmt: skip
+        return 1 if result.problem else 0
     for version, outcomes in result.probes.items():
         lost = sum(o.reproduced for o in outcomes)
         print(f"{version:<10} loss in {lost} of {len(outcomes)} run(s)")
@@ -250,6 +316,25 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         _say(f"bisect stopped: {result.problem}")
         return 1
     print(f"first good release: {result.first_good} (last bad: {result.last_bad})")
+    return 0
+
+
+def cmd_trend(args: argparse.Namespace) -> int:
+    from checkers import trend
+    from checkers.errors import BadHistory
+
+    _say(f"reading the run directories under {args.store}")
+    try:
+        t = trend.trend(args.store, args.spark_master)
+    except BadHistory as exc:
+        raise UsageError(str(exc)) from None
+    out = args.out or Path(args.store) / "trend"
+    paths = trend.write(t, out)
+    if args.json:
+        _emit_json({**t.to_json(), "files": {k: str(p) for k, p in paths.items()}})
+    else:
+        print(trend.markdown(t), end="")
+    _say(f"table and plot: {paths['md']}, {paths['html']} ({paths['svg'].name}, {paths['csv'].name}, json)")
     return 0
 
 
@@ -293,6 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_workload_options(run)
     run.add_argument("--check", action="store_true", help="check the history when the run ends (exit code of check)")
     run.add_argument("--spark-master", help="Spark master URL for --check (default: local[2], embedded)")
+    _add_output_options(run)
     run.set_defaults(func=cmd_run)
 
     check = sub.add_parser(
@@ -304,6 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--out", help="where results.json and report.html go (default: beside the history)")
     check.add_argument("--spark-master", help="Spark master URL (default: local[2], embedded)")
     check.add_argument("--no-report", action="store_true", help="write results.json only")
+    _add_output_options(check)
     check.set_defaults(func=cmd_check)
 
     scenarios = sub.add_parser("scenarios", help="list the scenario library")
@@ -319,6 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--store", type=Path, default=Path("store"), help="where run directories go (default store/)")
     rep.add_argument("--out", type=Path, help="where reproduce.md/json go (default store/<scenario>/reproduce-<time>/)")
     rep.add_argument("--spark-master", help="Spark master URL for the checks (default: local[2], embedded)")
+    _add_output_options(rep)
     rep.set_defaults(func=cmd_reproduce)
 
     bis = sub.add_parser("bisect", help="find the first released version where a scenario's loss is gone")
@@ -328,7 +416,19 @@ def build_parser() -> argparse.ArgumentParser:
     bis.add_argument("--runs", type=_int, default=1, help="runs per probed version (default 1)")
     bis.add_argument("--metadata-version", help="format every probed cluster at this metadata version")
     bis.add_argument("--store", type=Path, default=Path("store"))
+    _add_output_options(bis)
     bis.set_defaults(func=cmd_bisect)
+
+    tr = sub.add_parser(
+        "trend",
+        help="verdicts and anomalies of many runs per Kafka version, nemesis and day (table and plot)",
+        description="Read every run directory under STORE (config.json, results.json, summary.json) on Spark.",
+    )
+    tr.add_argument("store", help="a directory of run directories, at any depth (e.g. store/ or nightly artifacts)")
+    tr.add_argument("--out", type=Path, help="where trend.md/csv/json/svg/html go (default STORE/trend/)")
+    tr.add_argument("--spark-master", help="Spark master URL (default: local[2], embedded)")
+    _add_output_options(tr)
+    tr.set_defaults(func=cmd_trend)
 
     images = sub.add_parser("images", help="prepare broker images")
     images_sub = images.add_subparsers(dest="images_command", required=True, parser_class=_Parser)
@@ -348,9 +448,12 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global _quiet
     signal.signal(signal.SIGTERM, _interrupt)
+    _quiet = False
     try:
         args = build_parser().parse_args(argv)
+        _quiet = bool(getattr(args, "quiet", False))
         logging.basicConfig(
             level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
         )
@@ -358,16 +461,16 @@ def main(argv: list[str] | None = None) -> int:
             logging.getLogger("kafka").setLevel(logging.CRITICAL)
         return args.func(args)
     except UsageError as exc:
-        _say(f"error: {exc}")
+        _error(str(exc))
         return 2
     except KafkaChaosError as exc:  # a cluster that did not start, an image that did not build
-        _say(f"error: {exc}")
+        _error(str(exc))
         return 1
     except DockerException as exc:
-        _say(f"error: Docker: {str(exc).splitlines()[0]}")
+        _error(f"Docker: {str(exc).splitlines()[0]}")
         return 1
     except KeyboardInterrupt:
-        _say("interrupted; cluster removed")
+        print("kafka-chaos: interrupted; cluster removed", file=sys.stderr, flush=True)
         return 130
 
 

@@ -102,7 +102,7 @@ def run_workload(
         if notes is not None:
             notes["history_started_unix_ms"] = round(history.started_unix_ms)
         ctx = RunContext(history=history, opts=opts, bootstrap_servers=cluster.bootstrap_servers, run_id=cluster.run_id)
-        schedule = plan.schedule(Nemesis(cluster, history, seed), seed) if plan else None
+        schedule = plan.schedule(Nemesis(cluster, history, seed, observe=progress), seed) if plan else None
         return Runner(ctx, progress, seed, schedule).run()
 
 
@@ -130,6 +130,7 @@ def run(
     run_dir = make_run_dir(store, name or opts.workload)
     cluster.with_workdir(run_dir / "cluster").with_log(log)
     config = {
+        "name": name or opts.workload,
         "kafka_version": str(cluster.version),
         "shape": asdict(cluster.shape),
         "broker_config": cluster.config,
@@ -157,7 +158,7 @@ def run(
             {
                 "complete": summary is not None,
                 "wall_s": round(time.monotonic() - started, 3),
-                **({} if summary is None else {**asdict(summary), "ops_per_s": round(summary.ops_per_s, 1)}),
+                **({} if summary is None else summary.to_json()),
             },
         )
     return run_dir, summary

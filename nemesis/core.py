@@ -33,9 +33,17 @@ def _restart(node) -> None:
 
 
 class Nemesis:
-    def __init__(self, cluster: KafkaCluster, history: HistoryWriter | None = None, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        cluster: KafkaCluster,
+        history: HistoryWriter | None = None,
+        seed: int | None = None,
+        observe: Callable[[str], None] | None = None,
+    ) -> None:
         self.cluster = cluster
         self.history = history
+        #: Told of every completed nemesis operation, one line each (live progress).
+        self.observe = observe
         self.rng = random.Random(seed)
         self.killed: set[str] = set()
         self.paused: set[str] = set()
@@ -45,6 +53,10 @@ class Nemesis:
     def _record(self, type: str, f: str, value: Any, error: str | None = None) -> None:
         if self.history is not None:
             self.history.write(NEMESIS, type, f, value, error)
+        if self.observe is not None and type != "invoke":
+            what = value.get("nodes") or value.get("target") if isinstance(value, dict) else value
+            shown = ",".join(what) if isinstance(what, list) else (what or "")
+            self.observe(f"nemesis: {f} {shown} {type}".replace("  ", " ") + (f" ({error})" if error else ""))
 
     def run(self, fault: str, target: str = "random", shape: str = "isolate") -> dict[str, Any]:
         """Apply one fault now; returns the completion value recorded in the history."""

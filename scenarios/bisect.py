@@ -54,6 +54,7 @@ def bisect(
     log: Log = print,
     metadata_version: str | None = None,
     versions: list[KafkaVersion] | None = None,
+    progress=None,  # noqa: ANN001 (a Progress callable, harness/progress.py)
 ) -> Bisection:
     good_v, bad_v = KafkaVersion.parse(good), KafkaVersion.parse(bad)
     if not bad_v < good_v:
@@ -66,7 +67,10 @@ def bisect(
     result = Bisection()
 
     def is_bad(v: KafkaVersion) -> bool:
-        outcomes = [run_once(scenario, str(v), store, metadata_version=metadata_version, log=log) for _ in range(runs)]
+        outcomes = [
+            run_once(scenario, str(v), store, metadata_version=metadata_version, log=log, progress=progress)
+            for _ in range(runs)
+        ]
         result.probes[str(v)] = outcomes
         lost = sum(o.reproduced for o in outcomes)
         if not lost and any(o.error or o.script != "completed" for o in outcomes):

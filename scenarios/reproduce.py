@@ -132,6 +132,7 @@ def reproduce(
     log: Log = print,
     spark_master: str | None = None,
     out: Path | None = None,
+    progress=None,  # noqa: ANN001 (a Progress callable, harness/progress.py)
 ) -> tuple[list[Row], Path]:
     if runs < 1:
         raise UsageError(f"--runs must be at least 1, got {runs}")
@@ -145,7 +146,7 @@ def reproduce(
             log(f"{scenario.name} on Kafka {target.label}: run {n} of {runs}")
             outcome = run_once(
                 scenario, target.version, store, metadata_version=target.metadata_version, log=log,
-                spark_master=spark_master,
+                spark_master=spark_master, progress=progress,
             )  # fmt: skip
             row.runs.append(outcome)
             seen = "loss" if outcome.reproduced else "no loss"

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from harness.errors import KafkaChaosError
@@ -40,6 +40,9 @@ class WorkloadSummary:
     @property
     def ops_per_s(self) -> float:
         return self.operations / self.workload_s if self.workload_s > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "ops_per_s": round(self.ops_per_s, 1)}
 
 
 def _client(ctx: RunContext, pool: ProducerPool, slot: int, process: int) -> QueueClient | TxnClient:
@@ -153,13 +156,16 @@ class Runner:
     def _report(self, threads: list[threading.Thread]) -> None:
         if self.progress is None:
             return
+        # A progress object with a .tick (harness/progress.py) shows the status line in place or
+        # every few seconds; a plain callable gets it every second.
+        tick = getattr(self.progress, "tick", self.progress)
         while any(t.is_alive() for t in threads):
             time.sleep(1.0)
             counts = self.ctx.counts
             ops = counts["ok"] + counts["fail"] + counts["info"]
             elapsed = time.monotonic() - self.started
             phase_end = self.final_deadline if self.in_final else self.deadline
-            self.progress(
+            tick(
                 f"[{'final read' if self.in_final else 'workload'}] {elapsed:5.0f} s elapsed, "
                 f"{max(0.0, phase_end - time.monotonic()):4.0f} s left at most: {ops} ops "
                 f"(ok {counts['ok']}, fail {counts['fail']}, info {counts['info']}), "

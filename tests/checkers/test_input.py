@@ -104,6 +104,14 @@ def test_cli_exit_codes(spark_session, tmp_path: Path, capsys):
     assert any("event 0: no integer time" in line for line in err)
 
 
+def test_check_json_is_one_document_on_stdout(spark_session, tmp_path: Path, capsys):
+    bad = H.unseen(True).write(tmp_path / "bad.jsonl")
+    assert main(["check", str(bad), "--no-report", "--json", "--quiet"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["valid"] is False and out["errors"] == {"unseen": 1}
+    assert out["results"] == str(tmp_path / "results.json") and out["report"] is None
+
+
 def test_run_directory_gets_results_beside_the_history(spark_session, tmp_path: Path):
     run = tmp_path / "run"
     run.mkdir()

@@ -1,11 +1,13 @@
 """The command line against a real engine: Ctrl-C, killed runs, versions with no artifacts."""
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -81,14 +83,22 @@ def test_port_in_use_is_bad_input(docker_api):
 
 
 def test_run_with_check_prints_a_verdict(docker_api, tmp_path):
-    """`run --check` on a short no-fault run: valid, exit 0, results and report in the run directory."""
+    """`run --check --json --quiet` on a short no-fault run: valid, exit 0, one JSON document on
+    stdout, no progress on stderr; results and report in the run directory. Then `check` of the
+    same run directory, for people: the summary."""
     proc = subprocess.run(
         [*CLI, "run", "--nodes", "1", "--replication-factor", "1", "--min-insync-replicas", "1",
-         "--time-limit", "5", "--concurrency", "4", "--rate", "100", "--store", str(tmp_path), "--check"],
+         "--time-limit", "5", "--concurrency", "4", "--rate", "100", "--store", str(tmp_path), "--check",
+         "--json", "--quiet"],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert "verdict: VALID" in proc.stdout
-    run_dir = next(tmp_path.glob("*/2*"))
-    assert (run_dir / "results.json").exists() and (run_dir / "report.html").exists()
+    out = json.loads(proc.stdout)  # the whole of stdout is one document
+    assert out["check"]["valid"] is True and out["check"]["errors"] == {}
+    assert out["workload"]["counts"]["ok"] > 0 and out["workload"]["final_read_complete"] is True
+    assert [line for line in proc.stderr.splitlines() if line.startswith("kafka-chaos:")] == []
+    run_dir = Path(out["run_dir"])
+    assert Path(out["check"]["results"]) == run_dir / "results.json" and (run_dir / "report.html").exists()
     assert find_by_label(docker_api) == ([], [])
+    human = subprocess.run([*CLI, "check", str(run_dir), "--no-report"], capture_output=True, text=True, timeout=600)
+    assert human.returncode == 0 and "verdict: VALID" in human.stdout, human.stderr[-2000:]

@@ -2,7 +2,8 @@
 acknowledged writes and on one that does not. A scenario that does not find its bug fails here.
 
 The one left out, the forced `unclean-election` (it loses writes on every version: there is no
-fixed one), is run by the documented command in docs/scenarios.md.
+fixed one), is run by the documented command in docs/scenarios.md. acks1-failover and its
+control acks-all-failover are the example chaos tests in tests/chaos/test_acks1_leader_kills.py.
 """
 
 import json
@@ -60,13 +61,6 @@ def test_kafka_14139_loses_writes_on_3_4_and_not_on_3_5(docker_api, tmp_path):
     steps = json.loads((Path(fixed["runs"][0]["run_dir"]) / "scenario.json").read_text())["steps"]
     assert any("did not take the stale ISR change" in s["step"] for s in steps)
     assert find_by_label(docker_api) == ([], [])
-
-
-def test_acks1_failover_loses_writes_and_acks_all_does_not(tmp_path):
-    lossy = run("acks1-failover", DEFAULT_VERSION, tmp_path)
-    assert lossy.reproduced and lossy.verdict is False, lossy
-    safe = run("acks-all-failover", DEFAULT_VERSION, tmp_path)
-    assert not safe.reproduced and safe.verdict is True, safe
 
 
 def test_last_replica_standing_loses_writes_before_elr_only(tmp_path):

@@ -1,0 +1,266 @@
+"""`kafka-chaos trend STORE`: the history of many runs, per Kafka version, nemesis and day.
+
+A nightly job leaves one run directory per run (harness/run.py). This Spark job reads every
+run directory under STORE, however deep, from three small files: `config.json` (Kafka version,
+nemesis, start time, run id), `results.json` (the checker's verdict and anomaly counts) and
+`summary.json` (whether the run completed). Histories are not read, so a store of stripped run
+directories (the nightly workflow keeps only these files between nights) gives the same trend.
+
+A run counts once even when a `latest` link makes it visible twice (runs are told apart by
+their run id). Its verdict is valid, invalid or unknown as the checker said; "unchecked" when it
+has no results.json (never checked, or it did not complete).
+
+Output, in `--out` (default STORE/trend/): trend.md and trend.csv (one row per version, nemesis
+and day), trend.json (those rows and the invalid runs with their reports), trend.svg and
+trend.html (the table and plots of the invalid share and the run count per day and version).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import asdict, dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from checkers import spark as spark_session
+from checkers.errors import BadHistory
+from checkers.svg import PALETTE, Chart
+
+VERDICTS = ("valid", "invalid", "unknown", "unchecked")
+_ANOMALIES = T.MapType(T.StringType(), T.StructType([T.StructField("errors", T.LongType())]))
+_FAULTS = T.ArrayType(T.StringType())
+_SVG_STYLE = (
+    "<style>svg{font:11px sans-serif}.grid{stroke:#eee}.frame{fill:none;stroke:#999}"
+    ".title{font-size:13px;font-weight:600}</style>"
+)
+
+
+@dataclass
+class TrendRow:
+    day: str
+    version: str
+    nemesis: str
+    runs: int
+    valid: int = 0
+    invalid: int = 0
+    unknown: int = 0
+    unchecked: int = 0
+    #: anomaly -> {"runs": runs that had it as an error, "errors": its error instances in them}
+    anomalies: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def invalid_share(self) -> float:
+        checked = self.valid + self.invalid + self.unknown
+        return self.invalid / checked if checked else 0.0
+
+
+@dataclass
+class Trend:
+    store: str
+    rows: list[TrendRow]
+    #: Every invalid run: day, version, nemesis, run directory, its error anomalies.
+    invalid_runs: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "store": self.store,
+            "runs": sum(r.runs for r in self.rows),
+            "rows": [asdict(r) for r in self.rows],
+            "invalid_runs": self.invalid_runs,
+        }
+
+
+def _files(spark: SparkSession, store: str, name: str, column: str) -> DataFrame:
+    """(dir, text) of every file called `name` under `store`, at any depth."""
+    df = spark.read.option("recursiveFileLookup", "true").option("pathGlobFilter", name).text(store, wholetext=True)
+    return df.select(F.regexp_replace(F.input_file_name(), "/[^/]*$", "").alias("dir"), F.col("value").alias(column))
+
+
+def runs_frame(spark: SparkSession, store: str) -> DataFrame:
+    """One row per run: dir, run_id, version, nemesis, day, verdict, anomalies (map of error counts)."""
+    j = lambda col, path: F.get_json_object(F.col(col), path)  # noqa: E731
+    configs = _files(spark, store, "config.json", "config").where(j("config", "$.kafka_version").isNotNull())
+    scenario, script = j("config", "$.nemesis.scenario"), j("config", "$.nemesis.script")
+    faults = F.from_json(j("config", "$.nemesis.faults"), _FAULTS)
+    started_ms = j("config", "$.history_started_unix_ms").cast("long")
+    stamp = F.regexp_extract("dir", r"/(\d{8})T\d{6}[^/]*$", 1)
+    runs = configs.select(
+        "dir",
+        F.coalesce(j("config", "$.run_id"), F.col("dir")).alias("run_id"),
+        j("config", "$.kafka_version").alias("version"),
+        F.when(scenario.isNotNull(), F.concat(F.lit("scenario:"), scenario))
+        .when(script.isNotNull(), F.lit("script"))
+        .when(F.size(faults) > 0, F.array_join(faults, ","))
+        .otherwise(F.lit("none"))
+        .alias("nemesis"),
+        F.coalesce(
+            F.date_format(F.timestamp_millis(started_ms), "yyyy-MM-dd"),
+            F.date_format(F.to_date(F.when(stamp != "", stamp), "yyyyMMdd"), "yyyy-MM-dd"),
+            F.lit("unknown"),
+        ).alias("day"),
+    )
+    # A `latest` link shows a run twice: keep the path without it.
+    pick = Window.partitionBy("run_id").orderBy(F.col("dir").contains("/latest").cast("int"), "dir")
+    runs = runs.withColumn("_n", F.row_number().over(pick)).where("_n = 1").drop("_n")
+    results = _files(spark, store, "results.json", "results").select(
+        "dir",
+        j("results", "$.valid").alias("valid"),
+        F.from_json(j("results", "$.anomalies"), _ANOMALIES).alias("anomalies"),
+    )
+    verdict = (
+        F.when(F.col("valid") == "true", "valid")
+        .when(F.col("valid") == "false", "invalid")
+        .when(F.col("valid") == "unknown", "unknown")
+        .otherwise("unchecked")
+    )
+    return runs.join(results, "dir", "left").select(
+        "dir", "run_id", "version", "nemesis", "day", verdict.alias("verdict"), "anomalies"
+    )
+
+
+def aggregate(runs: DataFrame) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Any]]:
+    """Collected rows: verdict counts per group, anomaly counts per group, and the invalid runs."""
+    keys = ["day", "version", "nemesis"]
+    counts = runs.groupBy(*keys).agg(
+        F.count(F.lit(1)).alias("runs"), *[F.sum((F.col("verdict") == v).cast("int")).alias(v) for v in VERDICTS]
+    )
+    errors = (
+        runs.select(*keys, "dir", F.explode("anomalies").alias("name", "a"))
+        .where(F.col("a.errors") > 0)
+        .select(*keys, "dir", "name", F.col("a.errors").alias("errors"))
+    )
+    per_anomaly = errors.groupBy(*keys, "name").agg(
+        F.countDistinct("dir").alias("runs"), F.sum("errors").alias("errors")
+    )
+    by_run = errors.groupBy("dir").agg(F.map_from_entries(F.collect_list(F.struct("name", "errors"))).alias("e"))
+    invalid = runs.where(F.col("verdict") == "invalid").join(by_run, "dir", "left").select(*keys, "dir", "e")
+    return (
+        [r.asDict() for r in counts.collect()],
+        [r.asDict() for r in per_anomaly.collect()],
+        invalid.collect(),
+    )
+
+
+def _version_key(text: str) -> tuple:
+    parts = text.split(".")
+    return tuple(int(p) if p.isdigit() else 0 for p in parts) if all(p.isdigit() for p in parts) else (999, text)
+
+
+def trend(store: str | Path, master: str | None = None, session: SparkSession | None = None) -> Trend:
+    """The trend of every run under `store`; BadHistory when there is none."""
+    path = Path(store)
+    if not path.is_dir():
+        raise BadHistory(f"{store}: not a directory")
+    if not any(path.rglob("config.json")):
+        raise BadHistory(f"{store}: no run directories (no config.json under it)")
+    sp = session or spark_session.session(master)
+    counts, per_anomaly, invalid = aggregate(runs_frame(sp, str(path.resolve())))
+    rows = {(c["day"], c["version"], c["nemesis"]): TrendRow(**c) for c in counts}
+    for a in per_anomaly:
+        rows[(a["day"], a["version"], a["nemesis"])].anomalies[a["name"]] = {"runs": a["runs"], "errors": a["errors"]}
+    for row in rows.values():
+        row.anomalies = dict(sorted(row.anomalies.items(), key=lambda kv: (-kv[1]["runs"], kv[0])))
+    ordered = sorted(rows.values(), key=lambda r: (r.day, _version_key(r.version), r.nemesis))
+    bad = [
+        {"day": r["day"], "version": r["version"], "nemesis": r["nemesis"], "run_dir": _local(r["dir"]),
+         "errors": dict(sorted((r["e"] or {}).items()))}
+        for r in sorted(invalid, key=lambda r: (r["day"], _version_key(r["version"]), r["dir"]))
+    ]  # fmt: skip
+    if not ordered:
+        raise BadHistory(f"{store}: no run directories (no config.json with a Kafka version under it)")
+    return Trend(str(path), ordered, bad)
+
+
+def _local(uri: str) -> str:
+    return uri.removeprefix("file://") if uri.startswith("file:///") else uri.removeprefix("file:")
+
+
+def _anomaly_cell(row: TrendRow) -> str:
+    return ", ".join(f"{n} {a['runs']} ({a['errors']:,})" for n, a in row.anomalies.items()) or "-"
+
+
+def _cells(r: TrendRow) -> tuple:
+    return (r.day, r.version, r.nemesis, r.runs, r.valid, r.invalid, r.unknown, r.unchecked, _anomaly_cell(r))
+
+
+HEADER = ("day", "Kafka", "nemesis", "runs", "valid", "invalid", "unknown", "unchecked", "anomalies: runs (instances)")
+
+
+def markdown(t: Trend) -> str:
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    for r in t.rows:
+        lines.append("| " + " | ".join(str(c) for c in _cells(r)) + " |")
+    if t.invalid_runs:
+        lines += ["", "Invalid runs:", ""]
+        for b in t.invalid_runs:
+            errors = ", ".join(f"{n} {c:,}" for n, c in b["errors"].items())
+            lines.append(f"- {b['day']} Kafka {b['version']} {b['nemesis']}: {errors} ({b['run_dir']})")
+    return "\n".join(lines) + "\n"
+
+
+def charts(t: Trend) -> list[str]:
+    """SVG: the share of checked runs that were invalid, and the number of runs, per day and version."""
+    days = sorted({r.day for r in t.rows})
+    versions = sorted({r.version for r in t.rows}, key=_version_key)
+    x = {d: i for i, d in enumerate(days)}
+    share: dict[str, dict[str, list[int]]] = {v: {} for v in versions}  # version -> day -> [invalid, checked, runs]
+    for r in t.rows:
+        acc = share[r.version].setdefault(r.day, [0, 0, 0])
+        acc[0] += r.invalid
+        acc[1] += r.valid + r.invalid + r.unknown
+        acc[2] += r.runs
+    x_max = max(len(days) - 1, 1)
+    step = max(1, len(days) // 10)  # at most about ten day labels
+    ticks = [(i, d[5:] if len(days) > 1 else d) for i, d in enumerate(days) if i % step == 0]
+    inv = Chart("invalid runs / checked runs, per day", x_max, 1.0, "day", "share invalid", x_labels=ticks)
+    cnt = Chart(
+        "runs per day", x_max, max(a[2] for s in share.values() for a in s.values()), "day", "runs", x_labels=ticks
+    )
+    for i, v in enumerate(versions):
+        colour = PALETTE[i % len(PALETTE)]
+        pts = [(x[d], a[0] / a[1] if a[1] else 0.0) for d, a in sorted(share[v].items())]
+        inv.line(pts, f"Kafka {v}", colour).dots(pts, "", colour, r=2.5)
+        cnt.line([(x[d], a[2]) for d, a in sorted(share[v].items())], f"Kafka {v}", colour)
+    for chart in (inv, cnt):
+        chart.legend = [entry for entry in chart.legend if entry[1]]
+    return [inv.render(), cnt.render()]
+
+
+def write(t: Trend, out: Path) -> dict[str, Path]:
+    """trend.md, trend.csv, trend.json, trend.svg and trend.html in `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {k: out / f"trend.{k}" for k in ("md", "csv", "json", "svg", "html")}
+    paths["md"].write_text(markdown(t))
+    with paths["csv"].open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["day", "version", "nemesis", "runs", *VERDICTS, "anomalies"])
+        for r in t.rows:
+            w.writerow([r.day, r.version, r.nemesis, r.runs, r.valid, r.invalid, r.unknown, r.unchecked,
+                        ";".join(f"{n}={a['runs']}/{a['errors']}" for n, a in r.anomalies.items())])  # fmt: skip
+    paths["json"].write_text(json.dumps(t.to_json(), indent=2) + "\n")
+    svgs = charts(t)
+    paths["svg"].write_text(svgs[0].replace(">", ">" + _SVG_STYLE, 1))
+    rows = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in _cells(r)) + "</tr>" for r in t.rows)
+    invalid = "".join(
+        f"<li>{escape(b['day'])} Kafka {escape(b['version'])} {escape(b['nemesis'])}: "
+        f"{escape(', '.join(f'{n} {c:,}' for n, c in b['errors'].items()))} "
+        f'(<a href="{escape(Path(b["run_dir"]).as_uri() if b["run_dir"].startswith("/") else b["run_dir"])}'
+        f'/report.html">report</a>)</li>'
+        for b in t.invalid_runs
+    )
+    paths["html"].write_text(
+        "<!doctype html><meta charset=utf-8><title>kafka-chaos trend</title>"
+        "<style>body{font:13px sans-serif;margin:20px}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}</style>" + _SVG_STYLE
+        + f"<h1>kafka-chaos trend</h1><p>{escape(t.store)}: {sum(r.runs for r in t.rows)} runs</p>"
+        + "".join(svgs)
+        + "<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in HEADER) + f"</tr>{rows}</table>"
+        + (f"<h2>Invalid runs</h2><ul>{invalid}</ul>" if invalid else "")
+    )  # fmt: skip
+    return paths

@@ -1,0 +1,214 @@
+"""One chaos run in one call: a fresh cluster, a workload, a nemesis, the check, a result.
+
+This is what the pytest plugin's `chaos_run` fixture calls (harness/pytest_plugin.py); plain
+Python can call `chaos_run` too. Every call starts its own cluster, as Jepsen does for every
+test: a run never inherits a broker another run broke.
+
+    result = chaos_run(ClusterSpec("4.3.1"), Path("store"), "my-test", nemesis="kill,pause", time_limit=60)
+    result.valid        # True, False or "unknown" (the checker's verdict)
+    result.anomalies    # {"lost-write": 191}: error anomalies and their instances
+    result.report       # store/my-test/<time>/report.html
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from harness.cluster import KafkaCluster
+from harness.errors import UsageError
+from harness.images import Log
+from harness.versions import DEFAULT_VERSION, KafkaVersion
+
+
+@dataclass
+class ClusterSpec:
+    """The cluster a chaos test runs on: version, shape, broker config, metadata version."""
+
+    version: str = DEFAULT_VERSION
+    nodes: int = 3
+    controllers: int = 0  # dedicated controllers; with them, `brokers` brokers
+    brokers: int = 3
+    config: dict[str, str] = field(default_factory=dict)
+    metadata_version: str | None = None
+
+    def __post_init__(self) -> None:
+        KafkaVersion.parse(self.version)  # a malformed version is a UsageError here, not in a container
+
+    def build(self, extra_config: dict[str, str] | None = None) -> KafkaCluster:
+        cluster = KafkaCluster(self.version)
+        if self.controllers:
+            cluster.with_dedicated_controllers(self.controllers, self.brokers)
+        else:
+            cluster.with_nodes(self.nodes)
+        cluster.with_config({**self.config, **(extra_config or {})})
+        if self.metadata_version:
+            cluster.with_metadata_version(self.metadata_version)
+        return cluster
+
+    def describe(self) -> str:
+        shape = (
+            f"{self.controllers} controllers + {self.brokers} brokers" if self.controllers else f"{self.nodes} nodes"
+        )
+        return f"Kafka {self.version}, {shape}" + (
+            f", metadata {self.metadata_version}" if self.metadata_version else ""
+        )
+
+
+@dataclass
+class ChaosResult:
+    """What a chaos run showed. `assert result.valid` fails with the anomalies and the report in its message."""
+
+    version: str
+    nemesis: str
+    run_dir: Path
+    #: The checker's verdict: True, False or "unknown" (nothing could be proved); None: not checked.
+    valid: bool | str | None
+    #: Error anomalies (../shared/anomalies.md names) and their instances; empty when valid.
+    anomalies: dict[str, int] = field(default_factory=dict)
+    report: Path | None = None
+    results: Path | None = None
+    #: The checker's one-screen summary (checkers/check.py format_summary).
+    summary: str = ""
+    #: The workload's counts and timings (summary.json).
+    workload: dict[str, Any] = field(default_factory=dict)
+    #: For a scenario: how its script ended ("completed" when it went as written).
+    script: str | None = None
+
+    @property
+    def lost(self) -> int:
+        """Acknowledged writes lost (the lost-write anomaly's instances)."""
+        return self.anomalies.get("lost-write", 0)
+
+    @property
+    def faults(self) -> Counter:
+        """Nemesis operations that succeeded, by name (kill, start, pause, ...), read from the history."""
+        from harness.history import read_history
+
+        return Counter(
+            e["f"]
+            for e in read_history(self.run_dir / "history.jsonl")
+            if e["process"] == "nemesis" and e["type"] == "ok"
+        )
+
+    def verdict(self) -> str:
+        if self.valid is True:
+            return "VALID"
+        if self.valid is False:
+            return "INVALID: " + ", ".join(f"{n} {c:,}" for n, c in self.anomalies.items())
+        return "UNKNOWN: nothing could be proved" if self.valid == "unknown" else "NOT CHECKED"
+
+    def __repr__(self) -> str:
+        # What pytest shows under a failed `assert result.valid`: the verdict and where to look.
+        return f"ChaosResult(Kafka {self.version}, nemesis {self.nemesis}: {self.verdict()}; report {self.report})"
+
+    def explain(self) -> str:
+        """The anomaly summary and the report's path, for a failed test's output."""
+        head = f"Kafka {self.version}, nemesis {self.nemesis}: {self.verdict()}"
+        return "\n".join([head, self.summary or f"run directory: {self.run_dir}"])
+
+    def properties(self, prefix: str = "kafka_chaos") -> list[tuple[str, str]]:
+        """(name, value) pairs for the JUnit XML <properties> of the test."""
+        valid = {True: "true", False: "false"}.get(self.valid, str(self.valid))  # type: ignore[arg-type]
+        anomalies = ";".join(f"{n}={c}" for n, c in self.anomalies.items()) or "none"
+        pairs = [
+            ("version", self.version), ("nemesis", self.nemesis), ("valid", valid), ("anomalies", anomalies),
+            ("lost", str(self.lost)), ("run_dir", str(self.run_dir)), ("report", str(self.report or "")),
+        ]  # fmt: skip
+        return [(f"{prefix}.{k}", v) for k, v in pairs]
+
+
+def workload_options(overrides: dict[str, Any]):  # noqa: ANN201 (WorkloadOptions; imported lazily)
+    """WorkloadOptions from keyword arguments; an unknown one is a UsageError naming it."""
+    from workloads.options import WorkloadOptions
+
+    known = {f.name for f in fields(WorkloadOptions)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise UsageError(f"unknown workload option(s) {', '.join(unknown)}: expected WorkloadOptions fields")
+    if "acks" in overrides:
+        overrides = {**overrides, "acks": str(overrides["acks"])}  # acks=1 as a number reads naturally
+    return WorkloadOptions(**overrides).validate()
+
+
+def nemesis_plan(nemesis: str | list[str] | None, interval: float, script: list[dict] | str | Path | None):  # noqa: ANN201
+    from harness.run import NemesisPlan
+    from nemesis.schedule import load_script, parse_fault_list, parse_script
+
+    if nemesis and script is not None:
+        raise UsageError("nemesis and script exclude each other")
+    if not interval > 0:
+        raise UsageError(f"the nemesis interval must be greater than 0, got {interval:g}")
+    if script is not None:
+        steps = parse_script(script) if isinstance(script, list) else load_script(Path(script))
+        return NemesisPlan(script=steps), "script"
+    if nemesis:
+        faults = parse_fault_list(nemesis if isinstance(nemesis, str) else ",".join(nemesis))
+        return NemesisPlan(faults=faults, interval=interval), ",".join(faults)
+    return None, "none"
+
+
+def chaos_run(
+    spec: ClusterSpec,
+    store: Path,
+    name: str,
+    *,
+    nemesis: str | list[str] | None = None,
+    interval: float = 10.0,
+    script: list[dict] | str | Path | None = None,
+    scenario: str | None = None,
+    config: dict[str, str] | None = None,
+    seed: int | None = None,
+    log: Log = print,
+    progress: Callable[[str], None] | None = None,
+    spark_master: str | None = None,
+    **workload: Any,
+) -> ChaosResult:
+    """Run and check. `nemesis`: faults mixed at random every `interval` s ("kill,pause,partition");
+    `script`: timed steps (nemesis/schedule.py); `scenario`: a library scenario or scenario file,
+    with its own cluster shape, config and workload (scenarios/); `config`: broker overrides on
+    top of the spec's; other keywords are workload options (workloads/options.py)."""
+    from checkers.check import CheckResult, check_history, format_summary
+
+    if scenario is not None:
+        if nemesis or script is not None or workload or config:
+            raise UsageError("a scenario brings its own nemesis, workload and config: pass only scenario=")
+        return _scenario_run(spec, store, scenario, seed, log, progress, spark_master)
+    from harness.run import run
+
+    opts = workload_options(workload)
+    plan, label = nemesis_plan(nemesis, interval, script)
+    run_dir, summary = run(spec.build(config), opts, store, name, log, progress, seed, plan)
+    checked: CheckResult = check_history(run_dir, master=spark_master, report=True, progress=progress or log)
+    return _result(spec.version, label, run_dir, checked, format_summary(checked), summary.to_json())
+
+
+def _scenario_run(spec, store, name, seed, log, progress, spark_master) -> ChaosResult:  # noqa: ANN001
+    from checkers.check import CheckResult, format_summary
+    from scenarios.registry import get
+    from scenarios.runs import run_once
+
+    scenario = get(name)
+    outcome = run_once(
+        scenario, spec.version, store, metadata_version=spec.metadata_version, log=log, progress=progress,
+        seed=seed, spark_master=spark_master,
+    )  # fmt: skip
+    if outcome.error is not None:
+        raise RuntimeError(f"scenario {scenario.name} on Kafka {spec.version} could not run: {outcome.error}")
+    run_dir = Path(outcome.run_dir)
+    checked = CheckResult.load(run_dir / "results.json")
+    result = _result(spec.version, f"scenario:{scenario.name}", run_dir, checked, format_summary(checked), {})
+    result.script = outcome.script
+    if outcome.script != "completed":
+        result.summary += f"\nscenario script: {outcome.script} ({outcome.script_error})"
+    return result
+
+
+def _result(version: str, label: str, run_dir: Path, checked, summary: str, workload: dict) -> ChaosResult:  # noqa: ANN001
+    errors = {n: int(a["errors"]) for n, a in checked.anomalies.items() if a["errors"]}
+    return ChaosResult(
+        version, label, run_dir, checked.valid, errors, checked.report_path, checked.results_path, summary, workload
+    )

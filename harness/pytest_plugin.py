@@ -1,0 +1,238 @@
+"""The pytest plugin (entry point `pytest11`, loaded whenever kafka-chaos is installed).
+
+A chaos test in a few lines:
+
+    @pytest.mark.kafka(nodes=3, config={"min.insync.replicas": "2"})
+    def test_survives_kills(chaos_run):
+        result = chaos_run(nemesis="kill,pause,partition", interval=5, time_limit=60)
+        assert result.valid is True
+
+Fixtures: `kafka_version` (one version per test item; `--kafka-versions` parametrizes),
+`kafka_spec` (the cluster a test asks for: version, shape, broker config), `kafka_cluster` (a
+started cluster, removed after the test) and `chaos_run` (harness/chaos.py: a fresh cluster,
+workload, nemesis and check per call, returning a ChaosResult).
+
+Where the cluster comes from, most specific first: the call (chaos_run's `config=`), the
+`kafka` marker (shape, config, metadata version, default versions), the command line
+(`--kafka-nodes`, `--kafka-controllers`/`--kafka-brokers`), the defaults (3 combined nodes).
+Versions are the exception: `--kafka-versions` beats the marker's `versions`, because the
+version is the axis a CI matrix turns; a test that only holds for some versions says so with
+`min_version`/`max_version`, and is skipped outside them.
+
+A failed test that made chaos runs gets a "kafka-chaos" section: each run's verdict, anomaly
+summary and report path. Every run's result goes into the test's JUnit XML properties
+(kafka_chaos.valid, .anomalies, .report, ...), and the session ends with a table of all runs.
+Live progress goes to the `kafka_chaos` logger (INFO): `--log-cli-level=INFO` shows it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.versions import DEFAULT_VERSION, KafkaVersion
+
+log = logging.getLogger("kafka_chaos")
+FIXTURES = ("kafka_version", "kafka_spec", "kafka_cluster", "chaos_run")
+_RESULTS = pytest.StashKey[list]()  # an item's ChaosResults
+_ALL = pytest.StashKey[list]()  # (nodeid, ChaosResult) of the session
+_SHAPE_KEYS = ("nodes", "controllers", "brokers", "config", "metadata_version")
+_MARKER_KEYS = {"version", "versions", "min_version", "max_version", *_SHAPE_KEYS}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kafka-chaos", "chaos tests on real Kafka clusters")
+    group.addoption(
+        "--kafka-versions",
+        metavar="V1,V2",
+        help=f"run every chaos test on each of these Kafka versions (default: the marker's, else {DEFAULT_VERSION})",
+    )
+    group.addoption("--kafka-nodes", type=int, metavar="N", help="combined nodes of tests whose marker says none")
+    group.addoption("--kafka-controllers", type=int, metavar="N", help="dedicated controllers (with --kafka-brokers)")
+    group.addoption("--kafka-brokers", type=int, metavar="N", help="brokers, with --kafka-controllers")
+    group.addoption("--kafka-store", metavar="DIR", help="where run directories go (default: <rootdir>/store)")
+    group.addoption("--kafka-time-limit", type=float, metavar="S", help="workload seconds of runs that set none")
+    group.addoption("--kafka-spark-master", metavar="URL", help="Spark master of the checks (default local[2])")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "kafka(versions=[...], version=, min_version=, max_version=, nodes=, controllers=, brokers=, config={}, "
+        "metadata_version=): the Kafka cluster of a chaos test (kafka-chaos)",
+    )
+    config.addinivalue_line("markers", "chaos: starts real Kafka clusters (added by kafka-chaos to tests using them)")
+    config.stash[_ALL] = []
+    # kafka-python 3.0.12 loads its protocol schemas with deprecated importlib.resources calls.
+    config.addinivalue_line("filterwarnings", "ignore:read_text is deprecated:DeprecationWarning")
+    config.addinivalue_line("filterwarnings", "ignore:open_text is deprecated:DeprecationWarning")
+    versions = _cli_versions(config)
+    controllers, brokers = config.getoption("kafka_controllers"), config.getoption("kafka_brokers")
+    if (controllers is None) != (brokers is None):
+        raise pytest.UsageError("kafka-chaos: --kafka-controllers and --kafka-brokers go together")
+    if versions is not None and not versions:
+        raise pytest.UsageError("kafka-chaos: --kafka-versions names no version")
+
+
+def _parse_versions(text: str, where: str) -> list[str]:
+    out = []
+    for v in (p.strip() for p in text.split(",")):
+        if v:
+            try:
+                out.append(str(KafkaVersion.parse(v)))
+            except Exception as exc:  # noqa: BLE001 (UsageError with the reason)
+                raise pytest.UsageError(f"kafka-chaos: {where}: {exc}") from None
+    return out
+
+
+def _cli_versions(config: pytest.Config) -> list[str] | None:
+    text = config.getoption("kafka_versions")
+    return None if text is None else _parse_versions(text, "--kafka-versions")
+
+
+def _marker(node: Any) -> dict[str, Any]:
+    """The `kafka` marker's keywords (closest wins: function, class, module); unknown ones are an error."""
+    marker = node.get_closest_marker("kafka")
+    if marker is None:
+        return {}
+    if marker.args:
+        raise pytest.UsageError(f"{node.nodeid}: @pytest.mark.kafka takes keywords only (versions=..., nodes=...)")
+    unknown = set(marker.kwargs) - _MARKER_KEYS
+    if unknown:
+        raise pytest.UsageError(f"{node.nodeid}: unknown kafka marker keyword(s) {', '.join(sorted(unknown))}")
+    return dict(marker.kwargs)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every test that uses a kafka-chaos fixture gets one item per Kafka version."""
+    if "kafka_version" not in metafunc.fixturenames:
+        return
+    mark = _marker(metafunc.definition)
+    versions = _cli_versions(metafunc.config)
+    if versions is None:
+        given = mark.get("versions") or ([mark["version"]] if mark.get("version") else [DEFAULT_VERSION])
+        versions = _parse_versions(",".join(given), f"{metafunc.definition.nodeid}: kafka marker")
+    low = KafkaVersion.parse(mark["min_version"]) if mark.get("min_version") else None
+    high = KafkaVersion.parse(mark["max_version"]) if mark.get("max_version") else None
+    params = []
+    for v in versions:
+        parsed, marks = KafkaVersion.parse(v), []
+        if (low and parsed < low) or (high and high < parsed):
+            marks.append(
+                pytest.mark.skip(
+                    reason=f"holds for Kafka {mark.get('min_version', '')}..{mark.get('max_version', '')} only"
+                )
+            )
+        params.append(pytest.param(v, id=f"kafka-{v}", marks=marks))
+    metafunc.parametrize("kafka_version", params)
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark the tests that start clusters `chaos` (before -m selects), so `-m "not chaos"` skips them."""
+    if any(f in getattr(item, "fixturenames", ()) for f in FIXTURES):
+        item.add_marker("chaos")
+
+
+@pytest.fixture
+def kafka_version() -> str:
+    """The Kafka version of this test item (parametrized by --kafka-versions or the kafka marker)."""
+    return DEFAULT_VERSION
+
+
+@pytest.fixture
+def kafka_spec(request: pytest.FixtureRequest, kafka_version: str):  # noqa: ANN201 (harness.chaos.ClusterSpec)
+    """The cluster this test asks for: marker first, then the command line, then 3 combined nodes."""
+    from harness.chaos import ClusterSpec
+    from harness.errors import UsageError
+
+    mark, opt = _marker(request.node), request.config.getoption
+    shape: dict[str, Any] = {}
+    if opt("kafka_nodes") is not None:
+        shape["nodes"] = opt("kafka_nodes")
+    if opt("kafka_controllers") is not None:
+        shape.update(controllers=opt("kafka_controllers"), brokers=opt("kafka_brokers"))
+    if "nodes" in mark or "controllers" in mark:
+        shape = {}  # the marker's shape replaces the command line's as a whole
+    shape.update({k: mark[k] for k in _SHAPE_KEYS if k in mark})
+    try:
+        return ClusterSpec(kafka_version, **shape)
+    except UsageError as exc:
+        pytest.fail(f"kafka-chaos: {exc}", pytrace=False)
+
+
+@pytest.fixture
+def kafka_cluster(kafka_spec, tmp_path: Path) -> Iterator[Any]:
+    """A started KafkaCluster (harness/cluster.py) of the test's spec, removed after the test."""
+    from harness.errors import UsageError
+
+    cluster = kafka_spec.build().with_workdir(tmp_path / "cluster").with_log(log.info)
+    try:
+        cluster.start()
+    except UsageError as exc:
+        cluster.stop()
+        pytest.fail(f"kafka-chaos: {exc}", pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def _run_name(node: pytest.Item) -> str:
+    return "pytest/" + re.sub(r"[^A-Za-z0-9_.-]+", "-", node.name).strip("-")
+
+
+@pytest.fixture
+def chaos_run(request: pytest.FixtureRequest, kafka_spec) -> Callable[..., Any]:
+    """chaos_run(nemesis=..., interval=..., script=..., scenario=..., config=..., seed=..., **workload)
+    -> ChaosResult (.valid, .anomalies, .report, .lost, .faults, .run_dir). See harness/chaos.py."""
+    from harness.chaos import chaos_run as run
+    from harness.errors import UsageError
+    from harness.progress import LiveProgress
+
+    opt = request.config.getoption
+    store = Path(opt("kafka_store") or request.config.rootpath / "store")
+    results: list = request.node.stash.setdefault(_RESULTS, [])
+
+    def call(**kwargs: Any):  # noqa: ANN202
+        if opt("kafka_time_limit") is not None and "scenario" not in kwargs:
+            kwargs.setdefault("time_limit", opt("kafka_time_limit"))
+        log.info("chaos run on %s: %s", kafka_spec.describe(), kwargs or "defaults")
+        try:
+            result = run(
+                kafka_spec, store, _run_name(request.node), log=log.info, progress=LiveProgress(emit=log.info),
+                spark_master=opt("kafka_spark_master"), **kwargs,
+            )  # fmt: skip
+        except UsageError as exc:
+            pytest.fail(f"kafka-chaos: {exc}", pytrace=False)
+        results.append(result)
+        request.config.stash[_ALL].append((request.node.nodeid, result))
+        prefix = "kafka_chaos" if len(results) == 1 else f"kafka_chaos[{len(results)}]"
+        request.node.user_properties.extend(result.properties(prefix))
+        log.info("%s (report %s)", result.verdict(), result.report)
+        return result
+
+    return call
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[Any]:
+    report = yield
+    results = item.stash.get(_RESULTS, None)
+    if results and report.when == "call" and report.failed:
+        report.sections.append(("kafka-chaos", "\n\n".join(r.explain() for r in results)))
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    runs = config.stash.get(_ALL, [])
+    if not runs:
+        return
+    terminalreporter.section("kafka-chaos runs")
+    for nodeid, r in runs:
+        terminalreporter.write_line(f"{nodeid}: Kafka {r.version}, nemesis {r.nemesis}: {r.verdict()}")
+        terminalreporter.write_line(f"    report: {r.report}")

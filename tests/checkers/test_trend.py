@@ -1,0 +1,109 @@
+"""The trend job's counting rules on hand-made run directories (the files a run and a check
+write); tests/integration/test_pytest_plugin.py runs it on directories made by real runs."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from checkers import trend
+from checkers.errors import BadHistory
+
+pytestmark = pytest.mark.spark
+DAY_MS = 86_400_000
+NOV_20 = 1_795_132_800_000  # 2026-11-20T00:00:00Z
+
+
+def make_run(
+    store: Path,
+    path: str,
+    version: str = "4.3.1",
+    nemesis: dict | None = None,
+    valid: bool | str | None = True,
+    errors: dict[str, int] | None = None,
+    started_ms: int | None = NOV_20,
+    run_id: str | None = None,
+    allowed: dict[str, int] | None = None,
+) -> Path:
+    run_dir = store / path
+    run_dir.mkdir(parents=True)
+    config = {"kafka_version": version, "nemesis": nemesis or {}, "run_id": run_id or path.replace("/", "-")}
+    if started_ms is not None:
+        config["history_started_unix_ms"] = started_ms
+    (run_dir / "config.json").write_text(json.dumps(config))
+    (run_dir / "summary.json").write_text(json.dumps({"complete": valid is not None}))
+    if valid is not None:
+        anomalies = {n: {"count": c, "errors": c, "examples": []} for n, c in (errors or {}).items()}
+        anomalies |= {n: {"count": c, "errors": 0, "examples": []} for n, c in (allowed or {}).items()}
+        (run_dir / "results.json").write_text(json.dumps({"valid": valid, "anomalies": anomalies, "stats": {}}))
+    return run_dir
+
+
+def rows(t: trend.Trend) -> dict[tuple, trend.TrendRow]:
+    return {(r.day, r.version, r.nemesis): r for r in t.rows}
+
+
+def test_counts_per_day_version_and_nemesis(tmp_path, spark_session):
+    kill = {"faults": ["kill"], "interval": 10}
+    make_run(tmp_path, "a/1", nemesis=kill)
+    make_run(tmp_path, "a/2", nemesis=kill, valid=False, errors={"lost-write": 7, "unseen": 2})
+    make_run(tmp_path, "a/3", nemesis=kill, valid=False, errors={"lost-write": 3}, allowed={"int-send-skip": 5})
+    make_run(tmp_path, "b/1", nemesis=kill, started_ms=NOV_20 + DAY_MS)
+    make_run(tmp_path, "c/1", version="3.9.1", nemesis={"scenario": "kafka-14139"}, valid="unknown")
+    make_run(tmp_path, "d/1", nemesis={"script": [{"at": 1}]}, valid=None)
+    t = trend.trend(tmp_path, session=spark_session)
+    r = rows(t)
+    first = r[("2026-11-20", "4.3.1", "kill")]
+    assert (first.runs, first.valid, first.invalid, first.unknown, first.unchecked) == (3, 1, 2, 0, 0)
+    assert first.anomalies == {"lost-write": {"runs": 2, "errors": 10}, "unseen": {"runs": 1, "errors": 2}}
+    assert first.invalid_share == pytest.approx(2 / 3)
+    assert r[("2026-11-21", "4.3.1", "kill")].valid == 1
+    assert r[("2026-11-20", "3.9.1", "scenario:kafka-14139")].unknown == 1
+    assert r[("2026-11-20", "4.3.1", "script")].unchecked == 1
+    assert [b["run_dir"].split("/")[-2:] for b in t.invalid_runs] == [["a", "2"], ["a", "3"]]
+    assert t.invalid_runs[0]["errors"] == {"lost-write": 7, "unseen": 2}
+    # ordered by day, then version as numbers
+    assert [(x.day, x.version) for x in t.rows][:2] == [("2026-11-20", "3.9.1"), ("2026-11-20", "4.3.1")]
+
+
+def test_a_latest_link_does_not_count_a_run_twice(tmp_path, spark_session):
+    make_run(tmp_path, "nightly/20261120T010000", run_id="r1")
+    (tmp_path / "nightly" / "latest").symlink_to("20261120T010000")
+    assert trend.trend(tmp_path, session=spark_session).rows[0].runs == 1
+    make_run(tmp_path, "nightly/20261120T020000", run_id="r2")  # near miss: another run is counted
+    assert trend.trend(tmp_path, session=spark_session).rows[0].runs == 2
+
+
+def test_the_day_comes_from_the_directory_when_the_config_has_no_start_time(tmp_path, spark_session):
+    make_run(tmp_path, "old/20261105T235959", started_ms=None)
+    make_run(tmp_path, "old/undated", started_ms=None)
+    days = sorted(r.day for r in trend.trend(tmp_path, session=spark_session).rows)
+    assert days == ["2026-11-05", "unknown"]
+
+
+def test_files_tables_and_plots(tmp_path, spark_session):
+    for i, (version, day) in enumerate([("4.3.1", 0), ("4.3.1", 1), ("3.9.1", 1)]):
+        make_run(tmp_path / "s", f"r{i}", version=version, started_ms=NOV_20 + day * DAY_MS, valid=bool(i % 2))
+    t = trend.trend(tmp_path / "s", session=spark_session)
+    paths = trend.write(t, tmp_path / "out")
+    md = paths["md"].read_text()
+    assert md.splitlines()[0].startswith("| day | Kafka | nemesis | runs |")
+    assert "| 2026-11-21 | 3.9.1 | none | 1 | 0 | 1 | 0 | 0 | - |" in md
+    assert paths["svg"].read_text().count("<polyline") == 2  # one line per version
+    assert "11-20" in paths["svg"].read_text() and "11-21" in paths["svg"].read_text()
+    html = paths["html"].read_text()
+    assert html.count('<svg class="plot"') == 2 and "<table>" in html
+    assert json.loads(paths["json"].read_text())["runs"] == 3
+    header = "day,version,nemesis,runs,valid,invalid,unknown,unchecked,anomalies"
+    assert paths["csv"].read_text().splitlines()[0] == header
+
+
+def test_a_store_without_runs_is_bad_input(tmp_path, spark_session):
+    with pytest.raises(BadHistory, match="no run directories"):
+        trend.trend(tmp_path, session=spark_session)
+    with pytest.raises(BadHistory, match="not a directory"):
+        trend.trend(tmp_path / "missing", session=spark_session)
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "config.json").write_text("{}")  # not a run's config: no Kafka version
+    with pytest.raises(BadHistory, match="no run directories"):
+        trend.trend(tmp_path, session=spark_session)

@@ -1,0 +1,135 @@
+"""The pytest plugin on real clusters: a generated chaos test file run by pytest (pytester, in a
+subprocess, so the plugin is loaded through its entry point as a user's pytest loads it).
+One test passes on a valid run under kills; one uses a started cluster; one fails on a real loss (acks=1 under leader
+kills) and must print the anomaly summary and the report path; both runs land in the JUnit XML
+properties. `kafka-chaos trend` then reads the run directories those runs made."""
+
+import json
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from harness.cleanup import find_by_label
+from harness.versions import DEFAULT_VERSION
+
+pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.timeout(1500)]
+
+CHAOS_TESTS = """
+import pytest
+
+FAST = {"replica.lag.time.max.ms": "3000", "broker.session.timeout.ms": "4000", "broker.heartbeat.interval.ms": "500"}
+
+
+@pytest.mark.kafka(nodes=3, config=FAST)
+def test_kills_are_survived(chaos_run):
+    result = chaos_run(nemesis="kill", interval=4, time_limit=14, rate=200, concurrency=4, seed=3)
+    assert result.valid is True
+    assert result.faults["kill"] >= 1
+
+
+@pytest.mark.kafka(nodes=1)
+def test_a_started_cluster(kafka_cluster):
+    from harness.admin import live_brokers
+
+    with kafka_cluster.admin() as admin:
+        assert len(live_brokers(admin)) == 1
+    kafka_cluster.create_topic("t", 1, 1)
+
+
+def test_acks1_is_expected_to_be_valid(chaos_run):
+    result = chaos_run(scenario="acks1-failover")
+    assert result.valid  # it is not: acks=1 loses acknowledged writes under leader kills
+"""
+
+
+@pytest.fixture(scope="module")
+def plugin_run(tmp_path_factory):
+    """The generated file, run once; (pytest's output, exit code, store, JUnit XML root)."""
+    pytester_dir = tmp_path_factory.mktemp("chaos-suite")
+    (pytester_dir / "test_generated_chaos.py").write_text(CHAOS_TESTS)
+    store, xml = pytester_dir / "store", pytester_dir / "junit.xml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={xml}", "--kafka-store", str(store),
+         "-o", "addopts=", "test_generated_chaos.py"],
+        cwd=pytester_dir, capture_output=True, text=True, timeout=1400,
+    )  # fmt: skip
+    return proc.stdout + proc.stderr, proc.returncode, store, ET.parse(xml).getroot()
+
+
+def _properties(root: ET.Element, test: str) -> dict[str, str]:
+    case = next(c for c in root.iter("testcase") if c.get("name").startswith(test))
+    return {p.get("name"): p.get("value") for p in case.iter("property")}
+
+
+def test_the_valid_run_passes_and_the_lossy_run_fails(plugin_run):
+    output, code, _store, _root = plugin_run
+    assert code == 1, output
+    assert "1 failed, 2 passed" in output, output
+    assert f"FAILED test_generated_chaos.py::test_acks1_is_expected_to_be_valid[kafka-{DEFAULT_VERSION}]" in output
+
+
+def test_a_failed_chaos_test_prints_the_anomalies_and_the_report(plugin_run):
+    output, _code, _store, _root = plugin_run
+    section = output.split("Captured kafka-chaos")[1] if "Captured kafka-chaos" in output else output
+    assert "kafka-chaos" in output
+    assert f"Kafka {DEFAULT_VERSION}, nemesis scenario:acks1-failover: INVALID: lost-write" in section, output
+    assert "verdict: INVALID: anomalies found" in section
+    assert "report: " in section and "report.html" in section
+    # pytest's own assertion message shows the result's repr: verdict and report path.
+    assert "where False = ChaosResult(Kafka" in output or "ChaosResult(Kafka" in output
+    assert "kafka-chaos runs" in output  # the session's table of runs
+
+
+def test_results_are_junit_xml_properties(plugin_run):
+    _output, _code, _store, root = plugin_run
+    good, bad = _properties(root, "test_kills_are_survived"), _properties(root, "test_acks1_is_expected")
+    assert good["kafka_chaos.valid"] == "true" and good["kafka_chaos.anomalies"] == "none"
+    assert good["kafka_chaos.version"] == DEFAULT_VERSION and good["kafka_chaos.nemesis"] == "kill"
+    assert bad["kafka_chaos.valid"] == "false" and int(bad["kafka_chaos.lost"]) > 0
+    assert "lost-write=" in bad["kafka_chaos.anomalies"]
+    assert bad["kafka_chaos.nemesis"] == "scenario:acks1-failover"
+    assert Path(bad["kafka_chaos.report"]).is_file()
+    assert 'class="fault fault-kill"' in Path(good["kafka_chaos.report"]).read_text()  # the kills, on the plots
+
+
+def test_nothing_is_left_running(plugin_run, docker_api):
+    assert find_by_label(docker_api) == ([], [])
+
+
+def test_trend_over_the_run_directories(plugin_run, tmp_path):
+    """The two real runs, plus a copy of one dated a day earlier (another night), through the CLI."""
+    _output, _code, store, _root = plugin_run
+    nights = tmp_path / "nights"
+    shutil.copytree(store, nights / "tonight", symlinks=True)
+    valid_run = next(p.parent for p in (nights / "tonight").rglob("config.json") if "kill" in p.read_text())
+    earlier = nights / "last-night" / "run"
+    shutil.copytree(valid_run, earlier, symlinks=True, ignore=shutil.ignore_patterns("cluster"))
+    config = json.loads((earlier / "config.json").read_text())
+    config["history_started_unix_ms"] -= 86_400_000
+    config["run_id"] = "an-earlier-run"
+    (earlier / "config.json").write_text(json.dumps(config))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "trend", str(nights), "--json", "--quiet"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    trend = json.loads(proc.stdout)
+    rows = {(r["day"], r["nemesis"]): r for r in trend["rows"]}
+    assert trend["runs"] == 3, trend  # the `latest` links do not count runs twice
+    days = sorted({day for day, _ in rows})
+    assert len(days) == 2
+    assert rows[(days[0], "kill")]["valid"] == 1 and rows[(days[1], "kill")]["valid"] == 1
+    lossy = rows[(days[1], "scenario:acks1-failover")]
+    assert lossy["invalid"] == 1 and lossy["anomalies"]["lost-write"]["runs"] == 1
+    assert lossy["anomalies"]["lost-write"]["errors"] > 0
+    assert all(r["version"] == DEFAULT_VERSION for r in trend["rows"])
+    assert [b["nemesis"] for b in trend["invalid_runs"]] == ["scenario:acks1-failover"]
+    files = trend["files"]
+    assert "| day | Kafka | nemesis |" in Path(files["md"]).read_text()
+    assert Path(files["svg"]).read_text().count("<polyline") == 1  # the invalid share of the one version
+    assert "report.html" in Path(files["html"]).read_text()

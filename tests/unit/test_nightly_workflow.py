@@ -1,0 +1,69 @@
+"""The nightly workflow (.github/workflows/nightly.yml) cannot run here; what can drift is its
+use of the command line, so every kafka-chaos command in it must parse, for every matrix cell."""
+
+import itertools
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.cli import build_parser
+from harness.versions import KafkaVersion
+from nemesis.schedule import parse_fault_list
+
+WORKFLOW = Path(__file__).parents[2] / ".github" / "workflows" / "nightly.yml"
+
+
+@pytest.fixture(scope="module")
+def workflow() -> dict:
+    return yaml.safe_load(WORKFLOW.read_text())
+
+
+def commands(job: dict) -> list[str]:
+    lines = []
+    for step in job["steps"]:
+        for line in step.get("run", "").splitlines():
+            if "kafka-chaos " in line:
+                lines.append(line[line.index("kafka-chaos ") + len("kafka-chaos ") :])
+    return lines
+
+
+def argv(line: str, values: dict[str, str]) -> list[str]:
+    line = re.sub(r"\$\{\{\s*matrix\.(\w+)\s*\}\}", lambda m: values[m.group(1)], line)
+    line = line.replace("$TIME_LIMIT", "300").replace("$slug", values["nemesis"].replace(",", "-"))
+    words = []
+    for word in shlex.split(line):
+        if word in (">", "||", ";", "&&", "|") or word.startswith(">"):
+            break
+        words.append(word)
+    return words
+
+
+def test_the_matrix_is_versions_by_nemeses(workflow):
+    matrix = workflow["jobs"]["chaos"]["strategy"]["matrix"]
+    assert len(matrix["kafka"]) >= 3 and len(matrix["nemesis"]) >= 3
+    for version in matrix["kafka"]:
+        KafkaVersion.parse(version)
+    for nemesis in matrix["nemesis"]:
+        parse_fault_list(nemesis)
+
+
+def test_every_command_parses_for_every_matrix_cell(workflow):
+    matrix = workflow["jobs"]["chaos"]["strategy"]["matrix"]
+    lines = commands(workflow["jobs"]["chaos"]) + commands(workflow["jobs"]["trend"])
+    assert any(line.startswith("run ") for line in lines) and any(line.startswith("trend ") for line in lines)
+    for kafka, nemesis in itertools.product(matrix["kafka"], matrix["nemesis"]):
+        for line in lines:
+            build_parser().parse_args(argv(line, {"kafka": kafka, "nemesis": nemesis}))
+
+
+def test_runs_are_uploaded_and_summarized_even_when_they_fail(workflow):
+    steps = workflow["jobs"]["chaos"]["steps"]
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact"))
+    summary = next(s for s in steps if "GITHUB_STEP_SUMMARY" in s.get("run", ""))
+    assert upload["if"] == "always()" and summary["if"] == "always()"
+    assert upload["with"]["path"] == "store/"
+    assert "exit" in steps[-1]["run"]  # the verdict decides the job's colour, after the upload
+    assert workflow["jobs"]["trend"]["if"] == "always()"
