@@ -1,10 +1,10 @@
 """`kafka-chaos trend STORE`: the history of many runs, per Kafka version, nemesis and day.
 
 A nightly job leaves one run directory per run (harness/run.py). This Spark job reads every
-run directory under STORE, however deep, from three small files: `config.json` (Kafka version,
-nemesis, start time, run id), `results.json` (the checker's verdict and anomaly counts) and
-`summary.json` (whether the run completed). Histories are not read, so a store of stripped run
-directories (the nightly workflow keeps only these files between nights) gives the same trend.
+run directory under STORE, however deep, from two small files: `config.json` (Kafka version,
+nemesis, start time, run id) and `results.json` (the checker's verdict and anomaly counts).
+Histories are not read, so a store of stripped run directories (the nightly workflow keeps
+only these files between nights) gives the same trend.
 
 A run counts once even when a `latest` link makes it visible twice (runs are told apart by
 their run id). Its verdict is valid, invalid or unknown as the checker said; "unchecked" when it
@@ -105,8 +105,12 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
             F.lit("unknown"),
         ).alias("day"),
     )
-    # A `latest` link shows a run twice: keep the path without it.
-    pick = Window.partitionBy("run_id").orderBy(F.col("dir").contains("/latest").cast("int"), "dir")
+    # A `latest` link shows a run twice: keep the path without it. A run with no run id (its
+    # cluster never started) is known by its directory, so its `latest` view is dropped outright:
+    # make_run_dir always creates the timestamped directory beside the link.
+    is_link = F.col("dir").endswith("/latest")
+    runs = runs.where(~(is_link & (F.col("run_id") == F.col("dir"))))
+    pick = Window.partitionBy("run_id").orderBy(is_link.cast("int"), "dir")
     runs = runs.withColumn("_n", F.row_number().over(pick)).where("_n = 1").drop("_n")
     results = _files(spark, store, "results.json", "results").select(
         "dir",
@@ -208,25 +212,27 @@ def charts(t: Trend) -> list[str]:
     """SVG: the share of checked runs that were invalid, and the number of runs, per day and version."""
     days = sorted({r.day for r in t.rows})
     versions = sorted({r.version for r in t.rows}, key=_version_key)
-    x = {d: i for i, d in enumerate(days)}
+    x = {d: i + 0.5 for i, d in enumerate(days)}  # each day in the middle of its band
     share: dict[str, dict[str, list[int]]] = {v: {} for v in versions}  # version -> day -> [invalid, checked, runs]
     for r in t.rows:
         acc = share[r.version].setdefault(r.day, [0, 0, 0])
         acc[0] += r.invalid
         acc[1] += r.valid + r.invalid + r.unknown
         acc[2] += r.runs
-    x_max = max(len(days) - 1, 1)
+    x_max = len(days)
     step = max(1, len(days) // 10)  # at most about ten day labels
-    ticks = [(i, d[5:] if len(days) > 1 else d) for i, d in enumerate(days) if i % step == 0]
+    short = len(days) > 1 and all(d[:4].isdigit() for d in days)  # 11-23 when every label is a date
+    ticks = [(x[d], d[5:] if short else d) for i, d in enumerate(days) if i % step == 0]
     inv = Chart("invalid runs / checked runs, per day", x_max, 1.0, "day", "share invalid", x_labels=ticks)
     cnt = Chart(
         "runs per day", x_max, max(a[2] for s in share.values() for a in s.values()), "day", "runs", x_labels=ticks
     )
     for i, v in enumerate(versions):
         colour = PALETTE[i % len(PALETTE)]
-        pts = [(x[d], a[0] / a[1] if a[1] else 0.0) for d, a in sorted(share[v].items())]
+        pts = [(x[d], a[0] / a[1]) for d, a in sorted(share[v].items()) if a[1]]  # days with checked runs
         inv.line(pts, f"Kafka {v}", colour).dots(pts, "", colour, r=2.5)
-        cnt.line([(x[d], a[2]) for d, a in sorted(share[v].items())], f"Kafka {v}", colour)
+        runs = [(x[d], a[2]) for d, a in sorted(share[v].items())]
+        cnt.line(runs, f"Kafka {v}", colour).dots(runs, "", colour, r=2.5)
     for chart in (inv, cnt):
         chart.legend = [entry for entry in chart.legend if entry[1]]
     return [inv.render(), cnt.render()]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cluster import KafkaCluster
-from harness.errors import UsageError
+from harness.errors import KafkaChaosError, UsageError
 from harness.images import Log
 from harness.versions import DEFAULT_VERSION, KafkaVersion
 
@@ -197,7 +197,7 @@ def _scenario_run(spec, store, name, seed, log, progress, spark_master) -> Chaos
         seed=seed, spark_master=spark_master,
     )  # fmt: skip
     if outcome.error is not None:
-        raise RuntimeError(f"scenario {scenario.name} on Kafka {spec.version} could not run: {outcome.error}")
+        raise KafkaChaosError(f"scenario {scenario.name} on Kafka {spec.version} could not run: {outcome.error}")
     run_dir = Path(outcome.run_dir)
     checked = CheckResult.load(run_dir / "results.json")
     result = _result(spec.version, f"scenario:{scenario.name}", run_dir, checked, format_summary(checked), {})

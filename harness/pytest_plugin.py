@@ -68,6 +68,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line("markers", "chaos: starts real Kafka clusters (added by kafka-chaos to tests using them)")
     config.stash[_ALL] = []
+    # Progress reaches pytest's log capture (a failed test's "Captured log") and --log-cli-level.
+    if log.level == logging.NOTSET:
+        log.setLevel(logging.INFO)
     # kafka-python 3.0.12 loads its protocol schemas with deprecated importlib.resources calls.
     config.addinivalue_line("filterwarnings", "ignore:read_text is deprecated:DeprecationWarning")
     config.addinivalue_line("filterwarnings", "ignore:open_text is deprecated:DeprecationWarning")
@@ -115,8 +118,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     mark = _marker(metafunc.definition)
     versions = _cli_versions(metafunc.config)
     if versions is None:
-        given = mark.get("versions") or ([mark["version"]] if mark.get("version") else [DEFAULT_VERSION])
-        versions = _parse_versions(",".join(given), f"{metafunc.definition.nodeid}: kafka marker")
+        given = mark.get("versions") or mark.get("version") or DEFAULT_VERSION
+        given = given if isinstance(given, str) else ",".join(given)  # versions="3.9.1,4.3.1" or a list
+        versions = _parse_versions(given, f"{metafunc.definition.nodeid}: kafka marker")
     low = KafkaVersion.parse(mark["min_version"]) if mark.get("min_version") else None
     high = KafkaVersion.parse(mark["max_version"]) if mark.get("max_version") else None
     params = []
@@ -168,13 +172,12 @@ def kafka_spec(request: pytest.FixtureRequest, kafka_version: str):  # noqa: ANN
 @pytest.fixture
 def kafka_cluster(kafka_spec, tmp_path: Path) -> Iterator[Any]:
     """A started KafkaCluster (harness/cluster.py) of the test's spec, removed after the test."""
-    from harness.errors import UsageError
+    from harness.errors import KafkaChaosError
 
-    cluster = kafka_spec.build().with_workdir(tmp_path / "cluster").with_log(log.info)
     try:
-        cluster.start()
-    except UsageError as exc:
-        cluster.stop()
+        cluster = kafka_spec.build().with_workdir(tmp_path / "cluster").with_log(log.info)
+        cluster.start()  # on failure it removes whatever it started
+    except KafkaChaosError as exc:  # bad input, an image that did not build, a cluster that did not start
         pytest.fail(f"kafka-chaos: {exc}", pytrace=False)
     try:
         yield cluster
@@ -191,7 +194,7 @@ def chaos_run(request: pytest.FixtureRequest, kafka_spec) -> Callable[..., Any]:
     """chaos_run(nemesis=..., interval=..., script=..., scenario=..., config=..., seed=..., **workload)
     -> ChaosResult (.valid, .anomalies, .report, .lost, .faults, .run_dir). See harness/chaos.py."""
     from harness.chaos import chaos_run as run
-    from harness.errors import UsageError
+    from harness.errors import KafkaChaosError
     from harness.progress import LiveProgress
 
     opt = request.config.getoption
@@ -207,7 +210,7 @@ def chaos_run(request: pytest.FixtureRequest, kafka_spec) -> Callable[..., Any]:
                 kafka_spec, store, _run_name(request.node), log=log.info, progress=LiveProgress(emit=log.info),
                 spark_master=opt("kafka_spark_master"), **kwargs,
             )  # fmt: skip
-        except UsageError as exc:
+        except KafkaChaosError as exc:  # bad input, an image that did not build, a cluster that did not start
             pytest.fail(f"kafka-chaos: {exc}", pytrace=False)
         results.append(result)
         request.config.stash[_ALL].append((request.node.nodeid, result))
@@ -219,13 +222,13 @@ def chaos_run(request: pytest.FixtureRequest, kafka_spec) -> Callable[..., Any]:
     return call
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(hookwrapper=True)  # the old-style wrapper: any pytest a user has
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[Any]:
-    report = yield
+    outcome = yield
+    report = outcome.get_result()
     results = item.stash.get(_RESULTS, None)
     if results and report.when == "call" and report.failed:
         report.sections.append(("kafka-chaos", "\n\n".join(r.explain() for r in results)))
-    return report
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

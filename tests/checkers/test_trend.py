@@ -22,12 +22,14 @@ def make_run(
     valid: bool | str | None = True,
     errors: dict[str, int] | None = None,
     started_ms: int | None = NOV_20,
-    run_id: str | None = None,
+    run_id: str | None | bool = None,  # None: one made from the path; False: none at all
     allowed: dict[str, int] | None = None,
 ) -> Path:
     run_dir = store / path
     run_dir.mkdir(parents=True)
-    config = {"kafka_version": version, "nemesis": nemesis or {}, "run_id": run_id or path.replace("/", "-")}
+    config = {"kafka_version": version, "nemesis": nemesis or {}}
+    if run_id is not False:
+        config["run_id"] = run_id or path.replace("/", "-")
     if started_ms is not None:
         config["history_started_unix_ms"] = started_ms
     (run_dir / "config.json").write_text(json.dumps(config))
@@ -98,6 +100,14 @@ def test_files_tables_and_plots(tmp_path, spark_session):
     assert paths["csv"].read_text().splitlines()[0] == header
 
 
+def test_runs_that_were_never_checked_are_counted_as_unchecked(tmp_path, spark_session):
+    make_run(tmp_path, "a/20261120T000000", valid=None, run_id=False)
+    (tmp_path / "a" / "latest").symlink_to("20261120T000000")  # no run id: the directory tells runs apart
+    t = trend.trend(tmp_path, session=spark_session)
+    assert [(r.runs, r.unchecked, r.valid) for r in t.rows] == [(1, 1, 0)] and t.invalid_runs == []
+    assert trend.charts(t)[0].count("<circle") == 0  # no checked run: no invalid share to plot
+
+
 def test_a_store_without_runs_is_bad_input(tmp_path, spark_session):
     with pytest.raises(BadHistory, match="no run directories"):
         trend.trend(tmp_path, session=spark_session)
@@ -107,3 +117,11 @@ def test_a_store_without_runs_is_bad_input(tmp_path, spark_session):
     (tmp_path / "x" / "config.json").write_text("{}")  # not a run's config: no Kafka version
     with pytest.raises(BadHistory, match="no run directories"):
         trend.trend(tmp_path, session=spark_session)
+
+
+def test_the_command_says_what_is_wrong_with_the_store_and_exits_2(tmp_path, capsys):
+    from harness.cli import main
+
+    assert main(["trend", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"kafka-chaos: error: {tmp_path / 'missing'}: not a directory"

@@ -1,10 +1,13 @@
 """The pytest plugin on real clusters: a generated chaos test file run by pytest (pytester, in a
 subprocess, so the plugin is loaded through its entry point as a user's pytest loads it).
-One test passes on a valid run under kills; one uses a started cluster; one fails on a real loss (acks=1 under leader
-kills) and must print the anomaly summary and the report path; both runs land in the JUnit XML
-properties. `kafka-chaos trend` then reads the run directories those runs made."""
+
+One test passes on a valid run under kills; one uses a started cluster; one fails on a real
+loss (acks=1 under leader kills) and must print the anomaly summary and the report path; both
+chaos runs land in the JUnit XML properties. `kafka-chaos trend` then reads the run directories
+those runs made. One pytest session for all of it: each chaos run costs a minute or two."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -46,47 +49,41 @@ def test_acks1_is_expected_to_be_valid(chaos_run):
 """
 
 
-@pytest.fixture(scope="module")
-def plugin_run(tmp_path_factory):
-    """The generated file, run once; (pytest's output, exit code, store, JUnit XML root)."""
-    pytester_dir = tmp_path_factory.mktemp("chaos-suite")
-    (pytester_dir / "test_generated_chaos.py").write_text(CHAOS_TESTS)
-    store, xml = pytester_dir / "store", pytester_dir / "junit.xml"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={xml}", "--kafka-store", str(store),
-         "-o", "addopts=", "test_generated_chaos.py"],
-        cwd=pytester_dir, capture_output=True, text=True, timeout=1400,
+def test_a_generated_chaos_suite_passes_and_fails_as_it_should(pytester, docker_api, tmp_path_factory):
+    pytester.makepyfile(test_generated_chaos=CHAOS_TESTS)
+    store, xml = pytester.path / "store", pytester.path / "junit.xml"
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", f"--junitxml={xml}", "--kafka-store", str(store), timeout=1400
     )  # fmt: skip
-    return proc.stdout + proc.stderr, proc.returncode, store, ET.parse(xml).getroot()
-
-
-def _properties(root: ET.Element, test: str) -> dict[str, str]:
-    case = next(c for c in root.iter("testcase") if c.get("name").startswith(test))
-    return {p.get("name"): p.get("value") for p in case.iter("property")}
-
-
-def test_the_valid_run_passes_and_the_lossy_run_fails(plugin_run):
-    output, code, _store, _root = plugin_run
-    assert code == 1, output
-    assert "1 failed, 2 passed" in output, output
+    output = result.stdout.str()
+    result.assert_outcomes(passed=2, failed=1)
     assert f"FAILED test_generated_chaos.py::test_acks1_is_expected_to_be_valid[kafka-{DEFAULT_VERSION}]" in output
+    failure_output(output)
+    junit_properties(ET.parse(xml).getroot())
+    assert find_by_label(docker_api) == ([], [])
+    trend_of(store, tmp_path_factory.mktemp("nights"))
 
 
-def test_a_failed_chaos_test_prints_the_anomalies_and_the_report(plugin_run):
-    output, _code, _store, _root = plugin_run
-    section = output.split("Captured kafka-chaos")[1] if "Captured kafka-chaos" in output else output
-    assert "kafka-chaos" in output
-    assert f"Kafka {DEFAULT_VERSION}, nemesis scenario:acks1-failover: INVALID: lost-write" in section, output
-    assert "verdict: INVALID: anomalies found" in section
-    assert "report: " in section and "report.html" in section
-    # pytest's own assertion message shows the result's repr: verdict and report path.
-    assert "where False = ChaosResult(Kafka" in output or "ChaosResult(Kafka" in output
+def failure_output(output: str) -> None:
+    """The failed test's report: pytest's assertion with the result's repr, the kafka-chaos section
+    (verdict, the checker's summary, the report path), the progress in the captured log."""
+    assert "where False = ChaosResult(Kafka" in output and "INVALID: lost-write" in output, output
+    parts = re.split(r"^-+ kafka-chaos -+$", output, flags=re.M)
+    assert len(parts) == 2, output  # one section: only the failed test gets one
+    section = re.split(r"^(?:-+ Captured|=+ )", parts[1], flags=re.M)[0]
+    assert f"Kafka {DEFAULT_VERSION}, nemesis scenario:acks1-failover: INVALID: lost-write" in section, section
+    assert "verdict: INVALID: anomalies found" in section and "lost-write" in section
+    assert re.search(r"^report: /\S+/report\.html$", section, flags=re.M), section
+    assert "nemesis: kill" in output  # live progress, captured in the failed test's log
     assert "kafka-chaos runs" in output  # the session's table of runs
 
 
-def test_results_are_junit_xml_properties(plugin_run):
-    _output, _code, _store, root = plugin_run
-    good, bad = _properties(root, "test_kills_are_survived"), _properties(root, "test_acks1_is_expected")
+def junit_properties(root: ET.Element) -> None:
+    def props(test: str) -> dict[str, str]:
+        case = next(c for c in root.iter("testcase") if c.get("name").startswith(test))
+        return {p.get("name"): p.get("value") for p in case.iter("property")}
+
+    good, bad = props("test_kills_are_survived"), props("test_acks1_is_expected")
     assert good["kafka_chaos.valid"] == "true" and good["kafka_chaos.anomalies"] == "none"
     assert good["kafka_chaos.version"] == DEFAULT_VERSION and good["kafka_chaos.nemesis"] == "kill"
     assert bad["kafka_chaos.valid"] == "false" and int(bad["kafka_chaos.lost"]) > 0
@@ -94,16 +91,11 @@ def test_results_are_junit_xml_properties(plugin_run):
     assert bad["kafka_chaos.nemesis"] == "scenario:acks1-failover"
     assert Path(bad["kafka_chaos.report"]).is_file()
     assert 'class="fault fault-kill"' in Path(good["kafka_chaos.report"]).read_text()  # the kills, on the plots
+    assert props("test_a_started_cluster") == {}  # no chaos run, no properties
 
 
-def test_nothing_is_left_running(plugin_run, docker_api):
-    assert find_by_label(docker_api) == ([], [])
-
-
-def test_trend_over_the_run_directories(plugin_run, tmp_path):
-    """The two real runs, plus a copy of one dated a day earlier (another night), through the CLI."""
-    _output, _code, store, _root = plugin_run
-    nights = tmp_path / "nights"
+def trend_of(store: Path, nights: Path) -> None:
+    """`kafka-chaos trend` over the two real runs, plus a copy of one dated a day earlier."""
     shutil.copytree(store, nights / "tonight", symlinks=True)
     valid_run = next(p.parent for p in (nights / "tonight").rglob("config.json") if "kill" in p.read_text())
     earlier = nights / "last-night" / "run"
