@@ -134,23 +134,6 @@ def workload_options(overrides: dict[str, Any]):  # noqa: ANN201 (WorkloadOption
     return WorkloadOptions(**overrides).validate()
 
 
-def nemesis_plan(nemesis: str | list[str] | None, interval: float, script: list[dict] | str | Path | None):  # noqa: ANN201
-    from harness.run import NemesisPlan
-    from nemesis.schedule import load_script, parse_fault_list, parse_script
-
-    if nemesis and script is not None:
-        raise UsageError("nemesis and script exclude each other")
-    if not interval > 0:
-        raise UsageError(f"the nemesis interval must be greater than 0, got {interval:g}")
-    if script is not None:
-        steps = parse_script(script) if isinstance(script, list) else load_script(Path(script))
-        return NemesisPlan(script=steps), "script"
-    if nemesis:
-        faults = parse_fault_list(nemesis if isinstance(nemesis, str) else ",".join(nemesis))
-        return NemesisPlan(faults=faults, interval=interval), ",".join(faults)
-    return None, "none"
-
-
 def chaos_run(
     spec: ClusterSpec,
     store: Path,
@@ -177,10 +160,11 @@ def chaos_run(
         if nemesis or script is not None or workload or config:
             raise UsageError("a scenario brings its own nemesis, workload and config: pass only scenario=")
         return _scenario_run(spec, store, scenario, seed, log, progress, spark_master)
-    from harness.run import run
+    from harness.run import nemesis_plan, run
 
     opts = workload_options(workload)
-    plan, label = nemesis_plan(nemesis, interval, script)
+    plan = nemesis_plan(nemesis, interval, script)
+    label = "none" if plan is None else "script" if plan.script is not None else ",".join(plan.faults)
     run_dir, summary = run(spec.build(config), opts, store, name, log, progress, seed, plan)
     checked: CheckResult = check_history(run_dir, master=spark_master, report=True, progress=progress or log)
     return _result(spec.version, label, run_dir, checked, format_summary(checked), summary.to_json())

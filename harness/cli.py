@@ -193,18 +193,9 @@ def _workload_options(args: argparse.Namespace):
 
 
 def _nemesis_plan(args: argparse.Namespace):
-    from harness.run import NemesisPlan
-    from nemesis.schedule import load_script, parse_fault_list
+    from harness.run import nemesis_plan
 
-    if args.nemesis and args.nemesis_script:
-        raise UsageError("--nemesis and --nemesis-script exclude each other")
-    if not args.nemesis_interval > 0:
-        raise UsageError(f"--nemesis-interval must be greater than 0, got {args.nemesis_interval:g}")
-    if args.nemesis_script:
-        return NemesisPlan(script=load_script(args.nemesis_script))
-    if args.nemesis:
-        return NemesisPlan(faults=parse_fault_list(args.nemesis), interval=args.nemesis_interval)
-    return None
+    return nemesis_plan(args.nemesis, args.nemesis_interval, args.nemesis_script)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -227,22 +218,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"in {summary.final_read_s:.1f} s"
     )
     out: dict[str, Any] = {"run_dir": str(run_dir), "workload": summary.to_json()}
-    if not args.check:
-        if args.json:
-            _emit_json(out)
-        else:
-            print(line)
-        return 0
-    result = _checked(run_dir, None, args.spark_master, report=True)
+    result = _checked(run_dir, None, args.spark_master, report=True) if args.check else None
+    if result is not None:
+        out["check"] = result.brief()
     if args.json:
         _say(line)
-        _emit_json({**out, "check": result.brief()})
+        _emit_json(out)
     else:
-        from checkers.check import format_summary
-
         print(line)
-        print(format_summary(result))
-    return result.exit_code
+        if result is not None:
+            from checkers.check import format_summary
+
+            print(format_summary(result))
+    return result.exit_code if result is not None else 0
 
 
 def _checked(path: str | Path, out: str | None, master: str | None, report: bool):  # noqa: ANN202

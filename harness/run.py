@@ -24,7 +24,15 @@ from harness.errors import UsageError
 from harness.history import HistoryWriter
 from harness.images import Log
 from nemesis.core import Nemesis
-from nemesis.schedule import RandomSchedule, Schedule, ScriptedSchedule, Step
+from nemesis.schedule import (
+    RandomSchedule,
+    Schedule,
+    ScriptedSchedule,
+    Step,
+    load_script,
+    parse_fault_list,
+    parse_script,
+)
 from workloads.context import RunContext
 from workloads.options import WorkloadOptions
 from workloads.runner import Progress, Runner, WorkloadSummary
@@ -83,6 +91,23 @@ class NemesisPlan:
         if self.script is not None:
             return {"script": [asdict(step) for step in self.script]}
         return {"faults": self.faults, "interval": self.interval} if self.faults else {}
+
+
+def nemesis_plan(
+    faults: str | list[str] | None, interval: float, script: list[dict] | str | Path | None
+) -> NemesisPlan | None:
+    """A run's nemesis from its options (the command line's, chaos_run's): faults mixed at random
+    every `interval` s, or a script (a JSON file or its decoded steps); None: no nemesis."""
+    if faults and script is not None:
+        raise UsageError("a fault list (--nemesis) and a script (--nemesis-script) exclude each other")
+    if not interval > 0:
+        raise UsageError(f"the nemesis interval must be greater than 0, got {interval:g}")
+    if script is not None:
+        return NemesisPlan(script=parse_script(script) if isinstance(script, list) else load_script(Path(script)))
+    if faults:
+        return NemesisPlan(faults=parse_fault_list(faults if isinstance(faults, str) else ",".join(faults)),
+                           interval=interval)  # fmt: skip
+    return None
 
 
 def run_workload(

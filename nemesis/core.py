@@ -55,8 +55,8 @@ class Nemesis:
             self.history.write(NEMESIS, type, f, value, error)
         if self.observe is not None and type != "invoke":
             what = value.get("nodes") or value.get("target") if isinstance(value, dict) else value
-            shown = ",".join(what) if isinstance(what, list) else (what or "")
-            self.observe(f"nemesis: {f} {shown} {type}".replace("  ", " ") + (f" ({error})" if error else ""))
+            shown = ",".join(map(str, what)) if isinstance(what, list) else str(what or "")
+            self.observe(" ".join(p for p in ("nemesis:", f, shown, type) if p) + (f" ({error})" if error else ""))
 
     def run(self, fault: str, target: str = "random", shape: str = "isolate") -> dict[str, Any]:
         """Apply one fault now; returns the completion value recorded in the history."""

@@ -34,3 +34,16 @@ def test_lines_can_go_to_a_logger_instead():
     p.tick("status")
     p("event")
     assert lines == ["status", "event"]
+
+
+def test_the_nemesis_tells_progress_of_each_completed_operation():
+    from nemesis.core import Nemesis
+
+    lines: list[str] = []
+    nemesis = Nemesis(cluster=None, observe=lines.append)  # type: ignore[arg-type] (act needs no cluster)
+    nemesis.act("elect-unclean", {"target": "chaos/0"}, lambda: None)
+    nemesis.act("elect-unclean", {"target": "chaos/0"}, lambda: 1 / 0)
+    assert lines == [
+        "nemesis: elect-unclean chaos/0 ok",
+        "nemesis: elect-unclean chaos/0 info (ZeroDivisionError: division by zero)",
+    ]
