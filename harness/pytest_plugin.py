@@ -115,14 +115,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Every test that uses a kafka-chaos fixture gets one item per Kafka version."""
     if "kafka_version" not in metafunc.fixturenames:
         return
-    mark = _marker(metafunc.definition)
+    mark, where = _marker(metafunc.definition), f"{metafunc.definition.nodeid}: kafka marker"
     versions = _cli_versions(metafunc.config)
     if versions is None:
         given = mark.get("versions") or mark.get("version") or DEFAULT_VERSION
         given = given if isinstance(given, str) else ",".join(given)  # versions="3.9.1,4.3.1" or a list
-        versions = _parse_versions(given, f"{metafunc.definition.nodeid}: kafka marker")
-    low = KafkaVersion.parse(mark["min_version"]) if mark.get("min_version") else None
-    high = KafkaVersion.parse(mark["max_version"]) if mark.get("max_version") else None
+        versions = _parse_versions(given, where)
+    low, high = (
+        KafkaVersion.parse(_parse_versions(mark[k], where)[0]) if mark.get(k) else None
+        for k in ("min_version", "max_version")
+    )
     params = []
     for v in versions:
         parsed, marks = KafkaVersion.parse(v), []

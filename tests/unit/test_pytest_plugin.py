@@ -135,3 +135,18 @@ def test_a_bad_workload_option_fails_the_test_in_one_line_before_any_cluster(pyt
     result.stdout.fnmatch_lines(["*kafka-chaos: --acks must be one of 0, 1, all; got '2'*"])
     pytester.makepyfile("def test_r(chaos_run):\n    chaos_run(ack='1')\n")
     pytester.runpytest_subprocess().stdout.fnmatch_lines(["*unknown workload option(s) ack*"])
+
+
+def test_a_bad_version_in_the_marker_names_the_test(pytester):
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.kafka(min_version="3.5")
+        def test_m(kafka_version):
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess()
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*test_m*kafka marker: malformed Kafka version '3.5'*"])
