@@ -70,13 +70,18 @@ class CheckResult:
 
     @property
     def errors(self) -> list[str]:
-        return [n for n, a in self.anomalies.items() if a["errors"]]
+        return list(self.error_counts)
+
+    @property
+    def error_counts(self) -> dict[str, int]:
+        """Anomaly name -> its error instances, for the anomalies that have any."""
+        return {n: int(a["errors"]) for n, a in self.anomalies.items() if a["errors"]}
 
     def brief(self) -> dict[str, Any]:
         """The verdict for machines (`--json`, the pytest plugin): error counts, not examples."""
         return {
             "valid": self.valid,
-            "errors": {n: a["errors"] for n, a in self.anomalies.items() if a["errors"]},
+            "errors": self.error_counts,
             "values": self.stats.get("values"),
             "warnings": self.warnings,
             "history": str(self.history) if self.history else None,

@@ -192,7 +192,7 @@ def _scenario_run(spec, store, name, seed, log, progress, spark_master) -> Chaos
 
 
 def _result(version: str, label: str, run_dir: Path, checked, summary: str, workload: dict) -> ChaosResult:  # noqa: ANN001
-    errors = {n: int(a["errors"]) for n, a in checked.anomalies.items() if a["errors"]}
     return ChaosResult(
-        version, label, run_dir, checked.valid, errors, checked.report_path, checked.results_path, summary, workload
-    )
+        version, label, run_dir, checked.valid, checked.error_counts, checked.report_path, checked.results_path,
+        summary, workload,
+    )  # fmt: skip

@@ -126,21 +126,18 @@ def _add_workload_options(p: argparse.ArgumentParser) -> None:
 
 
 def _cluster(args: argparse.Namespace, command: str):
-    from harness.cluster import KafkaCluster
+    from harness.chaos import ClusterSpec
     from harness.config import parse_overrides
 
     if args.controllers and args.brokers is None:
         raise UsageError("--controllers needs --brokers (dedicated controllers plus brokers)")
     if args.brokers is not None and not args.controllers:
         raise UsageError("--brokers goes with --controllers; use --nodes for combined nodes")
-    cluster = KafkaCluster(args.kafka)
-    if args.controllers:
-        cluster.with_dedicated_controllers(args.controllers, args.brokers)
-    else:
-        cluster.with_nodes(args.nodes)
-    cluster.with_config(parse_overrides(args.config)).with_log(_say)
-    if args.metadata_version:
-        cluster.with_metadata_version(args.metadata_version)
+    spec = ClusterSpec(
+        args.kafka, nodes=args.nodes, controllers=args.controllers, brokers=args.brokers or 0,
+        config=parse_overrides(args.config), metadata_version=args.metadata_version,
+    )  # fmt: skip
+    cluster = spec.build().with_log(_say)
     if args.port_base:
         cluster.with_port_base(args.port_base)
     workdir = args.workdir or Path("store") / command / datetime.now().strftime("%Y%m%dT%H%M%S")

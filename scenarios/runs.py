@@ -60,15 +60,13 @@ def workload_options(scenario: Scenario) -> WorkloadOptions:
 
 def build_cluster(scenario: Scenario, version: str, metadata_version: str | None) -> KafkaCluster:
     """`metadata_version`: as run_once decided it (the caller's, else the scenario's)."""
-    cluster = KafkaCluster(version)
-    if scenario.controllers:
-        cluster.with_dedicated_controllers(scenario.controllers, scenario.brokers)
-    else:
-        cluster.with_nodes(scenario.brokers)
-    cluster.with_config(scenario.broker_config)
-    if metadata_version:
-        cluster.with_metadata_version(metadata_version)
-    return cluster
+    from harness.chaos import ClusterSpec
+
+    spec = ClusterSpec(
+        version, nodes=scenario.brokers, controllers=scenario.controllers, brokers=scenario.brokers,
+        config=scenario.broker_config, metadata_version=metadata_version,
+    )  # fmt: skip
+    return spec.build()
 
 
 def run_once(
@@ -124,9 +122,7 @@ def run_once(
         result = check_history(run_dir, master=spark_master, report=True)
         outcome.verdict = result.valid
         outcome.lost = int(result.anomalies.get("lost-write", {}).get("errors", 0))
-        outcome.anomalies = {
-            n: int(a["errors"]) for n, a in result.anomalies.items() if a["errors"] and n != "lost-write"
-        }
+        outcome.anomalies = {n: c for n, c in result.error_counts.items() if n != "lost-write"}
     outcome.wall_s = round(time.monotonic() - started, 1)
     return outcome
 
