@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 from checkers import (
     aborted_read,
     garbage_read,
+    liveness,
     load,
     lost_write,
     offsets,
@@ -52,6 +53,8 @@ class CheckResult:
     report_path: Path | None = None
     #: Lost writes explained by the metadata timeline, when the run directory has one (root_cause.py).
     root_cause: dict[str, Any] | None = None
+    #: Ok operations/s before, in and between faults (checkers/liveness.py).
+    liveness: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:
@@ -65,7 +68,7 @@ class CheckResult:
         return cls(
             data["valid"], data["anomalies"], data["stats"], data.get("warnings", []),
             Path(data["history"]) if data.get("history") else None, Path(results),
-            report if report.exists() else None, data.get("root_cause"),
+            report if report.exists() else None, data.get("root_cause"), data.get("liveness"),
         )  # fmt: skip
 
     @property
@@ -84,6 +87,7 @@ class CheckResult:
             "errors": self.error_counts,
             "values": self.stats.get("values"),
             "warnings": self.warnings,
+            "liveness": self.liveness,
             "history": str(self.history) if self.history else None,
             "results": str(self.results_path) if self.results_path else None,
             "report": str(self.report_path) if self.report_path else None,
@@ -96,6 +100,7 @@ class CheckResult:
             "errors": self.errors,
             "stats": self.stats,
             "warnings": self.warnings,
+            "liveness": self.liveness,
             "history": str(self.history) if self.history else None,
             **({"root_cause": self.root_cause} if self.root_cause is not None else {}),
         }
@@ -185,7 +190,10 @@ def check_history(
         for ex in anomalies["unseen"]["examples"]:
             ex["allowed"] = True
     result = CheckResult(verdict(anomalies, st["values"]["acknowledged"], ok_poll), anomalies, st)
+    result.liveness = liveness.measure(liveness.spark_counts(t.ops))
     result.warnings = loaded.warnings + _warnings(st, ok_poll)
+    if result.liveness["warning"]:
+        result.warnings.append(result.liveness["warning"])
     result.history = history
     groups = lambda events: root_cause.lost_write_groups(t, o, events)  # noqa: E731 (bound to this check's tables)
     result.root_cause = root_cause.build(history.parent, anomalies, history, groups)
@@ -219,6 +227,8 @@ def format_summary(result: CheckResult) -> str:
     label = {True: "VALID", False: "INVALID: anomalies found", "unknown": "UNKNOWN: nothing could be proved"}
     lines = [f"history: {result.history}", f"verdict: {label[result.valid]}"]
     lines += [f"warning: {w}" for w in result.warnings]
+    if result.liveness:
+        lines.append(liveness.format_liveness(result.liveness, warning=False))
     for name, a in result.anomalies.items():
         ex = a["examples"][0]
         where = f"key {ex['key']} offsets {ex['offsets']} values {ex['values']} ops {ex['ops']}"

@@ -31,6 +31,7 @@ SCHEMA = T.StructType(
         T.StructField("f", T.StringType()),
         T.StructField("value", T.StringType()),  # raw JSON text
         T.StructField("error", T.StringType()),
+        T.StructField("phase", T.StringType()),  # "final" on the final read's events (optional)
         T.StructField(CORRUPT, T.StringType()),
     ]
 )

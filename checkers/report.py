@@ -93,7 +93,26 @@ def _stats_tables(stats: dict[str, Any]) -> str:
     )
 
 
-def _plots(series: Series) -> str:
+def _liveness(live: dict[str, Any]) -> str:
+    """Beside the throughput plot: what the plot shows, as numbers (checkers/liveness.py)."""
+    names = {"before_faults": "before the first fault", "in_faults": "in fault windows",
+             "between_faults": "between faults, after the first"}  # fmt: skip
+    rows = []
+    for stretch, label in names.items():
+        ratio = {k: live["ratios"][k].get(stretch) if stretch != "before_faults" else None for k in live["ratios"]}
+        rows.append({
+            "stretch": label,
+            "seconds": live["seconds"][stretch],
+            "ok ops/s": live["ops_per_s"][stretch],
+            "of before": "" if ratio["ops_per_s"] is None else f"{ratio['ops_per_s']:.0%}",
+            "acknowledged writes/s": live["writes_per_s"][stretch],
+            "of before ": "" if ratio["writes_per_s"] is None else f"{ratio['writes_per_s']:.0%}",
+        })  # fmt: skip
+    warn = f'<p class="warn">{escape(live["warning"])}</p>' if live["warning"] else ""
+    return '<h3 id="liveness">Liveness: did the workload keep its rate?</h3>' + warn + _table(pd.DataFrame(rows))
+
+
+def _plots(series: Series, live: dict[str, Any] | None = None) -> str:
     out = []
     lat = series.latency
     y_max = float(lat["p99"].max()) if len(lat) else 1.0
@@ -111,6 +130,8 @@ def _plots(series: Series) -> str:
     for typ, part in thr.groupby("type"):
         chart.line(list(zip(part["t"], part["per_s"], strict=True)), str(typ), colours.get(str(typ)))
     out.append(chart.render())
+    if live is not None:
+        out.append(_liveness(live))
     un = series.unseen
     chart = Chart(
         "Acknowledged but not yet read (unseen)", series.end_s, float(un["unseen"].max() or 1), "time (s)", "values"
@@ -217,7 +238,7 @@ def render(result: CheckResult, series: Series | None) -> str:
         _anomaly_tables(result.anomalies),
     ]
     if series is not None:
-        body += ["<h2>Over time</h2>", _plots(series)]
+        body += ["<h2>Over time</h2>", _plots(series, result.liveness)]
         if series.timelines:
             body += ["<h2>Anomalous keys</h2>", _timelines(series, result.anomalies)]
     if result.root_cause:

@@ -27,7 +27,7 @@ KEYS = T.ArrayType(T.StringType())
 
 @dataclass
 class Tables:
-    ops: DataFrame  # op, invoke, process, f, type, itime, ctime, error
+    ops: DataFrame  # op, invoke, process, f, type, itime, ctime, error, phase
     sends: DataFrame  # op, process, f, type, pos, key, value, offset
     reads: DataFrame  # op, process, f, type, pos, key, offset, value (pos orders a key's reads in the op)
     assigns: DataFrame  # op, process, f, type, keys
@@ -82,6 +82,7 @@ def pair(events: DataFrame) -> DataFrame:
         F.col("time").alias("itime"),
         F.col("c.time").alias("ctime"),
         F.when(F.col("c.type").isNull(), F.lit("no completion")).otherwise(F.col("c.error")).alias("error"),
+        "phase",
         F.col("value").alias("ivalue"),
         F.col("c.value").alias("cvalue"),
         problem.alias("problem"),

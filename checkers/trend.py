@@ -51,6 +51,10 @@ class TrendRow:
     invalid: int = 0
     unknown: int = 0
     unchecked: int = 0
+    #: Runs whose workload stalled after a fault (a liveness warning: checkers/liveness.py).
+    stalled: int = 0
+    #: Median over the runs of ok operations/s between faults / before the first fault.
+    kept: float | None = None
     #: anomaly -> {"runs": runs that had it as an error, "errors": its error instances in them}
     anomalies: dict[str, dict[str, int]] = field(default_factory=dict)
 
@@ -77,11 +81,11 @@ class Trend:
 
 
 def _files(spark: SparkSession, store: str) -> DataFrame:
-    """(dir, name, text) of every config.json and results.json under `store`, at any depth: one
+    """(dir, name, text) of every config.json, results.json and summary.json under `store`, at any depth: one
     listing of the store (which also holds histories and node logs) and one read, materialized."""
     df = (
         spark.read.option("recursiveFileLookup", "true")
-        .option("pathGlobFilter", "{config,results}.json")
+        .option("pathGlobFilter", "{config,results,summary}.json")
         .text(store, wholetext=True)
     )
     path = F.input_file_name()
@@ -95,7 +99,8 @@ def _files(spark: SparkSession, store: str) -> DataFrame:
 
 
 def runs_frame(spark: SparkSession, store: str) -> DataFrame:
-    """One row per run: dir, run_id, version, nemesis, day, verdict, anomalies (map of error counts)."""
+    """One row per run: dir, run_id, version, nemesis, day, verdict, anomalies (map of error counts),
+    kept (between-faults / before-faults ok operations/s) and stalled (a liveness warning)."""
     j = lambda col, path: F.get_json_object(F.col(col), path)  # noqa: E731
     files = _files(spark, store)
     configs = files.where(F.col("name") == "config.json").select("dir", F.col("value").alias("config"))
@@ -126,10 +131,17 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
     runs = runs.where(~(is_link & (F.col("run_id") == F.col("dir"))))
     pick = Window.partitionBy("run_id").orderBy(is_link.cast("int"), "dir")
     runs = runs.withColumn("_n", F.row_number().over(pick)).where("_n = 1").drop("_n")
+    kept, warning = "$.liveness.ratios.ops_per_s.between_faults", "$.liveness.warning"
     results = files.where(F.col("name") == "results.json").select(
         "dir",
         j("value", "$.valid").alias("valid"),
         F.from_json(j("value", "$.anomalies"), _ANOMALIES).alias("anomalies"),
+        j("value", kept).cast("double").alias("r_kept"),
+        j("value", warning).alias("r_warning"),
+    )
+    # Liveness from the checker, else from the run's own summary (a run never checked).
+    summaries = files.where(F.col("name") == "summary.json").select(
+        "dir", j("value", kept).cast("double").alias("s_kept"), j("value", warning).alias("s_warning")
     )
     verdict = (
         F.when(F.col("valid") == "true", "valid")
@@ -137,16 +149,25 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
         .when(F.col("valid") == "unknown", "unknown")
         .otherwise("unchecked")
     )
-    return runs.join(results, "dir", "left").select(
-        "dir", "run_id", "version", "nemesis", "day", verdict.alias("verdict"), "anomalies"
-    )
+    return (
+        runs.join(results, "dir", "left")
+        .join(summaries, "dir", "left")
+        .select(
+            "dir", "run_id", "version", "nemesis", "day", verdict.alias("verdict"), "anomalies",
+            F.coalesce("r_kept", "s_kept").alias("kept"),
+            F.coalesce("r_warning", "s_warning").isNotNull().alias("stalled"),
+        )
+    )  # fmt: skip
 
 
 def aggregate(runs: DataFrame) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Any]]:
     """Collected rows: verdict counts per group, anomaly counts per group, and the invalid runs."""
     keys = ["day", "version", "nemesis"]
     counts = runs.groupBy(*keys).agg(
-        F.count(F.lit(1)).alias("runs"), *[F.sum((F.col("verdict") == v).cast("int")).alias(v) for v in VERDICTS]
+        F.count(F.lit(1)).alias("runs"),
+        *[F.sum((F.col("verdict") == v).cast("int")).alias(v) for v in VERDICTS],
+        F.sum(F.col("stalled").cast("int")).alias("stalled"),
+        F.percentile_approx("kept", 0.5).alias("kept"),
     )
     errors = (
         runs.select(*keys, "dir", F.explode("anomalies").alias("name", "a"))
@@ -206,10 +227,17 @@ def _anomaly_cell(row: TrendRow) -> str:
 
 
 def _cells(r: TrendRow) -> tuple:
-    return (r.day, r.version, r.nemesis, r.runs, r.valid, r.invalid, r.unknown, r.unchecked, _anomaly_cell(r))
+    kept = "" if r.kept is None else f"{r.kept:.0%}"
+    return (
+        r.day, r.version, r.nemesis, r.runs, r.valid, r.invalid, r.unknown, r.unchecked, r.stalled, kept,
+        _anomaly_cell(r),
+    )  # fmt: skip
 
 
-HEADER = ("day", "Kafka", "nemesis", "runs", "valid", "invalid", "unknown", "unchecked", "anomalies: runs (instances)")
+HEADER = (
+    "day", "Kafka", "nemesis", "runs", "valid", "invalid", "unknown", "unchecked", "stalled",
+    "kept between faults (median)", "anomalies: runs (instances)",
+)  # fmt: skip
 
 
 def markdown(t: Trend) -> str:
@@ -261,9 +289,10 @@ def write(t: Trend, out: Path) -> dict[str, Path]:
     paths["md"].write_text(markdown(t))
     with paths["csv"].open("w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["day", "version", "nemesis", "runs", *VERDICTS, "anomalies"])
+        w.writerow(["day", "version", "nemesis", "runs", *VERDICTS, "stalled", "kept", "anomalies"])
         for r in t.rows:
-            w.writerow([r.day, r.version, r.nemesis, r.runs, r.valid, r.invalid, r.unknown, r.unchecked,
+            w.writerow([r.day, r.version, r.nemesis, r.runs, r.valid, r.invalid, r.unknown, r.unchecked, r.stalled,
+                        "" if r.kept is None else r.kept,
                         ";".join(f"{n}={a['runs']}/{a['errors']}" for n, a in r.anomalies.items())])  # fmt: skip
     paths["json"].write_text(json.dumps(t.to_json(), indent=2) + "\n")
     svgs = charts(t)

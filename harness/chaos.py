@@ -77,6 +77,14 @@ class ChaosResult:
     workload: dict[str, Any] = field(default_factory=dict)
     #: For a scenario: how its script ended ("completed" when it went as written).
     script: str | None = None
+    #: Ok operations/s before, in and between faults, with a warning when the workload stalled
+    #: (checkers/liveness.py): how much a VALID verdict is worth.
+    liveness: dict[str, Any] | None = None
+
+    @property
+    def stalled(self) -> bool:
+        """The workload fell under half its pre-fault rate between faults."""
+        return bool(self.liveness and self.liveness.get("warning"))
 
     @property
     def lost(self) -> int:
@@ -118,6 +126,12 @@ class ChaosResult:
             ("version", self.version), ("nemesis", self.nemesis), ("valid", valid), ("anomalies", anomalies),
             ("lost", str(self.lost)), ("run_dir", str(self.run_dir)), ("report", str(self.report or "")),
         ]  # fmt: skip
+        if self.liveness and self.liveness.get("first_fault_s") is not None:
+            kept = self.liveness["ratios"]["ops_per_s"]["between_faults"]
+            pairs += [
+                ("kept_between_faults", "" if kept is None else str(kept)),
+                ("stalled", str(self.stalled).lower()),
+            ]
         return [(f"{prefix}.{k}", v) for k, v in pairs]
 
 
@@ -194,5 +208,5 @@ def _scenario_run(spec, store, name, seed, log, progress, spark_master) -> Chaos
 def _result(version: str, label: str, run_dir: Path, checked, summary: str, workload: dict) -> ChaosResult:  # noqa: ANN001
     return ChaosResult(
         version, label, run_dir, checked.valid, checked.error_counts, checked.report_path, checked.results_path,
-        summary, workload,
+        summary, workload, liveness=checked.liveness,
     )  # fmt: skip

@@ -196,6 +196,7 @@ def _nemesis_plan(args: argparse.Namespace):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from checkers.liveness import format_liveness
     from harness.run import run
 
     opts = _workload_options(args)  # bad input exits 2 before anything starts
@@ -214,6 +215,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"info {counts.get('info', 0)}; final read {'complete' if summary.final_read_complete else 'INCOMPLETE'} "
         f"in {summary.final_read_s:.1f} s"
     )
+    if summary.liveness:
+        line += "\n" + format_liveness(summary.liveness)
     out: dict[str, Any] = {"run_dir": str(run_dir), "workload": summary.to_json()}
     result = _checked(run_dir, None, args.spark_master, report=True) if args.check else None
     if result is not None:

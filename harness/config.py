@@ -20,6 +20,18 @@ DATA_DIR = "/var/lib/kafka/data"
 LOG_DIR = "/var/log/kafka"
 CONFIG_DIR = "/etc/kafka"
 
+#: Broker settings under which a fault takes effect within its hold: a silent follower leaves
+#: the ISR after 3 s and the controller fences a silent broker after 4 s. With Kafka's own
+#: defaults (30 s and 9 s) a paused, killed or cut-off broker held for under 9 s is never
+#: fenced nor dropped from the ISR: every acks=all write of every partition waits out the
+#: fault, so the run measures a stall, not a failover. `run` applies these under a random or
+#: scripted nemesis unless the user sets them (--config); config.json records what ran.
+FAULT_DETECTION = {
+    "replica.lag.time.max.ms": "3000",
+    "broker.session.timeout.ms": "4000",
+    "broker.heartbeat.interval.ms": "500",
+}
+
 
 @dataclass(frozen=True)
 class NodeSpec:

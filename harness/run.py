@@ -19,9 +19,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from checkers import liveness
 from harness.cluster import KafkaCluster
+from harness.config import FAULT_DETECTION
 from harness.errors import UsageError
-from harness.history import HistoryWriter
+from harness.history import HistoryWriter, read_history
 from harness.images import Log
 from nemesis.core import Nemesis
 from nemesis.schedule import (
@@ -85,6 +87,11 @@ class NemesisPlan:
             return RandomSchedule(nemesis, self.faults, self.interval, seed)
         return None
 
+    def broker_defaults(self) -> dict[str, str]:
+        """Broker settings this plan needs unless the user set them: fast failure detection
+        (harness/config.py) for random and scripted faults; a scenario brings its own."""
+        return {} if self.custom is not None else dict(FAULT_DETECTION)
+
     def describe(self) -> dict[str, Any]:
         if self.custom is not None:
             return {"scenario": self.label}
@@ -128,7 +135,12 @@ def run_workload(
             notes["history_started_unix_ms"] = round(history.started_unix_ms)
         ctx = RunContext(history=history, opts=opts, bootstrap_servers=cluster.bootstrap_servers, run_id=cluster.run_id)
         schedule = plan.schedule(Nemesis(cluster, history, seed, observe=progress), seed) if plan else None
-        return Runner(ctx, progress, seed, schedule).run()
+        summary = Runner(ctx, progress, seed, schedule).run()
+    # Measured from the history file, as the checker measures it (checkers/liveness.py).
+    summary.liveness = liveness.measure(liveness.count_events(read_history(run_dir / "history.jsonl")))
+    if summary.liveness["warning"] and progress is not None:
+        progress(f"warning: {summary.liveness['warning']}")
+    return summary
 
 
 def check_fits(cluster: KafkaCluster, opts: WorkloadOptions) -> None:
@@ -152,6 +164,9 @@ def run(
     """The whole run; the run directory keeps the history even when interrupted."""
     opts.validate()
     check_fits(cluster, opts)
+    if plan is not None:
+        for key, value in plan.broker_defaults().items():
+            cluster.config.setdefault(key, value)
     run_dir = make_run_dir(store, name or opts.workload)
     cluster.with_workdir(run_dir / "cluster").with_log(log)
     config = {

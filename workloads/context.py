@@ -22,6 +22,11 @@ class RunContext:
     counts: Counter[str] = field(default_factory=Counter)
     max_offsets: dict[str, int] = field(default_factory=dict)
     effective_producer_config: dict[str, Any] = field(default_factory=dict)
+    #: "final" during the final read: its events carry `"phase": "final"`, so that a reader of
+    #: the history knows where the workload phase ended (checkers/liveness.py).
+    phase: str | None = None
+    #: Producers retired as broken during the run, by reason (workloads/producers.py).
+    replaced_producers: Counter[str] = field(default_factory=Counter)
     _next_value: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -40,11 +45,16 @@ class RunContext:
                 self.max_offsets[key] = offset
 
     def record(self, process: int, type: str, f: str, value: Any, error: str | None = None) -> None:
-        self.history.write(process, type, f, value, error)
+        extra = {"phase": self.phase} if self.phase else {}
+        self.history.write(process, type, f, value, error, **extra)
         if type != INVOKE:
             with self._lock:
                 self.counts[type] += 1
                 self.counts[f"{f}:{type}"] += 1
+
+    def note_replaced_producer(self, reason: str) -> None:
+        with self._lock:
+            self.replaced_producers[reason] += 1
 
     def note_producer_config(self, producer: Any) -> None:
         """Keep what kafka-python actually runs with (it may quietly change idempotence)."""

@@ -9,6 +9,7 @@ rebuilt and it continues under a new process number (number + concurrency).
 from __future__ import annotations
 
 import random
+import threading
 from typing import Any
 
 from kafka import KafkaProducer
@@ -17,36 +18,60 @@ from harness.history import FAIL, INFO, OK
 from workloads.consumer import PollingConsumer, record_failed_assign, topic_partition
 from workloads.context import RunContext
 from workloads.outcomes import classify, describe
-from workloads.producers import close_producer
+from workloads.producers import OVERDUE_MARGIN_S, close_producer, wedged
 from workloads.values import encode
 
 
 class ProducerPool:
-    """One producer per `clients_per_producer` slots, created on first use."""
+    """One producer per `clients_per_producer` slots, created on first use, replaced when broken.
+
+    A broken producer (workloads/producers.py) would stall every slot that shares it for the
+    rest of the run; it is retired at once, and the next send of its slots builds a new one."""
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self._producers: dict[int, KafkaProducer] = {}
+        self._lock = threading.Lock()
+
+    def _group(self, slot: int) -> int:
+        return slot // max(1, self.ctx.opts.clients_per_producer)
 
     def for_slot(self, slot: int) -> KafkaProducer:
-        group = slot // max(1, self.ctx.opts.clients_per_producer)
-        if group not in self._producers:
-            producer = KafkaProducer(
-                bootstrap_servers=self.ctx.bootstrap_servers,
-                client_id=f"kafka-chaos-{self.ctx.run_id}-p{group}",
-                **self.ctx.opts.producer_config(),
-            )
-            self.ctx.note_producer_config(producer)
-            self._producers[group] = producer
-        return self._producers[group]
+        group = self._group(slot)
+        with self._lock:
+            if group not in self._producers:
+                producer = KafkaProducer(
+                    bootstrap_servers=self.ctx.bootstrap_servers,
+                    client_id=f"kafka-chaos-{self.ctx.run_id}-p{group}",
+                    **self.ctx.opts.producer_config(),
+                )
+                self.ctx.note_producer_config(producer)
+                self._producers[group] = producer
+            return self._producers[group]
+
+    def retire_if_broken(self, slot: int, producer: KafkaProducer, overdue: bool) -> None:
+        """Replace the slot's producer if it is broken; the slots sharing it notice once."""
+        reason = "a send outlived the delivery timeout" if overdue else wedged(producer)
+        if reason is None:
+            return
+        with self._lock:
+            if self._producers.get(self._group(slot)) is not producer:
+                return  # another slot already replaced it
+            del self._producers[self._group(slot)]
+        self.ctx.note_replaced_producer(reason)
+        # Its unfinished sends fail now (their operations end info); closing can block, so not here.
+        threading.Thread(target=close_producer, args=(producer, 0.0), daemon=True).start()
 
     def close(self) -> None:
-        for producer in self._producers.values():
+        with self._lock:
+            producers, self._producers = list(self._producers.values()), {}
+        for producer in producers:
             close_producer(producer)
 
 
-def send(ctx: RunContext, producer: KafkaProducer, process: int, key: str, values: list[int]) -> str:
-    """A `send` operation of one or more values to one key; returns its outcome type."""
+def send(ctx: RunContext, producer: KafkaProducer, process: int, key: str, values: list[int]) -> tuple[str, bool]:
+    """A `send` operation of one or more values to one key; returns its outcome type, and
+    whether a future was still unresolved after the delivery timeout (a broken producer)."""
     invoke = [["send", key, v] for v in values]
     ctx.record(process, "invoke", "send", invoke)
     tp = topic_partition(key)
@@ -57,11 +82,12 @@ def send(ctx: RunContext, producer: KafkaProducer, process: int, key: str, value
     except Exception as exc:  # noqa: BLE001
         if not futures:  # raised by send() itself: the record never left the client
             ctx.record(process, FAIL, "send", invoke, describe(exc))
-            return FAIL
+            return FAIL, False
         error: BaseException | None = exc
     else:
         error = None
-    wait_s = ctx.opts.delivery_timeout_ms / 1000 + 5
+    # The producer itself fails a batch at the delivery timeout; the margin covers its clock.
+    wait_s = ctx.opts.delivery_timeout_ms / 1000 + OVERDUE_MARGIN_S
     done: list[Any] = []
     outcomes = []
     for v, future in zip(values, futures, strict=False):
@@ -76,12 +102,13 @@ def send(ctx: RunContext, producer: KafkaProducer, process: int, key: str, value
             done.append(["send", key, v])
             outcomes.append(classify(exc))
     outcomes += [INFO] * (len(values) - len(futures))
+    overdue = any(not f.is_done for f in futures)
     if all(o == OK for o in outcomes):
         ctx.record(process, OK, "send", done)
-        return OK
+        return OK, False
     kind = FAIL if all(o == FAIL for o in outcomes) else INFO
     ctx.record(process, kind, "send", done, describe(error) if error else None)
-    return kind
+    return kind, overdue
 
 
 class QueueClient:
@@ -107,7 +134,11 @@ class QueueClient:
             return self.consumer.poll(self.process)
         key = rng.choice(self.ctx.opts.key_names)
         values = self.ctx.next_values(key, rng.randint(1, self.ctx.opts.send_values))
-        return send(self.ctx, self.pool.for_slot(self.slot), self.process, key, values)
+        producer = self.pool.for_slot(self.slot)
+        kind, overdue = send(self.ctx, producer, self.process, key, values)
+        if kind != OK:
+            self.pool.retire_if_broken(self.slot, producer, overdue)
+        return kind
 
     def close(self) -> None:
         if self.consumer is not None:

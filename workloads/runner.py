@@ -36,6 +36,11 @@ class WorkloadSummary:
     final_read_complete: bool
     final_read_counts: dict[str, int] = field(default_factory=dict)
     effective_producer_config: dict[str, Any] = field(default_factory=dict)
+    #: Producers retired as broken (workloads/producers.py), by reason.
+    replaced_producers: dict[str, int] = field(default_factory=dict)
+    #: Ok operations/s before, in and between faults: measured from the history after the run
+    #: (harness/run.py, checkers/liveness.py).
+    liveness: dict[str, Any] | None = None
 
     @property
     def ops_per_s(self) -> float:
@@ -194,6 +199,7 @@ class Runner:
             workload_counts = dict(self.ctx.counts)
             targets = dict(self.ctx.max_offsets)
             self.in_final = True
+            self.ctx.phase = "final"
             final_started = time.monotonic()
             self.final_deadline = final_started + opts.final_time_limit
             self._run_slots(self._final_phase, targets)
@@ -220,4 +226,5 @@ class Runner:
             final_read_s=final_s,
             final_read_complete=complete,
             effective_producer_config=self.ctx.effective_producer_config,
+            replaced_producers=dict(self.ctx.replaced_producers),
         )

@@ -1,0 +1,260 @@
+"""Liveness: did the workload keep its rate while faults came and went?
+
+A chaos run is only as strong as the traffic it keeps up while things break: a run whose
+clients stopped after the first fault is VALID because nothing was written, not because Kafka
+kept what it acknowledged. This module measures, from the history alone, ok operations per
+second (and acknowledged writes per second) in three stretches of the workload phase:
+
+- **before faults**: from the first ok send, poll or transaction (client start-up, such as
+  16 transactional producers initializing, is not counted) to the first fault;
+- **in faults**: inside fault windows (a fault's invoke to the completion of what undoes it;
+  the same windows the report shades, checkers/series.py);
+- **between faults**: the fault-free stretches after the first fault.
+
+The workload phase ends where the final read begins (its events carry `"phase": "final"`),
+or with the history. A run whose between-faults rate (of operations or of writes) is under
+STALL_RATIO of its before-faults rate gets a warning naming the first fault-free stretch that
+fell under it. The verdict is unchanged: the warning says how much a VALID verdict is worth.
+
+Counts come in fine time buckets (BUCKET_S), from Spark in the checker or from a plain read of
+the file when a run writes its summary; `measure` is the one computation both feed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from checkers.series import fault_windows
+
+BUCKET_S = 0.1
+MAX_BUCKETS = 200_000  # coarser buckets beyond this (a run of over 5.5 hours)
+STALL_RATIO = 0.5
+#: Operations that are writes: their `ok` completion acknowledged values.
+WRITES = ("send", "txn")
+#: The workload's own operations: the first ok one starts the "before faults" stretch.
+WORK = ("send", "poll", "txn")
+NEMESIS = "nemesis"
+FINAL = "final"
+STRETCHES = ("before_faults", "in_faults", "between_faults")
+
+
+def bucket_width_ns(span_ns: int) -> int:
+    """Bucket width for a workload phase of this length: BUCKET_S, coarser for very long runs."""
+    return max(int(BUCKET_S * 1e9), -(-max(span_ns, 1) // MAX_BUCKETS))
+
+
+@dataclass
+class Counts:
+    """What `measure` needs: ok completions per bucket, the nemesis's operations, the bounds."""
+
+    width_ns: int
+    ops: dict[int, int]  # bucket -> ok client operations completed in it
+    writes: dict[int, int]  # bucket -> ok sends and transactions completed in it
+    nemesis: list[dict[str, Any]]  # f, type, start, end (s), as series.fault_windows takes them
+    start_s: float  # the first ok send, poll or txn
+    end_s: float  # the end of the workload phase
+
+
+def _rate(buckets: dict[int, int], width_s: float, spans: list[tuple[float, float]]) -> tuple[float, float | None]:
+    """Seconds covered by the spans, and completions per second in them (a bucket counts by its middle)."""
+    seconds = sum(b - a for a, b in spans)
+    if seconds <= 0:
+        return 0.0, None
+    n = sum(c for k, c in buckets.items() if _inside((k + 0.5) * width_s, spans))
+    return seconds, n / seconds
+
+
+def _inside(t: float, spans: list[tuple[float, float]]) -> bool:
+    return any(a <= t < b for a, b in spans)
+
+
+def _merge(windows: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    merged: list[tuple[float, float]] = []
+    for a, b in sorted(windows):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def _gaps(spans: list[tuple[float, float]], start: float, end: float) -> list[tuple[float, float]]:
+    gaps, at = [], start
+    for a, b in spans:
+        if a > at:
+            gaps.append((at, a))
+        at = max(at, b)
+    if end > at:
+        gaps.append((at, end))
+    return gaps
+
+
+def measure(c: Counts) -> dict[str, Any]:
+    """The liveness section of summary.json and results.json."""
+    width_s = c.width_ns / 1e9
+    end = c.end_s
+    windows = [(w["start"], min(w["end"], end)) for w in fault_windows(c.nemesis, end) if w["start"] < end]
+    faulted = _merge([(a, b) for a, b in windows if b > a])
+    first = faulted[0][0] if faulted else None
+    spans: dict[str, list[tuple[float, float]]] = {
+        "before_faults": [(c.start_s, first if first is not None else end)],
+        "in_faults": faulted,
+        "between_faults": _gaps(faulted, first, end) if first is not None else [],
+    }
+    out: dict[str, Any] = {
+        "bucket_s": round(width_s, 3),
+        "first_fault_s": None if first is None else round(first, 3),
+        "workload_end_s": round(end, 3),
+        "seconds": {},
+        "ops_per_s": {},
+        "writes_per_s": {},
+    }
+    for name in STRETCHES:
+        seconds, ops = _rate(c.ops, width_s, spans[name])
+        _, writes = _rate(c.writes, width_s, spans[name])
+        out["seconds"][name] = round(seconds, 3)
+        out["ops_per_s"][name] = None if ops is None else round(ops, 1)
+        out["writes_per_s"][name] = None if writes is None else round(writes, 1)
+    out["ratios"] = {
+        kind: {name: _ratio(out[kind][name], out[kind]["before_faults"]) for name in ("in_faults", "between_faults")}
+        for kind in ("ops_per_s", "writes_per_s")
+    }
+    out["stalled_since_s"], out["warning"] = _stall(c, width_s, spans["between_faults"], out)
+    return out
+
+
+def _ratio(value: float | None, base: float | None) -> float | None:
+    return None if value is None or not base else round(value / base, 3)
+
+
+def _stall(
+    c: Counts, width_s: float, stretches: list[tuple[float, float]], out: dict[str, Any]
+) -> tuple[float | None, str | None]:
+    """When the between-faults rate of operations or writes is under STALL_RATIO of the rate
+    before faults: the start of the first fault-free stretch under it, and the warning."""
+    stalled = [
+        kind
+        for kind in ("ops_per_s", "writes_per_s")
+        if out["ratios"][kind]["between_faults"] is not None and out["ratios"][kind]["between_faults"] < STALL_RATIO
+    ]
+    if not stalled:
+        return None, None
+    kind = stalled[0]
+    buckets = c.ops if kind == "ops_per_s" else c.writes
+    floor = STALL_RATIO * out[kind]["before_faults"]
+    since = next((a for a, b in stretches if (_rate(buckets, width_s, [(a, b)])[1] or 0.0) < floor), stretches[0][0])
+    what = "ok operations" if kind == "ops_per_s" else "acknowledged writes"
+    warning = (
+        f"the workload stalled: {out[kind]['between_faults']:g} {what}/s between faults after the first one, "
+        f"under {STALL_RATIO:g} of the {out[kind]['before_faults']:g}/s before it (first from {since:.1f} s); "
+        "a VALID verdict says little about what followed"
+    )
+    return round(since, 3), warning
+
+
+def count_events(events: Iterable[dict[str, Any]]) -> Counts:
+    """Counts from events in file order (a plain read: a run's summary, tests). Invokes are
+    remembered per process until their completion; memory is the open operations and buckets."""
+    open_: dict[Any, dict[str, Any]] = {}
+    ok_times: list[tuple[int, str]] = []
+    nemesis: list[dict[str, Any]] = []
+    start_ns: int | None = None
+    end_ns = final_ns = None
+    for e in events:
+        t = int(e["time"])
+        end_ns = t if end_ns is None else max(end_ns, t)
+        if e.get("phase") == FINAL and final_ns is None:
+            final_ns = t
+        proc = e["process"]
+        if e["type"] == "invoke":
+            open_[proc] = e
+            continue
+        inv = open_.pop(proc, None)
+        if e["type"] == "ok" and e["f"] in WORK and start_ns is None:
+            start_ns = t
+        if proc == NEMESIS:
+            nemesis.append({"f": e["f"], "type": e["type"], "start": (inv or e)["time"] / 1e9, "end": t / 1e9})
+        elif e["type"] == "ok" and (inv is None or inv.get("phase") != FINAL):
+            ok_times.append((t, e["f"]))
+    for proc, inv in open_.items():
+        if proc == NEMESIS:
+            nemesis.append({"f": inv["f"], "type": "info", "start": inv["time"] / 1e9, "end": None})
+    start = start_ns or 0
+    end = final_ns if final_ns is not None else (end_ns or 0)
+    width = bucket_width_ns(end - start)
+    ops: Counter[int] = Counter()
+    writes: Counter[int] = Counter()
+    for t, f in ok_times:
+        if t < end:
+            ops[t // width] += 1
+            if f in WRITES:
+                writes[t // width] += 1
+    return Counts(width, dict(ops), dict(writes), nemesis, start / 1e9, end / 1e9)
+
+
+def spark_counts(ops: Any) -> Counts:
+    """Counts from the checker's operations table (checkers/tables.py): a few aggregations,
+    whose results are one row per time bucket and the nemesis's first operations."""
+    from pyspark.sql import functions as F
+
+    from checkers.series import MAX_NEMESIS_OPS
+
+    client = ops.where(F.col("process") != NEMESIS)
+    row = ops.agg(
+        F.min(F.when(F.col("f").isin(*WORK) & (F.col("type") == "ok"), F.col("ctime"))).alias("start"),
+        F.min(F.when(F.col("phase") == FINAL, F.col("itime"))).alias("final"),
+        F.max(F.coalesce("ctime", "itime")).alias("last"),
+    ).first()
+    start = row["start"] or 0
+    end = row["final"] if row["final"] is not None else (row["last"] or 0)
+    width = bucket_width_ns(end - start)
+    done = client.where(
+        (F.col("type") == "ok") & F.col("ctime").isNotNull() & (F.col("ctime") < F.lit(end))
+        & (F.col("phase").isNull() | (F.col("phase") != FINAL))
+    )  # fmt: skip
+    per_bucket = done.groupBy(F.floor(F.col("ctime") / F.lit(width)).alias("b")).agg(
+        F.count(F.lit(1)).alias("ops"), F.sum(F.col("f").isin(*WRITES).cast("long")).alias("writes")
+    )
+    ops_b: dict[int, int] = {}
+    writes_b: dict[int, int] = {}
+    for r in per_bucket.collect():
+        ops_b[int(r["b"])] = int(r["ops"])
+        if r["writes"]:
+            writes_b[int(r["b"])] = int(r["writes"])
+    nemesis = [
+        {
+            "f": r["f"],
+            "type": r["type"],
+            "start": r["itime"] / 1e9,
+            "end": None if r["ctime"] is None else r["ctime"] / 1e9,
+        }
+        for r in ops.where(F.col("process") == NEMESIS)
+        .select("f", "type", "itime", "ctime")
+        .orderBy("itime")
+        .limit(MAX_NEMESIS_OPS)
+        .collect()
+    ]
+    return Counts(width, ops_b, writes_b, nemesis, start / 1e9, end / 1e9)
+
+
+def format_liveness(live: dict[str, Any], warning: bool = True) -> str:
+    """One line for the command line's summary (and the stall warning on a second, unless the
+    caller shows warnings on its own)."""
+    ops, writes = live["ops_per_s"], live["writes_per_s"]
+
+    def show(d: dict[str, Any], name: str) -> str:
+        return "-" if d[name] is None else f"{d[name]:g}"
+
+    if live["first_fault_s"] is None:
+        return f"liveness: {show(ops, 'before_faults')} ok ops/s, {show(writes, 'before_faults')} writes/s (no fault)"
+    ratio = live["ratios"]["ops_per_s"]
+    pct = {k: "-" if v is None else f"{v:.0%}" for k, v in ratio.items()}
+    line = (
+        f"liveness: ok ops/s {show(ops, 'before_faults')} before faults, {show(ops, 'in_faults')} in faults "
+        f"({pct['in_faults']}), {show(ops, 'between_faults')} between faults ({pct['between_faults']}); "
+        f"writes/s {show(writes, 'before_faults')} / {show(writes, 'in_faults')} / {show(writes, 'between_faults')}"
+    )
+    return line + (f"\nwarning: {live['warning']}" if warning and live["warning"] else "")
