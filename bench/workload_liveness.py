@@ -11,7 +11,8 @@ the run measured from its history (summary.json, checkers/liveness.py) and print
 ok operations/s before the first fault, and the ratios in fault windows and in the fault-free
 stretches after the first fault. Goals (issue 13): between faults >= 0.8, in faults >= 0.25.
 Every run's liveness is appended to --out (JSON lines) as it finishes, so a long bench that is
-stopped keeps what it measured.
+stopped keeps what it measured; --store keeps the run directories (histories, to check and
+plot later).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=60)
     parser.add_argument("--interval", type=float, default=8)
     parser.add_argument("--out", type=Path, default=None, help="JSON lines, one per run (appended)")
+    parser.add_argument("--store", type=Path, default=None, help="keep the run directories here (default: removed)")
     args = parser.parse_args()
     unknown = sorted(set(args.variants.split(",")) - set(VARIANTS))
     if unknown:
@@ -75,10 +77,11 @@ def main() -> None:
     ]
     rows = []
     with tempfile.TemporaryDirectory(prefix="liveness-bench-") as tmp:
+        store = args.store or Path(tmp)
         for version, workload, variant in cells:
             runs = []
             for i in range(args.runs):
-                r = one_run(version, workload, variant, i + 1, args, Path(tmp))
+                r = one_run(version, workload, variant, i + 1, args, store)
                 r.update(version=version, workload=workload, variant=variant, seed=i + 1)
                 runs.append(r)
                 if args.out:

@@ -57,3 +57,43 @@ class History:
     def write(self, path: Path) -> Path:
         path.write_text(self.lines(), encoding="utf-8")
         return path
+
+
+S = 1_000_000_000  # nanoseconds per second
+
+
+class TimedHistory:
+    """A history whose events happen at chosen times: ops at a rate over a stretch, faults, a final read."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[int, dict[str, Any]]] = []
+        self.seq = 0
+
+    def _add(self, t: float, **event: Any) -> None:
+        self.seq += 1
+        self.events.append((int(t * S), {"process": 0, **event, "_seq": self.seq}))
+
+    def ops(self, f: str, start: float, end: float, per_s: float, process: int = 0, phase: str | None = None) -> None:
+        """Operations completing at `per_s` per second over [start, end), each 1 ms long."""
+        n = round((end - start) * per_s)
+        for i in range(n):
+            t = start + i / per_s
+            extra = {"phase": phase} if phase else {}
+            self._add(t, process=process, type="invoke", f=f, value=None, **extra)
+            self._add(t + 0.001, process=process, type="ok", f=f, value=None, **extra)
+
+    def fault(self, f: str, heal: str, start: float, end: float) -> None:
+        self._add(start, process="nemesis", type="invoke", f=f, value={})
+        self._add(start + 0.01, process="nemesis", type="ok", f=f, value={})
+        self._add(end, process="nemesis", type="invoke", f=heal, value={})
+        self._add(end + 0.01, process="nemesis", type="ok", f=heal, value={})
+
+    def history(self) -> list[dict[str, Any]]:
+        ordered = sorted(self.events, key=lambda e: (e[0], e[1]["_seq"]))
+        return [
+            {**{k: v for k, v in e.items() if k != "_seq"}, "index": i, "time": t} for i, (t, e) in enumerate(ordered)
+        ]
+
+    def write(self, path: Path) -> Path:
+        path.write_text("".join(json.dumps(e) + "\n" for e in self.history()), encoding="utf-8")
+        return path

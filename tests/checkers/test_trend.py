@@ -24,6 +24,7 @@ def make_run(
     started_ms: int | None = NOV_20,
     run_id: str | None | bool = None,  # None: one made from the path; False: none at all
     allowed: dict[str, int] | None = None,
+    liveness: dict | None = None,  # written into results.json when checked, else into summary.json
 ) -> Path:
     run_dir = store / path
     run_dir.mkdir(parents=True)
@@ -33,11 +34,17 @@ def make_run(
     if started_ms is not None:
         config["history_started_unix_ms"] = started_ms
     (run_dir / "config.json").write_text(json.dumps(config))
-    (run_dir / "summary.json").write_text(json.dumps({"complete": valid is not None}))
+    summary = {"complete": valid is not None}
+    if liveness is not None and valid is None:
+        summary["liveness"] = liveness
+    (run_dir / "summary.json").write_text(json.dumps(summary))
     if valid is not None:
         anomalies = {n: {"count": c, "errors": c, "examples": []} for n, c in (errors or {}).items()}
         anomalies |= {n: {"count": c, "errors": 0, "examples": []} for n, c in (allowed or {}).items()}
-        (run_dir / "results.json").write_text(json.dumps({"valid": valid, "anomalies": anomalies, "stats": {}}))
+        results = {"valid": valid, "anomalies": anomalies, "stats": {}}
+        if liveness is not None:
+            results["liveness"] = liveness
+        (run_dir / "results.json").write_text(json.dumps(results))
     return run_dir
 
 
@@ -90,13 +97,13 @@ def test_files_tables_and_plots(tmp_path, spark_session):
     paths = trend.write(t, tmp_path / "out")
     md = paths["md"].read_text()
     assert md.splitlines()[0].startswith("| day | Kafka | nemesis | runs |")
-    assert "| 2026-11-21 | 3.9.1 | none | 1 | 0 | 1 | 0 | 0 | - |" in md
+    assert "| 2026-11-21 | 3.9.1 | none | 1 | 0 | 1 | 0 | 0 | 0 |  | - |" in md
     assert paths["svg"].read_text().count("<polyline") == 2  # one line per version
     assert "11-20" in paths["svg"].read_text() and "11-21" in paths["svg"].read_text()
     html = paths["html"].read_text()
     assert html.count('<svg class="plot"') == 2 and "<table>" in html
     assert json.loads(paths["json"].read_text())["runs"] == 3
-    header = "day,version,nemesis,runs,valid,invalid,unknown,unchecked,anomalies"
+    header = "day,version,nemesis,runs,valid,invalid,unknown,unchecked,stalled,kept,anomalies"
     assert paths["csv"].read_text().splitlines()[0] == header
 
 
@@ -125,3 +132,20 @@ def test_the_command_says_what_is_wrong_with_the_store_and_exits_2(tmp_path, cap
     assert main(["trend", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == f"kafka-chaos: error: {tmp_path / 'missing'}: not a directory"
+
+
+def live(kept: float, warning: str | None = None) -> dict:
+    """The liveness section of results.json or summary.json (checkers/liveness.py), cut to what trend reads."""
+    return {"ratios": {"ops_per_s": {"between_faults": kept}}, "warning": warning}
+
+
+def test_stalled_runs_and_the_rate_kept_between_faults(tmp_path, spark_session):
+    kill = {"faults": ["kill"], "interval": 10}
+    make_run(tmp_path, "a/1", nemesis=kill, liveness=live(0.9))
+    make_run(tmp_path, "a/2", nemesis=kill, liveness=live(0.2, "the workload stalled: ..."))
+    make_run(tmp_path, "a/3", nemesis=kill, valid=None, liveness=live(0.3, "the workload stalled: ..."))  # summary
+    make_run(tmp_path, "a/4", nemesis=kill)  # an older run without liveness: neither stalled nor a ratio
+    row = trend.trend(tmp_path, session=spark_session).rows[0]
+    assert (row.runs, row.stalled, row.kept) == (4, 2, pytest.approx(0.3))
+    md = trend.markdown(trend.trend(tmp_path, session=spark_session))
+    assert "| 2 | 30% |" in md

@@ -1,0 +1,42 @@
+"""The workload keeps writing after a fault (issue 13), on real clusters.
+
+The random-nemesis case lives in tests/chaos/test_safe_configuration.py (the example chaos
+test asserts the rate it kept between faults). This file holds the regression test for the
+cause: a kafka-python 3.0.12 idempotent producer that expired a retried batch never asks for
+a new producer id and never sends again (workloads/producers.py). Under Kafka's own failure
+detection a 14 s pause of a partition leader stalls every acks=all write past the 10 s delivery
+timeout, which wedges the shared producer; the workload must replace it and write again.
+"""
+
+import pytest
+
+from harness.cluster import KafkaCluster
+from harness.run import NemesisPlan, run
+from harness.versions import DEFAULT_VERSION
+from nemesis.schedule import parse_script
+from workloads.options import WorkloadOptions
+
+pytestmark = pytest.mark.cluster
+
+#: Kafka's defaults, given explicitly so that `run` does not apply its fast failure detection.
+KAFKA_DEFAULT_DETECTION = {
+    "replica.lag.time.max.ms": "30000",
+    "broker.session.timeout.ms": "9000",
+    "broker.heartbeat.interval.ms": "2000",
+}
+
+
+def test_a_wedged_producer_is_replaced_and_writes_resume_after_the_fault(tmp_path):
+    opts = WorkloadOptions(time_limit=40, concurrency=8, rate=400)
+    plan = NemesisPlan(script=parse_script([{"at": 6, "fault": "pause", "target": "leader:chaos/0", "for": 14}]))
+    cluster = KafkaCluster(DEFAULT_VERSION).with_nodes(3).with_config(KAFKA_DEFAULT_DETECTION)
+    run_dir, summary = run(cluster, opts, tmp_path / "store", log=lambda m: None, seed=3, plan=plan)
+    live = summary.liveness
+    reasons = " ".join(summary.replaced_producers)
+    # The fault outlasted the delivery timeout, so the producer wedged and was replaced...
+    assert "no producer id" in reasons or "outlived the delivery timeout" in reasons, summary.replaced_producers
+    # ...and the 20 s after the resume wrote at more than half the rate before the pause.
+    assert live["first_fault_s"] == pytest.approx(6, abs=1)
+    assert live["ratios"]["writes_per_s"]["between_faults"] >= 0.5, live
+    assert live["warning"] is None, live
+    assert summary.counts["send:ok"] > 0 and summary.counts.get("send:info", 0) > 0
