@@ -11,12 +11,15 @@ second (and acknowledged writes per second) in three stretches of the workload p
   brokers' JIT takes the first seconds of a fresh cluster from about a third of the steady
   rate to all of it, and a baseline that includes that makes every later ratio look better;
 - **in faults**: inside fault windows (a fault's invoke to the completion of what undoes it;
-  the same windows the report shades, checkers/series.py);
+  the same windows the report shades, checkers/faults.py);
 - **between faults**: the fault-free stretches after the first fault.
 
-The workload phase ends where the final read begins (its events carry `"phase": "final"`),
-or with the history. A run whose between-faults rate (of operations or of writes) is under
-STALL_RATIO of its before-faults rate gets a warning naming the first fault-free stretch that
+The workload phase ends with the last invoke of a client operation outside the final read
+(whose events carry `"phase": "final"`): the stragglers that complete after it, while the
+workload winds down and the nemesis heals, are not traffic the workload tried to keep up.
+
+A run whose between-faults rate (of operations or of writes) is under STALL_RATIO of its
+before-faults rate gets a warning naming the first fault-free stretch that
 fell under it. The verdict is unchanged: the warning says how much a VALID verdict is worth.
 
 Counts come in fine time buckets (BUCKET_S), from Spark in the checker or from a plain read of
@@ -30,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from checkers.series import fault_windows
+from checkers.faults import MAX_NEMESIS_OPS, fault_windows
 
 BUCKET_S = 0.1
 MAX_BUCKETS = 200_000  # coarser buckets beyond this (a run of over 5.5 hours)
@@ -44,9 +47,14 @@ FINAL = "final"
 STRETCHES = ("before_faults", "in_faults", "between_faults")
 
 
+FINE_NS = int(BUCKET_S * 1e9)
+
+
 def bucket_width_ns(span_ns: int) -> int:
-    """Bucket width for a workload phase of this length: BUCKET_S, coarser for very long runs."""
-    return max(int(BUCKET_S * 1e9), -(-max(span_ns, 1) // MAX_BUCKETS))
+    """Bucket width for a workload phase of this length: BUCKET_S, or a whole multiple of it for
+    runs of over MAX_BUCKETS buckets (so fine counts merge into coarse ones exactly). An ok
+    completion counts when its BUCKET_S bucket starts before the end of the workload phase."""
+    return FINE_NS * max(1, -(-max(span_ns, 1) // (FINE_NS * MAX_BUCKETS)))
 
 
 @dataclass
@@ -56,7 +64,7 @@ class Counts:
     width_ns: int
     ops: dict[int, int]  # bucket -> ok client operations completed in it
     writes: dict[int, int]  # bucket -> ok sends and transactions completed in it
-    nemesis: list[dict[str, Any]]  # f, type, start, end (s), as series.fault_windows takes them
+    nemesis: list[dict[str, Any]]  # f, type, start, end (s), as faults.fault_windows takes them
     start_s: float  # the first ok send, poll or txn
     end_s: float  # the end of the workload phase
 
@@ -160,66 +168,65 @@ def _stall(
 
 
 def count_events(events: Iterable[dict[str, Any]]) -> Counts:
-    """Counts from events in file order (a plain read: a run's summary, tests). Invokes are
-    remembered per process until their completion; memory is the open operations and buckets."""
+    """Counts from events in file order (a plain read: a run's summary, tests). Memory is the
+    open operations, the nemesis's operations and one counter per BUCKET_S, not the history."""
     open_: dict[Any, dict[str, Any]] = {}
-    ok_times: list[tuple[int, str]] = []
+    fine_ops: Counter[int] = Counter()
+    fine_writes: Counter[int] = Counter()
     nemesis: list[dict[str, Any]] = []
     start_ns: int | None = None
-    end_ns = final_ns = None
+    end_ns = 0
     for e in events:
-        t = int(e["time"])
-        end_ns = t if end_ns is None else max(end_ns, t)
-        if e.get("phase") == FINAL and final_ns is None:
-            final_ns = t
-        proc = e["process"]
+        t, proc = int(e["time"]), e["process"]
         if e["type"] == "invoke":
             open_[proc] = e
+            if proc != NEMESIS and e.get("phase") != FINAL:
+                end_ns = max(end_ns, t)
             continue
-        inv = open_.pop(proc, None)
-        if e["type"] == "ok" and e["f"] in WORK and start_ns is None:
-            start_ns = t
+        inv = open_.pop(proc, None) or e
         if proc == NEMESIS:
-            nemesis.append({"f": e["f"], "type": e["type"], "start": (inv or e)["time"] / 1e9, "end": t / 1e9})
-        elif e["type"] == "ok" and (inv is None or inv.get("phase") != FINAL):
-            ok_times.append((t, e["f"]))
+            nemesis.append({"f": e["f"], "type": e["type"], "start": inv["time"] / 1e9, "end": t / 1e9})
+        elif e["type"] == "ok" and inv.get("phase") != FINAL:
+            if e["f"] in WORK and (start_ns is None or t < start_ns):
+                start_ns = t
+            fine_ops[t // FINE_NS] += 1
+            if e["f"] in WRITES:
+                fine_writes[t // FINE_NS] += 1
     for proc, inv in open_.items():
         if proc == NEMESIS:
             nemesis.append({"f": inv["f"], "type": "info", "start": inv["time"] / 1e9, "end": None})
+    nemesis = sorted(nemesis, key=lambda n: n["start"])[:MAX_NEMESIS_OPS]  # the ones the checker reads
     start = start_ns or 0
-    end = final_ns if final_ns is not None else (end_ns or 0)
-    width = bucket_width_ns(end - start)
-    ops: Counter[int] = Counter()
-    writes: Counter[int] = Counter()
-    for t, f in ok_times:
-        if t < end:
-            ops[t // width] += 1
-            if f in WRITES:
-                writes[t // width] += 1
-    return Counts(width, dict(ops), dict(writes), nemesis, start / 1e9, end / 1e9)
+    width = bucket_width_ns(end_ns - start)
+
+    def coarse(fine: Counter[int]) -> dict[int, int]:
+        """Fine buckets that start before the end, merged into buckets of `width`."""
+        out: Counter[int] = Counter()
+        for b, n in fine.items():
+            if b * FINE_NS < end_ns:
+                out[b * FINE_NS // width] += n
+        return dict(out)
+
+    return Counts(width, coarse(fine_ops), coarse(fine_writes), nemesis, start / 1e9, end_ns / 1e9)
 
 
 def spark_counts(ops: Any) -> Counts:
     """Counts from the checker's operations table (checkers/tables.py): a few aggregations,
     whose results are one row per time bucket and the nemesis's first operations."""
+    # Imported here, not at the top: a run's summary and the pytest plugin use this module
+    # without Spark, and pyspark's import costs them a second.
     from pyspark.sql import functions as F
 
-    from checkers.series import MAX_NEMESIS_OPS
-
-    client = ops.where(F.col("process") != NEMESIS)
-    row = ops.agg(
+    workload = ops.where((F.col("process") != NEMESIS) & (F.col("phase").isNull() | (F.col("phase") != FINAL)))
+    row = workload.agg(
         F.min(F.when(F.col("f").isin(*WORK) & (F.col("type") == "ok"), F.col("ctime"))).alias("start"),
-        F.min(F.when(F.col("phase") == FINAL, F.col("itime"))).alias("final"),
-        F.max(F.coalesce("ctime", "itime")).alias("last"),
+        F.max("itime").alias("end"),
     ).first()
-    start = row["start"] or 0
-    end = row["final"] if row["final"] is not None else (row["last"] or 0)
+    start, end = row["start"] or 0, row["end"] or 0
     width = bucket_width_ns(end - start)
-    done = client.where(
-        (F.col("type") == "ok") & F.col("ctime").isNotNull() & (F.col("ctime") < F.lit(end))
-        & (F.col("phase").isNull() | (F.col("phase") != FINAL))
-    )  # fmt: skip
-    per_bucket = done.groupBy(F.floor(F.col("ctime") / F.lit(width)).alias("b")).agg(
+    fine_start = F.floor(F.col("ctime") / F.lit(FINE_NS)) * F.lit(FINE_NS)
+    done = workload.where((F.col("type") == "ok") & F.col("ctime").isNotNull() & (fine_start < F.lit(end)))
+    per_bucket = done.groupBy(F.floor(fine_start / F.lit(width)).alias("b")).agg(
         F.count(F.lit(1)).alias("ops"), F.sum(F.col("f").isin(*WRITES).cast("long")).alias("writes")
     )
     ops_b: dict[int, int] = {}

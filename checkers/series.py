@@ -13,15 +13,13 @@ from typing import Any
 import pandas as pd
 from pyspark.sql import functions as F
 
+from checkers.faults import MAX_NEMESIS_OPS, fault_windows
 from checkers.tables import NEMESIS, Tables
 from checkers.version_order import Order
 
 BUCKETS = 200
 TIMELINE_KEYS = 4
 TIMELINE_POINTS = 1500  # per key and kind
-MAX_NEMESIS_OPS = 5000  # fault windows shaded: the first ones (keeps the Python side flat in history size)
-# A fault that stays in place until another nemesis operation undoes it.
-ENDS = {"kill": "start", "stop": "start", "pause": "resume", "partition": "heal"}
 
 
 @dataclass
@@ -38,32 +36,6 @@ class Series:
 def _pandas(df: Any, columns: list[str]) -> pd.DataFrame:
     rows = df.collect()
     return pd.DataFrame([r.asDict() for r in rows], columns=columns)
-
-
-def fault_windows(nemesis_ops: list[dict[str, Any]], end_s: float) -> list[dict[str, Any]]:
-    """Each fault from its invoke to the completion of the first later operation that undoes it."""
-    windows: list[dict[str, Any]] = []
-    open_: dict[str, list[dict[str, Any]]] = {}
-    for op in sorted(nemesis_ops, key=lambda o: o["start"]):
-        f = op["f"]
-        closes = [k for k, v in ENDS.items() if v == f]
-        for fault in closes:
-            if open_.get(fault):
-                open_[fault].pop(0)["end"] = op["end"] if op["end"] is not None else op["start"]
-        if op["type"] == "fail":
-            continue
-        if f in ENDS:
-            w = {"f": f, "start": op["start"], "end": None, "nodes": op.get("nodes", "")}
-            windows.append(w)
-            open_.setdefault(f, []).append(w)
-        elif f not in ENDS.values():
-            windows.append(
-                {"f": f, "start": op["start"], "end": op["end"] or op["start"], "nodes": op.get("nodes", "")}
-            )
-    for w in windows:
-        if w["end"] is None:
-            w["end"] = end_s
-    return windows
 
 
 def collect(t: Tables, o: Order, anomalies: dict[str, dict[str, Any]]) -> Series:

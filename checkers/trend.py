@@ -138,6 +138,7 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
         F.from_json(j("value", "$.anomalies"), _ANOMALIES).alias("anomalies"),
         j("value", kept).cast("double").alias("r_kept"),
         j("value", warning).alias("r_warning"),
+        j("value", "$.liveness").isNotNull().alias("r_live"),
     )
     # Liveness from the checker, else from the run's own summary (a run never checked).
     summaries = files.where(F.col("name") == "summary.json").select(
@@ -154,8 +155,8 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
         .join(summaries, "dir", "left")
         .select(
             "dir", "run_id", "version", "nemesis", "day", verdict.alias("verdict"), "anomalies",
-            F.coalesce("r_kept", "s_kept").alias("kept"),
-            F.coalesce("r_warning", "s_warning").isNotNull().alias("stalled"),
+            F.when(F.col("r_live"), F.col("r_kept")).otherwise(F.col("s_kept")).alias("kept"),
+            F.when(F.col("r_live"), F.col("r_warning")).otherwise(F.col("s_warning")).isNotNull().alias("stalled"),
         )
     )  # fmt: skip
 

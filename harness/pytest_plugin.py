@@ -35,6 +35,7 @@ from typing import Any
 
 import pytest
 
+from checkers.liveness import format_liveness
 from harness.versions import DEFAULT_VERSION, KafkaVersion
 
 log = logging.getLogger("kafka_chaos")
@@ -240,4 +241,6 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     terminalreporter.section("kafka-chaos runs")
     for nodeid, r in runs:
         terminalreporter.write_line(f"{nodeid}: Kafka {r.version}, nemesis {r.nemesis}: {r.verdict()}")
+        if r.liveness:
+            terminalreporter.write_line("    " + format_liveness(r.liveness).replace("\n", "\n    "))
         terminalreporter.write_line(f"    report: {r.report}")

@@ -88,6 +88,9 @@ class WorkloadOptions:
             "max_in_flight_requests_per_connection": self.max_in_flight_requests_per_connection,
             "linger_ms": 0,
             "max_block_ms": self.request_timeout_ms,
+            # Clients are rebuilt during faults: a bootstrap that met a paused broker tries
+            # another within this, instead of kafka-python's 30 s.
+            "bootstrap_timeout_ms": 2 * self.request_timeout_ms,
         }
         if self.retries is not None:
             config["retries"] = self.retries
@@ -100,6 +103,7 @@ class WorkloadOptions:
             "auto_offset_reset": self.auto_offset_reset,
             "isolation_level": "read_committed" if self.workload == "txn" else "read_uncommitted",
             "request_timeout_ms": max(self.request_timeout_ms, 5000),
+            "bootstrap_timeout_ms": 2 * max(self.request_timeout_ms, 5000),
             "max_poll_records": self.max_poll_records,
         }
 

@@ -35,6 +35,7 @@ RULES: list[tuple[str, str, str]] = [
     ("send", "an error raised by `send()` itself (the record never left the client)", FAIL),
     ("send", "a future failed with an error in DEFINITE", FAIL),
     ("send", "any other failed or timed-out future (KafkaTimeoutError, NotEnoughReplicas*, connection errors)", INFO),
+    ("send", "its producer was retired as broken and closed (`Producer is closed forcefully`)", INFO),
     ("poll", "any error (the consumer's position is unknown; the client is rebuilt)", INFO),
     ("txn", "a send future failed, then abort_transaction() completed", FAIL),
     ("txn", "deliberately aborted, and abort_transaction() completed", FAIL),

@@ -54,13 +54,15 @@ def wedged(producer: Any) -> str | None:
     if sender is not None and not sender.is_alive() and not getattr(producer, "_closed", False):
         return "its sender thread died"
     try:
-        if manager.is_transactional() or (manager.has_producer_id() and not manager.has_fatal_error()):
+        if manager.is_transactional():
             return None
+        if manager.has_fatal_error():
+            return f"fatal error: {manager.last_error}"
+        # The state first: a new producer's id arrives before its state turns READY, so the
+        # other order could catch a healthy one between the two and call it wedged.
         ready = manager._current_state == type(manager._current_state).READY
+        if ready and not manager.has_producer_id():
+            return "no producer id after an expired batch (kafka-python 3.0.12 never asks for a new one)"
     except Exception:  # noqa: BLE001
         return None
-    if ready:
-        return "no producer id after an expired batch (kafka-python 3.0.12 never asks for a new one)"
-    if manager.has_fatal_error():
-        return f"fatal error: {manager.last_error}"
     return None

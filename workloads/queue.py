@@ -37,17 +37,28 @@ class ProducerPool:
         return slot // max(1, self.ctx.opts.clients_per_producer)
 
     def for_slot(self, slot: int) -> KafkaProducer:
+        """The slot's producer; builds one when there is none (raises what the build raises).
+
+        Built outside the lock: a build during a fault can wait for a bootstrap (bounded by
+        bootstrap_timeout_ms), and the slots of other groups must not wait with it. Two slots
+        of one group may both build; the first to finish is kept, the other closed."""
         group = self._group(slot)
         with self._lock:
-            if group not in self._producers:
-                producer = KafkaProducer(
-                    bootstrap_servers=self.ctx.bootstrap_servers,
-                    client_id=f"kafka-chaos-{self.ctx.run_id}-p{group}",
-                    **self.ctx.opts.producer_config(),
-                )
-                self.ctx.note_producer_config(producer)
-                self._producers[group] = producer
-            return self._producers[group]
+            producer = self._producers.get(group)
+        if producer is not None:
+            return producer
+        built = KafkaProducer(
+            bootstrap_servers=self.ctx.bootstrap_servers,
+            client_id=f"kafka-chaos-{self.ctx.run_id}-p{group}",
+            **self.ctx.opts.producer_config(),
+        )
+        with self._lock:
+            producer = self._producers.setdefault(group, built)
+        if producer is not built:
+            close_producer(built, 0.0)
+        else:
+            self.ctx.note_producer_config(built)
+        return producer
 
     def retire_if_broken(self, slot: int, producer: KafkaProducer, overdue: bool) -> None:
         """Replace the slot's producer if it is broken; the slots sharing it notice once."""
@@ -134,7 +145,13 @@ class QueueClient:
             return self.consumer.poll(self.process)
         key = rng.choice(self.ctx.opts.key_names)
         values = self.ctx.next_values(key, rng.randint(1, self.ctx.opts.send_values))
-        producer = self.pool.for_slot(self.slot)
+        try:
+            producer = self.pool.for_slot(self.slot)
+        except Exception as exc:  # noqa: BLE001 (no producer could be built: the values never left)
+            invoke = [["send", key, v] for v in values]
+            self.ctx.record(self.process, "invoke", "send", invoke)
+            self.ctx.record(self.process, FAIL, "send", invoke, describe(exc))
+            return FAIL
         kind, overdue = send(self.ctx, producer, self.process, key, values)
         if kind != OK:
             self.pool.retire_if_broken(self.slot, producer, overdue)

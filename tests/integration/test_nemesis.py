@@ -6,6 +6,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaProducer
 
 from harness.cluster import KafkaCluster
+from harness.config import FAULT_DETECTION
 from harness.history import HistoryWriter, read_history
 from harness.versions import DEFAULT_VERSION
 from nemesis import partition
@@ -17,9 +18,7 @@ pytestmark = pytest.mark.cluster
 KEY = "faults/0"
 #: Fast failure detection, so ISR changes show within seconds.
 FAST = {
-    "replica.lag.time.max.ms": "3000",
-    "broker.session.timeout.ms": "4000",
-    "broker.heartbeat.interval.ms": "500",
+    **FAULT_DETECTION,
     "log.flush.offset.checkpoint.interval.ms": "1000",
     "log.initial.task.delay.ms": "1000",
 }

@@ -24,10 +24,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.timeout(1500)]
 CHAOS_TESTS = """
 import pytest
 
-FAST = {"replica.lag.time.max.ms": "3000", "broker.session.timeout.ms": "4000", "broker.heartbeat.interval.ms": "500"}
-
-
-@pytest.mark.kafka(nodes=3, config=FAST)
+@pytest.mark.kafka(nodes=3)  # under a nemesis the run gives the brokers fast failure detection
 def test_kills_are_survived(chaos_run):
     result = chaos_run(nemesis="kill", interval=4, time_limit=14, rate=200, concurrency=4, seed=3)
     assert result.valid is True
