@@ -5,14 +5,15 @@
 
 Each run is the README's chaos run, `kafka-chaos run --nemesis kill,pause,partition
 --nemesis-interval 8 --time-limit 60` on the safe defaults (a fresh 3-node cluster), with the
-variant's options on top (`--acks 1`, `--idempotence false`; the txn workload runs only the
+variant's options on top (`--acks 1 --idempotence false`, `--idempotence false`; the txn workload runs only the
 safe variant, since transactions need acks=all and idempotence). It reads the liveness that
 the run measured from its history (summary.json, checkers/liveness.py) and prints medians:
 ok operations/s before the first fault, and the ratios in fault windows and in the fault-free
 stretches after the first fault. Goals (issue 13): between faults >= 0.8, in faults >= 0.25.
 Every run's liveness is appended to --out (JSON lines) as it finishes, so a long bench that is
 stopped keeps what it measured; --store keeps the run directories (histories, to check and
-plot later).
+plot later). `--from-store DIR` runs nothing: it measures again, with this checkout's
+checkers/liveness.py, every run directory a bench kept under DIR, and prints the same table.
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-VARIANTS = {"safe": [], "acks1": ["--acks", "1"], "no-idempotence": ["--idempotence", "false"]}
+sys.path.insert(0, str(ROOT))
+VARIANTS = {
+    "safe": [],
+    "acks1": ["--acks", "1", "--idempotence", "false"],
+    "no-idempotence": ["--idempotence", "false"],
+}
 
 
 def one_run(version: str, workload: str, variant: str, seed: int, args: argparse.Namespace, store: Path) -> dict:
@@ -41,6 +47,31 @@ def one_run(version: str, workload: str, variant: str, seed: int, args: argparse
         return {"error": (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]}
     workload_summary = json.loads(done.stdout)["workload"]
     return {"liveness": workload_summary["liveness"], "replaced_producers": workload_summary["replaced_producers"]}
+
+
+def variant_of(workload: dict) -> str:
+    if workload.get("acks") != "all":
+        return "acks1" if workload.get("acks") == "1" else f"acks{workload.get('acks')}"
+    return "safe" if workload.get("enable_idempotence", True) else "no-idempotence"
+
+
+def measured_again(store: Path) -> list[dict]:
+    """The liveness of every run directory under `store`, measured now from its history."""
+    from checkers.liveness import count_events, measure
+    from harness.history import read_history
+
+    runs = []
+    for config_path in sorted(store.glob("*/2*/config.json")):
+        config = json.loads(config_path.read_text())
+        summary_path = config_path.with_name("summary.json")
+        summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+        live = measure(count_events(read_history(config_path.with_name("history.jsonl"))))
+        runs.append({
+            "version": config["kafka_version"], "workload": config["workload"]["workload"],
+            "variant": variant_of(config["workload"]), "seed": config.get("seed"), "liveness": live,
+            "replaced_producers": summary.get("replaced_producers", {}),
+        })  # fmt: skip
+    return runs
 
 
 def median(values: list[float | None]) -> float | None:
@@ -64,6 +95,7 @@ def main() -> None:
     parser.add_argument("--interval", type=float, default=8)
     parser.add_argument("--out", type=Path, default=None, help="JSON lines, one per run (appended)")
     parser.add_argument("--store", type=Path, default=None, help="keep the run directories here (default: removed)")
+    parser.add_argument("--from-store", type=Path, default=None, help="measure a kept store again; run nothing")
     args = parser.parse_args()
     unknown = sorted(set(args.variants.split(",")) - set(VARIANTS))
     if unknown:
@@ -75,6 +107,13 @@ def main() -> None:
         if w == "queue" or var == "safe"
         for v in args.kafka.split(",")
     ]
+    if args.from_store:
+        done = measured_again(args.from_store)
+        cells = sorted({(r["version"], r["workload"], r["variant"]) for r in done}, key=lambda c: (c[1], c[2], c[0]))
+        table(
+            [summarize(c, [r for r in done if (r["version"], r["workload"], r["variant"]) == c]) for c in cells], args
+        )
+        return
     rows = []
     with tempfile.TemporaryDirectory(prefix="liveness-bench-") as tmp:
         store = args.store or Path(tmp)
@@ -100,23 +139,25 @@ def main() -> None:
                     file=sys.stderr,
                     flush=True,
                 )
-            ok = [r["liveness"] for r in runs if "liveness" in r]
-            rows.append(
-                (
-                    version,
-                    workload,
-                    variant,
-                    len(ok),
-                    len(runs),
-                    median([x["ops_per_s"]["before_faults"] for x in ok]),
-                    median([x["ratios"]["ops_per_s"]["in_faults"] for x in ok]),
-                    median([x["ratios"]["ops_per_s"]["between_faults"] for x in ok]),
-                    median([x["ratios"]["writes_per_s"]["in_faults"] for x in ok]),
-                    median([x["ratios"]["writes_per_s"]["between_faults"] for x in ok]),
-                    sum(1 for x in ok if x["warning"]),
-                    sum(sum(r.get("replaced_producers", {}).values()) for r in runs),
-                )  # fmt: skip
-            )
+            rows.append(summarize((version, workload, variant), runs))
+    table(rows, args)
+
+
+def summarize(cell: tuple[str, str, str], runs: list[dict]) -> tuple:
+    ok = [r["liveness"] for r in runs if "liveness" in r]
+    return (
+        *cell, len(ok), len(runs),
+        median([x["ops_per_s"]["before_faults"] for x in ok]),
+        median([x["ratios"]["ops_per_s"]["in_faults"] for x in ok]),
+        median([x["ratios"]["ops_per_s"]["between_faults"] for x in ok]),
+        median([x["ratios"]["writes_per_s"]["in_faults"] for x in ok]),
+        median([x["ratios"]["writes_per_s"]["between_faults"] for x in ok]),
+        sum(1 for x in ok if x["warning"]),
+        sum(sum(r.get("replaced_producers", {}).values()) for r in runs),
+    )  # fmt: skip
+
+
+def table(rows: list[tuple], args: argparse.Namespace) -> None:
     print(
         f"\nkill,pause,partition every {args.interval:g} s, {args.time_limit:g} s runs, medians of {args.runs}; "
         "ratios against the rate before the first fault"

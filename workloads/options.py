@@ -67,6 +67,11 @@ class WorkloadOptions:
             raise UsageError("--send-values, --txn-max-ops and --poll-keys must be at least 1")
         if self.workload == "txn" and self.acks != "all":
             raise UsageError("the txn workload needs --acks all (transactions require it)")
+        if self.acks != "all" and self.enable_idempotence:
+            # kafka-python raises KafkaConfigurationError for this once the run has started.
+            raise UsageError(
+                f"--acks {self.acks} needs --idempotence false (the idempotent producer requires acks=all)"
+            )
         return self
 
     @property

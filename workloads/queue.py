@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 from kafka import KafkaProducer
+from kafka.errors import KafkaConfigurationError
 
 from harness.history import FAIL, INFO, OK
 from workloads.consumer import PollingConsumer, record_failed_assign, topic_partition
@@ -147,6 +148,8 @@ class QueueClient:
         values = self.ctx.next_values(key, rng.randint(1, self.ctx.opts.send_values))
         try:
             producer = self.pool.for_slot(self.slot)
+        except KafkaConfigurationError:
+            raise  # a setting kafka-python refuses is a harness bug, not an outcome (options.validate)
         except Exception as exc:  # noqa: BLE001 (no producer could be built: the values never left)
             invoke = [["send", key, v] for v in values]
             self.ctx.record(self.process, "invoke", "send", invoke)

@@ -35,7 +35,8 @@ def test_txn_reads_committed_only():
      ({"workload": "bank"}, "unknown workload 'bank'"), ({"acks": "2"}, "--acks must be one of 0, 1, all"),
      ({"acks": "-1"}, "--acks"), ({"keys": 0}, "--keys must be at least 1"),
      ({"concurrency": 0}, "--concurrency"), ({"auto_offset_reset": "smallest"}, "--auto-offset-reset"),
-     ({"workload": "txn", "acks": "1"}, "txn workload needs --acks all")],
+     ({"workload": "txn", "acks": "1"}, "txn workload needs --acks all"),
+     ({"acks": "1"}, "--acks 1 needs --idempotence false")],
 )  # fmt: skip
 def test_bad_options_are_usage_errors(changes, message):
     with pytest.raises(UsageError, match=message):
