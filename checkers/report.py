@@ -95,7 +95,7 @@ def _stats_tables(stats: dict[str, Any]) -> str:
 
 def _liveness(live: dict[str, Any]) -> str:
     """Beside the throughput plot: what the plot shows, as numbers (checkers/liveness.py)."""
-    names = {"before_faults": "before the first fault", "in_faults": "in fault windows",
+    names = {"before_faults": "before the first fault (its steady second half)", "in_faults": "in fault windows",
              "between_faults": "between faults, after the first"}  # fmt: skip
     rows = []
     for stretch, label in names.items():
@@ -104,9 +104,9 @@ def _liveness(live: dict[str, Any]) -> str:
             "stretch": label,
             "seconds": live["seconds"][stretch],
             "ok ops/s": live["ops_per_s"][stretch],
-            "of before": "" if ratio["ops_per_s"] is None else f"{ratio['ops_per_s']:.0%}",
+            "ops vs before": "" if ratio["ops_per_s"] is None else f"{ratio['ops_per_s']:.0%}",
             "acknowledged writes/s": live["writes_per_s"][stretch],
-            "of before ": "" if ratio["writes_per_s"] is None else f"{ratio['writes_per_s']:.0%}",
+            "writes vs before": "" if ratio["writes_per_s"] is None else f"{ratio['writes_per_s']:.0%}",
         })  # fmt: skip
     warn = f'<p class="warn">{escape(live["warning"])}</p>' if live["warning"] else ""
     return '<h3 id="liveness">Liveness: did the workload keep its rate?</h3>' + warn + _table(pd.DataFrame(rows))

@@ -91,10 +91,12 @@ class TxnClient:
     def transaction(self, micro: list[list[Any]], abort: bool) -> str:
         ctx, process, producer, consumer = self.ctx, self.process, self.producer, self.consumer
         ctx.record(process, "invoke", "txn", micro)
-        positions = {k: consumer.consumer.position(topic_partition(k)) for k in consumer.keys}
         done: list[list[Any]] = []
         futures = []
         try:
+            # Where to seek back to after an abort. position() talks to brokers too: an error
+            # here (UnknownBrokerIdError during a fault) ends the operation info, not the run.
+            positions = {k: consumer.consumer.position(topic_partition(k)) for k in consumer.keys}
             producer.begin_transaction()
             for op in micro:
                 if op[0] == "poll":
