@@ -148,6 +148,8 @@ def summarize(cell: tuple[str, str, str], runs: list[dict]) -> tuple:
     return (
         *cell, len(ok), len(runs),
         median([x["ops_per_s"]["before_faults"] for x in ok]),
+        median([x["ops_per_s"]["in_faults"] for x in ok]),
+        median([x["ops_per_s"]["between_faults"] for x in ok]),
         median([x["ratios"]["ops_per_s"]["in_faults"] for x in ok]),
         median([x["ratios"]["ops_per_s"]["between_faults"] for x in ok]),
         median([x["ratios"]["writes_per_s"]["in_faults"] for x in ok]),
@@ -162,13 +164,15 @@ def table(rows: list[tuple], args: argparse.Namespace) -> None:
         f"\nkill,pause,partition every {args.interval:g} s, {args.time_limit:g} s runs, medians of {args.runs}; "
         "ratios against the rate before the first fault"
     )
-    print("| Kafka | workload | variant | runs | ok ops/s before | ops in faults | ops between faults "
-          "| writes in faults | writes between faults | stalled | producers replaced |")  # fmt: skip
+    print("| Kafka | workload | variant | runs | ok ops/s before / in / between faults | ops in faults "
+          "| ops between faults | writes in faults | writes between faults | stalled "
+          "| producers replaced |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for v, w, var, ok, n, before, in_f, between, w_in, w_between, stalled, replaced in rows:
+    for v, w, var, ok, n, before, in_abs, between_abs, in_f, between, w_in, w_between, stalled, replaced in rows:
         print(
-            f"| {v} | {w} | {var} | {ok}/{n} | {show(before)} | {show(in_f, True)} | {show(between, True)} "
-            f"| {show(w_in, True)} | {show(w_between, True)} | {stalled} | {replaced} |"
+            f"| {v} | {w} | {var} | {ok}/{n} | {show(before)} / {show(in_abs)} / {show(between_abs)} "
+            f"| {show(in_f, True)} | {show(between, True)} | {show(w_in, True)} | {show(w_between, True)} "
+            f"| {stalled} | {replaced} |"
         )
 
 
