@@ -65,6 +65,8 @@ def measured_again(store: Path) -> list[dict]:
         config = json.loads(config_path.read_text())
         summary_path = config_path.with_name("summary.json")
         summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+        if not summary.get("complete"):
+            continue  # a run that crashed or was stopped: its history ends early
         live = measure(count_events(read_history(config_path.with_name("history.jsonl"))))
         runs.append({
             "version": config["kafka_version"], "workload": config["workload"]["workload"],
