@@ -38,6 +38,17 @@ def _pandas(df: Any, columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame([r.asDict() for r in rows], columns=columns)
 
 
+def _zero_filled(throughput: pd.DataFrame, bucket_s: float, last: int) -> pd.DataFrame:
+    """Every bucket of every outcome, 0 where nothing completed: a stall must plot as zero, not
+    as a line drawn straight across it from the buckets on either side."""
+    parts = []
+    for typ, part in throughput.groupby("type"):
+        rates = pd.Series(part["per_s"].to_numpy(), index=(part["t"] / bucket_s).round().astype(int))
+        rates = rates.groupby(level=0).sum().reindex(range(last + 1), fill_value=0.0)
+        parts.append(pd.DataFrame({"t": rates.index * bucket_s, "type": typ, "per_s": rates.to_numpy()}))
+    return pd.concat(parts, ignore_index=True) if parts else throughput
+
+
 def collect(t: Tables, o: Order, anomalies: dict[str, dict[str, Any]]) -> Series:
     end_ns = t.ops.agg(F.max(F.coalesce("ctime", "itime"))).first()[0] or 0
     width = max(1, -(-end_ns // BUCKETS))
@@ -45,9 +56,13 @@ def collect(t: Tables, o: Order, anomalies: dict[str, dict[str, Any]]) -> Series
     bucket = lambda c: (F.floor(F.col(c) / F.lit(width)) * F.lit(bucket_s)).alias("t")  # noqa: E731
     client = t.ops.where(F.col("process") != NEMESIS)
     done = client.where(F.col("ctime").isNotNull())
-    throughput = _pandas(
-        done.groupBy(bucket("ctime"), "type").agg((F.count("*") / F.lit(bucket_s)).alias("per_s")).orderBy("t"),
-        ["t", "type", "per_s"],
+    throughput = _zero_filled(
+        _pandas(
+            done.groupBy(bucket("ctime"), "type").agg((F.count("*") / F.lit(bucket_s)).alias("per_s")).orderBy("t"),
+            ["t", "type", "per_s"],
+        ),
+        bucket_s,
+        end_ns // width,
     )
     lat = (F.col("ctime") - F.col("itime")) / F.lit(1e6)
     latency = _pandas(

@@ -146,3 +146,15 @@ def test_the_summary_line_shows_rates_ratios_and_the_warning():
     assert line.startswith("liveness: ok ops/s 200 before faults, 50 in faults (25%), 80 between faults (40%)")
     assert line.splitlines()[1].startswith("warning: the workload stalled")
     assert len(format_liveness(run_with(between_per_s=80), warning=False).splitlines()) == 1
+
+
+def test_the_throughput_plot_shows_a_stall_as_zero():
+    import pandas as pd
+
+    from checkers.series import _zero_filled
+
+    seen = pd.DataFrame({"t": [0.0, 0.5, 2.5], "type": ["ok", "ok", "ok"], "per_s": [10.0, 12.0, 8.0]})
+    filled = _zero_filled(seen, 0.5, 6)
+    assert filled["t"].tolist() == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
+    assert filled["per_s"].tolist() == [10.0, 12.0, 0.0, 0.0, 0.0, 8.0, 0.0]
+    assert _zero_filled(seen.iloc[:0], 0.5, 6).empty
