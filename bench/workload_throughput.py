@@ -40,6 +40,7 @@ from harness.versions import DEFAULT_VERSION  # noqa: E402
 from nemesis.core import Nemesis  # noqa: E402
 from nemesis.schedule import RandomSchedule, parse_fault_list  # noqa: E402
 from workloads.options import WorkloadOptions  # noqa: E402
+from workloads.producers import close_producer  # noqa: E402
 
 
 def options(topic: str, seconds: float, concurrency: int) -> WorkloadOptions:
@@ -103,10 +104,7 @@ def raw_ops_per_s(cluster: KafkaCluster, opts: WorkloadOptions, plan: NemesisPla
     for c in consumers:
         c.close()
     for p in producers:
-        try:
-            p.close(timeout=2)
-        except Exception:  # noqa: BLE001 (a wedged producer cannot flush)
-            pass
+        close_producer(p, 2.0)  # a wedged producer cannot flush (workloads/producers.py)
     return sum(counts) / elapsed
 
 
