@@ -13,13 +13,17 @@ stretches after the first fault. Goals (issue 13): between faults >= 0.8, in fau
 Every run's liveness is appended to --out (JSON lines) as it finishes, so a long bench that is
 stopped keeps what it measured; --store keeps the run directories (histories, to check and
 plot later). `--from-store DIR` runs nothing: it measures again, with this checkout's
-checkers/liveness.py, every run directory a bench kept under DIR, and prints the same table.
+checkers/liveness.py, every run directory a bench kept under DIR, and prints the same table,
+then every fault window's rate split by whether its target was the active KRaft controller
+(read from the nodes' server.log: the last "Completed transition to Leader" before the fault).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -55,6 +59,37 @@ def variant_of(workload: dict) -> str:
     return "safe" if workload.get("enable_idempotence", True) else "no-idempotence"
 
 
+LEADER = re.compile(r"^\[([\d-]+ [\d:]+,\d+)\] INFO \[RaftManager (?:id|nodeId)=(\d+)\] Completed transition to Leader")
+HEALS = {"kill": "start", "stop": "start", "pause": "resume", "partition": "heal"}
+
+
+def controller_windows(run_dir: Path, events: list[dict], live: dict) -> list[tuple[str, float]]:
+    """("controller" or "broker", ok ops/s in the window / before faults) for each held fault."""
+    t0 = json.loads((run_dir / "config.json").read_text())["history_started_unix_ms"]
+    leaders = []
+    for log in run_dir.glob("cluster/*/logs/server.log"):
+        for line in log.read_text(errors="replace").splitlines():
+            m = LEADER.match(line)
+            if m:
+                at = datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f")
+                leaders.append((at.replace(tzinfo=datetime.timezone.utc).timestamp() - t0 / 1000, m.group(2)))
+    leaders.sort()
+    ok = [e["time"] / 1e9 for e in events if e["process"] != "nemesis" and e["type"] == "ok" and not e.get("phase")]
+    faults = [e for e in events if e["process"] == "nemesis" and e["type"] == "ok"]
+    out = []
+    for i, e in enumerate(faults):
+        end = next((x["time"] / 1e9 for x in faults[i + 1 :] if x["f"] == HEALS.get(e["f"])), None)
+        start = e["time"] / 1e9
+        if end is None or end > live["workload_end_s"] or not live["ops_per_s"]["before_faults"]:
+            continue
+        active = [node for t, node in leaders if t <= start]
+        target = (e["value"].get("nodes") or [""])[0]
+        kind = "controller" if active and target.endswith(f"-{active[-1]}") else "broker"
+        rate = sum(1 for t in ok if start <= t < end) / (end - start)
+        out.append((kind, rate / live["ops_per_s"]["before_faults"]))
+    return out
+
+
 def measured_again(store: Path) -> list[dict]:
     """The liveness of every run directory under `store`, measured now from its history."""
     from checkers.liveness import count_events, measure
@@ -67,8 +102,10 @@ def measured_again(store: Path) -> list[dict]:
         summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
         if not summary.get("complete"):
             continue  # a run that crashed or was stopped: its history ends early
-        live = measure(count_events(read_history(config_path.with_name("history.jsonl"))))
+        events = list(read_history(config_path.with_name("history.jsonl")))
+        live = measure(count_events(events))
         runs.append({
+            "windows": controller_windows(config_path.parent, events, live),
             "version": config["kafka_version"], "workload": config["workload"]["workload"],
             "variant": variant_of(config["workload"]), "seed": config.get("seed"), "liveness": live,
             "replaced_producers": summary.get("replaced_producers", {}),
@@ -115,6 +152,18 @@ def main() -> None:
         table(
             [summarize(c, [r for r in done if (r["version"], r["workload"], r["variant"]) == c]) for c in cells], args
         )
+        print("\nfault windows by target: the active KRaft controller, or a broker that is not it")
+        print("| workload | variant | on the controller: windows, median ok ops/s vs before "
+              "| on another broker: windows, median |")  # fmt: skip
+        print("|---|---|---|---|")
+        for w, var in sorted({(c[1], c[2]) for c in cells}):
+            split: dict[str, list[float]] = {"controller": [], "broker": []}
+            for r in done:
+                if (r["workload"], r["variant"]) == (w, var):
+                    for kind, ratio in r["windows"]:
+                        split[kind].append(ratio)
+            c, b = split["controller"], split["broker"]
+            print(f"| {w} | {var} | {len(c)}, {show(median(c), True)} | {len(b)}, {show(median(b), True)} |")
         return
     rows = []
     with tempfile.TemporaryDirectory(prefix="liveness-bench-") as tmp:
