@@ -28,6 +28,7 @@ the file when a run writes its summary; `measure` is the one computation both fe
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -69,17 +70,25 @@ class Counts:
     end_s: float  # the end of the workload phase
 
 
+def _per_span(buckets: dict[int, int], width_s: float, spans: list[tuple[float, float]]) -> list[int]:
+    """Completions in each of `spans` (sorted, not overlapping); a bucket counts by its middle.
+    One pass over the buckets with a binary search each: a long run has thousands of windows."""
+    starts = [a for a, _ in spans]
+    counts = [0] * len(spans)
+    for k, n in buckets.items():
+        t = (k + 0.5) * width_s
+        i = bisect_right(starts, t) - 1
+        if i >= 0 and t < spans[i][1]:
+            counts[i] += n
+    return counts
+
+
 def _rate(buckets: dict[int, int], width_s: float, spans: list[tuple[float, float]]) -> tuple[float, float | None]:
-    """Seconds covered by the spans, and completions per second in them (a bucket counts by its middle)."""
+    """Seconds covered by the spans, and completions per second in them."""
     seconds = sum(b - a for a, b in spans)
     if seconds <= 0:
         return 0.0, None
-    n = sum(c for k, c in buckets.items() if _inside((k + 0.5) * width_s, spans))
-    return seconds, n / seconds
-
-
-def _inside(t: float, spans: list[tuple[float, float]]) -> bool:
-    return any(a <= t < b for a, b in spans)
+    return seconds, sum(_per_span(buckets, width_s, spans)) / seconds
 
 
 def _merge(windows: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -157,7 +166,10 @@ def _stall(
     kind = stalled[0]
     buckets = c.ops if kind == "ops_per_s" else c.writes
     floor = STALL_RATIO * out[kind]["before_faults"]
-    since = next((a for a, b in stretches if (_rate(buckets, width_s, [(a, b)])[1] or 0.0) < floor), stretches[0][0])
+    counts = _per_span(buckets, width_s, stretches)
+    since = next(
+        (a for (a, b), n in zip(stretches, counts, strict=True) if b > a and n / (b - a) < floor), stretches[0][0]
+    )
     what = "ok operations" if kind == "ops_per_s" else "acknowledged writes"
     warning = (
         f"the workload stalled: {out[kind]['between_faults']:.0f} {what}/s between faults after the first one, "
