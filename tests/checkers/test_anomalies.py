@@ -66,8 +66,16 @@ def test_names_match_the_shared_contract():
     )
     if shared is None:
         pytest.skip("../shared/anomalies.md is not beside this checkout")
-    names = set(re.findall(r"^\| `([^`]+)`", shared.read_text(), re.M))
-    assert names == set(NAMES)
+    # Every backticked name in the first column of a table row (a row may name two).
+    rows = re.findall(r"^\| (`[^|]+)\|", shared.read_text(), re.M)
+    names = {name for row in rows for name in re.findall(r"`([^`]+)`", row)}
+    # The contract's 2026-11-23 section "Transactions: dependency cycles" is issue 18, not built
+    # yet. Listed here by name so that this test fails both when the contract changes again and
+    # when the checker gains them (then this set must go).
+    not_yet = {"G0", "G1c", "G1c-process", "G1c-realtime"}
+    assert not_yet <= names
+    assert names - not_yet == set(NAMES)
+    assert not_yet.isdisjoint(NAMES)
 
 
 def test_docs_show_the_anomaly_table():

@@ -11,7 +11,7 @@ import pytest
 from checkers.check import check_history
 from harness.cleanup import find_by_label
 from harness.cluster import KafkaCluster
-from harness.history import HistoryWriter, ReadReport, read_history
+from harness.history import FIELDS, HistoryWriter, ReadReport, read_history
 from harness.run import run
 from harness.versions import DEFAULT_VERSION
 from tests.integration.history_facts import sent_and_read
@@ -33,6 +33,10 @@ def test_queue_run_reads_back_every_acknowledged_send(tmp_path):
     assert all(len(values) == 1 for values in offsets.values()), "an offset carried two values"
     assert summary.final_read_complete
     assert {e["f"] for e in events} == {"assign", "send", "poll"}
+    # The final read's events, and only they, say so: from the first of them on, every event.
+    first_final = next(i for i, e in enumerate(events) if e.get("phase") == "final")
+    assert all(e.get("phase") == "final" for e in events[first_final:])
+    assert not any(e.get("phase") for e in events[:first_final])
     # The checker on this real no-fault run: valid; at most the allowed interleaving of sends
     # (one operation's values are separate records, other producers' records land between them).
     result = check_history(run_dir)
@@ -59,7 +63,8 @@ def test_queue_run_reads_back_every_acknowledged_send(tmp_path):
     # The history round-trips through the writer and the reader.
     with HistoryWriter(tmp_path / "copy.jsonl") as copy:
         for e in events:
-            copy.write(e["process"], e["type"], e["f"], e["value"], e.get("error"))
+            extra = {k: v for k, v in e.items() if k not in FIELDS}  # the final read's "phase"
+            copy.write(e["process"], e["type"], e["f"], e["value"], e.get("error"), **extra)
     again = list(read_history(tmp_path / "copy.jsonl"))
     assert [{k: v for k, v in e.items() if k != "time"} for e in again] == [
         {k: v for k, v in e.items() if k != "time"} for e in events
