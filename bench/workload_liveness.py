@@ -32,6 +32,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from checkers.faults import ENDS  # noqa: E402 (what undoes each fault)
+
 VARIANTS = {
     "safe": [],
     "acks1": ["--acks", "1", "--idempotence", "false"],
@@ -60,7 +63,6 @@ def variant_of(workload: dict) -> str:
 
 
 LEADER = re.compile(r"^\[([\d-]+ [\d:]+,\d+)\] INFO \[RaftManager (?:id|nodeId)=(\d+)\] Completed transition to Leader")
-HEALS = {"kill": "start", "stop": "start", "pause": "resume", "partition": "heal"}
 
 
 def controller_windows(run_dir: Path, events: list[dict], live: dict) -> list[tuple[str, float]]:
@@ -78,7 +80,7 @@ def controller_windows(run_dir: Path, events: list[dict], live: dict) -> list[tu
     faults = [e for e in events if e["process"] == "nemesis" and e["type"] == "ok"]
     out = []
     for i, e in enumerate(faults):
-        end = next((x["time"] / 1e9 for x in faults[i + 1 :] if x["f"] == HEALS.get(e["f"])), None)
+        end = next((x["time"] / 1e9 for x in faults[i + 1 :] if x["f"] == ENDS.get(e["f"])), None)
         start = e["time"] / 1e9
         if end is None or end > live["workload_end_s"] or not live["ops_per_s"]["before_faults"]:
             continue
