@@ -52,14 +52,23 @@ def partition_in(described: list[dict], index: int) -> dict | None:
     return None
 
 
-def _partition(cluster: KafkaCluster, key: str) -> dict:
+def _partition(cluster: KafkaCluster, key: str, tries: int = 3) -> dict:
+    """KEY's entry in a Metadata answer. Asked again when it is missing: each broker learns a new
+    topic from the metadata log on its own, and one that has not caught up yet answers "unknown
+    topic" (a nemesis test once asked within moments of creating its topic, and failed)."""
     topic, _, part = key.rpartition("/")
     if not topic or not part.isdigit():
         raise TargetError(f"malformed key {key!r}: expected topic/partition")
-    found = partition_in(_ask(cluster, lambda admin: admin.describe_topics([topic])), int(part))
-    if found is None:
-        raise TargetError(f"no partition {key}")
-    return found
+    errors = []
+    for attempt in range(tries):
+        described = _ask(cluster, lambda admin: admin.describe_topics([topic]))
+        found = partition_in(described, int(part))
+        if found is not None:
+            return found
+        errors = sorted({t.get("error_code", 0) for t in described})
+        if attempt < tries - 1:
+            time.sleep(1.0)
+    raise TargetError(f"no partition {key} (metadata error code {', '.join(map(str, errors))}, asked {tries} times)")
 
 
 def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[KafkaNode]:

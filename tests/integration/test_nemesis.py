@@ -28,6 +28,7 @@ FAST = {
 def cluster():
     with KafkaCluster(DEFAULT_VERSION).with_nodes(3).with_config(FAST) as c:
         c.create_topic("faults", 1, 3, {"min.insync.replicas": "2"})
+        wait_for(lambda: len(isr(c)) == 3, 60, "faults/0's ISR to hold all three brokers")
         yield c
 
 
@@ -86,9 +87,15 @@ def nemesis_events(tmp_path):
     return [e for e in read_history(tmp_path / "history.jsonl") if e["process"] == "nemesis"]
 
 
-def test_killed_follower_leaves_the_isr_and_returns_after_start(cluster, nemesis, tmp_path):
-    done = nemesis.run("kill", f"follower:{KEY}")
+def victim_of(done: dict) -> str:
+    """The one node a fault hit; a fault that did not happen fails the test with its error."""
+    assert "nodes" in done, f"the fault was not applied: {done}"
     (victim,) = done["nodes"]
+    return victim
+
+
+def test_killed_follower_leaves_the_isr_and_returns_after_start(cluster, nemesis, tmp_path):
+    victim = victim_of(nemesis.run("kill", f"follower:{KEY}"))
     node_id = cluster.node(victim).node_id
     wait_for(lambda: cluster.node(victim).status() == "exited", 10, f"{victim}'s container to exit")
     wait_for(lambda: node_id not in isr(cluster), 30, f"{victim} to leave the ISR")
@@ -99,7 +106,7 @@ def test_killed_follower_leaves_the_isr_and_returns_after_start(cluster, nemesis
 
 
 def test_paused_follower_drops_out_and_returns_after_resume(cluster, nemesis):
-    (victim,) = nemesis.run("pause", f"follower:{KEY}")["nodes"]
+    victim = victim_of(nemesis.run("pause", f"follower:{KEY}"))
     node_id = cluster.node(victim).node_id
     assert cluster.node(victim).status() == "paused"
     wait_for(lambda: node_id not in isr(cluster, avoid=victim), 60, f"paused {victim} to leave the ISR")
@@ -109,7 +116,7 @@ def test_paused_follower_drops_out_and_returns_after_resume(cluster, nemesis):
 
 def test_partitioned_follower_leaves_the_isr_and_rejoins_after_heal(cluster, nemesis):
     done = nemesis.run("partition", f"follower:{KEY}", shape="isolate")
-    (victim,) = done["nodes"]
+    victim = victim_of(done)
     node = cluster.node(victim)
     assert set(done["grudge"][victim]) == {n.alias for n in cluster.nodes} - {victim}
     assert len(partition.rules(node)) == 2 * (len(cluster.nodes) - 1)
