@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/workload_liveness.py [--kafka 3.4.1,3.9.1,4.1.1,4.3.1] [--workloads queue,txn]
         [--variants safe,acks1,no-idempotence] [--runs 3] [--time-limit 60] [--interval 8] [--out FILE]
+        [--config KEY=VALUE ...]
 
 Each run is the README's chaos run, `kafka-chaos run --nemesis kill,pause,partition
 --nemesis-interval 8 --time-limit 60` on the safe defaults (a fresh 3-node cluster), with the
@@ -48,6 +49,7 @@ def one_run(version: str, workload: str, variant: str, seed: int, args: argparse
         "--nemesis", "kill,pause,partition", "--nemesis-interval", str(args.interval),
         "--time-limit", str(args.time_limit), "--seed", str(seed), "--store", str(store),
         "--name", f"{workload}-{variant}-{version}", "--json", "--quiet", *VARIANTS[variant],
+        *[a for kv in args.config for a in ("--config", kv)],
     ]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -134,6 +136,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--time-limit", type=float, default=60)
     parser.add_argument("--interval", type=float, default=8)
+    parser.add_argument(
+        "--config", action="append", default=[], metavar="KEY=VALUE", help="broker setting for every run (repeatable)"
+    )
     parser.add_argument("--out", type=Path, default=None, help="JSON lines, one per run (appended)")
     parser.add_argument("--store", type=Path, default=None, help="keep the run directories here (default: removed)")
     parser.add_argument("--from-store", type=Path, default=None, help="measure a kept store again; run nothing")
