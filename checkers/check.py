@@ -113,7 +113,7 @@ def all_instances(t: tables.Tables, o: version_order.Order) -> DataFrame:
         *aborted_read.rules(t, o),
         *garbage_read.rules(t),
         *poll_order.rules(t, o),
-        *send_order.rules(o),
+        *send_order.rules(t, o),
         *precommitted_read.rules(t),
     ]
     return reduce(DataFrame.unionByName, frames)

@@ -167,6 +167,38 @@ def precommitted_read(bad: bool) -> History:
     return h
 
 
+# The contract as amended on 2026-11-23.
+
+
+def info_poll_skip(bad: bool) -> History:
+    """An info poll that carries values is compared with the reference (it does not move it)."""
+    h = History()
+    _sends(h, 3)
+    h.poll(2, {K: [(0, 1), (1, 2), (2, 3)]})
+    h.poll(1, {K: [(0, 1)]})
+    h.poll(1, {K: [(2, 3)]} if bad else {K: [(1, 2)]}, type="info")
+    return h
+
+
+def send_reference_cleared(bad: bool) -> History:
+    """An assign that leaves the key out clears the process's send reference too."""
+    h = History()
+    h.send(0, K, [(1, 1)])
+    h.assign(0, [K] if bad else ["t/1"])
+    h.send(0, K, [(2, 0)])
+    h.poll(1, {K: [(0, 2), (1, 1)]})
+    return h
+
+
+def send_lands_where_read(bad: bool) -> History:
+    """A send acknowledged without an offset lands where a read put its value."""
+    h = History()
+    h.send(0, K, [(1, 1)])
+    h.send(0, K, [(2, None)])
+    h.poll(1, {K: [(0, 2), (1, 1)]} if bad else {K: [(1, 1), (2, 2)]})
+    return h
+
+
 # name -> builders whose bad history has exactly that anomaly (plus the listed companions)
 CASES: dict[str, list[tuple[Callable[[bool], History], set[str]]]] = {
     "lost-write": [(lost_write, set()), (lost_write_info, set())],
@@ -175,11 +207,15 @@ CASES: dict[str, list[tuple[Callable[[bool], History], set[str]]]] = {
     "inconsistent-offsets": [(inconsistent_offsets, {"lost-write"})],
     "G1a": [(g1a, set())],
     "garbage-read": [(garbage_read, set())],
-    "poll-skip": [(poll_skip, set()), (poll_skip_cleared, set()), (poll_skip_info, set())],
+    "poll-skip": [(poll_skip, set()), (poll_skip_cleared, set()), (poll_skip_info, set()), (info_poll_skip, set())],
     "nonmonotonic-poll": [(nonmonotonic_poll, set())],
     "int-poll-skip": [(int_poll_skip, set())],
     "int-nonmonotonic-poll": [(int_nonmonotonic_poll, set())],
-    "nonmonotonic-send": [(nonmonotonic_send, set())],
+    "nonmonotonic-send": [
+        (nonmonotonic_send, set()),
+        (send_reference_cleared, set()),
+        (send_lands_where_read, set()),
+    ],
     "int-nonmonotonic-send": [(int_nonmonotonic_send, set())],
     "int-send-skip": [(int_send_skip, set())],
     "precommitted-read": [(precommitted_read, set())],

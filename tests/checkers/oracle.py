@@ -1,0 +1,234 @@
+"""The anomaly contract (../shared/anomalies.md) in plain Python: the oracle the Spark checker is
+compared with (test_oracle.py, bench/check_scale.py).
+
+It is written from the contract's text, not from the Spark pipeline, and kept small and obvious:
+every event is held in memory, and each rule is a loop over dicts. It counts instances the way
+results.json does (one per lost or unseen send, per duplicated value, per conflicting offset, per
+read for G1a, garbage-read and precommitted-read, per compared pair for the order rules), and says
+how many of them are errors. Transaction cycles (G0, G1c) are not here yet (issue 18).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CLIENT_FS = ("send", "poll", "txn")
+
+
+@dataclass
+class Op:
+    id: int  # the index of the completing event, or of the invoke when none came
+    invoke: int
+    process: str
+    f: str
+    type: str
+    sends: list[tuple[str, int, int | None]] = field(default_factory=list)  # key, value, offset
+    reads: list[tuple[str, int | None, int]] = field(default_factory=list)  # key, offset, value, in order
+    keys: list[str] | None = None  # assign/subscribe
+
+
+def _micro(value: Any) -> list | None:
+    return value if isinstance(value, list) and all(isinstance(m, list) for m in value) else None
+
+
+def operations(events: Iterable[dict[str, Any]]) -> list[Op]:
+    """Invokes paired with the next event of their process; no completion means info."""
+    open_: dict[str, tuple[dict, int]] = {}
+    done: list[tuple[dict, dict | None]] = []
+    for e in events:
+        p = str(e["process"])
+        if e["type"] == "invoke":
+            open_[p] = (e, len(done))
+            done.append((e, None))
+        else:
+            invoke, at = open_.pop(p)
+            done[at] = (invoke, e)
+    ops = []
+    for invoke, completion in done:
+        c = completion or {}
+        op = Op(
+            c.get("index", invoke["index"]), invoke["index"], str(invoke["process"]), invoke["f"], c.get("type", "info")
+        )
+        if op.process == "nemesis":
+            continue
+        if op.f in CLIENT_FS:
+            micro = _micro(c.get("value")) or _micro(invoke.get("value")) or []
+            for m in micro:
+                if m and m[0] == "send" and len(m) > 2:
+                    x = m[2]
+                    offset, value = (x[0], x[1]) if isinstance(x, list) else (None, x)
+                    if value is not None:
+                        op.sends.append((m[1], int(value), offset))
+                elif m and m[0] == "poll" and len(m) > 1:
+                    for key, pairs in m[1].items():
+                        op.reads += [(key, o, v) for o, v in pairs]
+        elif op.f in ("assign", "subscribe"):
+            keys = c.get("value") if isinstance(c.get("value"), list) else invoke.get("value")
+            op.keys = list(keys or [])
+        ops.append(op)
+    return ops
+
+
+@dataclass
+class Found:
+    count: int = 0
+    errors: int = 0
+
+
+def check(events: Iterable[dict[str, Any]]) -> dict[str, Found]:
+    """Anomaly name -> instances and errors, for the anomalies that have any."""
+    ops = operations(events)
+    found: dict[str, Found] = defaultdict(Found)
+
+    def hit(name: str, error: bool = True) -> None:
+        found[name].count += 1
+        found[name].errors += int(error)
+
+    ok_read = {(k, v) for op in ops if op.type == "ok" for k, _, v in op.reads}
+    ok_poll = any(op.type == "ok" and (op.f == "poll" or (op.f == "txn" and op.reads)) for op in ops)
+
+    # Must have committed: ok, or info with a value some ok poll read.
+    committed = [
+        op
+        for op in ops
+        if op.sends and (op.type == "ok" or (op.type == "info" and any((k, v) in ok_read for k, v, _ in op.sends)))
+    ]
+
+    # Version order: offsets from every poll and every must-have-committed send.
+    at: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
+    for op in ops:
+        for k, o, v in op.reads:
+            if o is not None:
+                at[k][o].add(v)
+    for op in committed:
+        for k, v, o in op.sends:
+            if o is not None:
+                at[k][o].add(v)
+    index: dict[str, dict[int, int]] = {k: {o: i for i, o in enumerate(sorted(offs))} for k, offs in at.items()}
+    value_idx: dict[tuple[str, int], list[int]] = defaultdict(list)  # (key, value) -> indices it was seen at
+    value_offsets: dict[tuple[str, int], set[int]] = defaultdict(set)
+    for k, offs in at.items():
+        for o, vs in offs.items():
+            for v in vs:
+                value_idx[(k, v)].append(index[k][o])
+                value_offsets[(k, v)].add(o)
+            if len(vs) > 1:
+                hit("inconsistent-offsets")
+    for offs in value_offsets.values():
+        if len(offs) > 1:
+            hit("duplicate")
+
+    def landing(k: str, v: int) -> int | None:
+        """Where a sent value landed: its (first) index, wherever a read or an ack put it."""
+        seen = value_idx.get((k, v))
+        return min(seen) if seen else None
+
+    # lost-write and unseen.
+    bound: dict[str, int] = {}
+    for k, v in ok_read:
+        if (k, v) in value_idx:
+            bound[k] = max(bound.get(k, -1), min(value_idx[(k, v)]))
+    for op in committed:
+        for k, v, _ in op.sends:
+            if (k, v) in ok_read:
+                continue
+            if (k, v) in value_idx and k in bound and max(value_idx[(k, v)]) <= bound[k]:
+                hit("lost-write")
+            elif op.type == "ok":
+                hit("unseen", ok_poll)
+
+    # G1a, garbage-read, precommitted-read: single reads.
+    failed = {(k, v) for op in ops if op.type == "fail" for k, v, _ in op.sends}
+    tried = {(k, v) for op in ops for k, v, _ in op.sends}
+    for op in ops:
+        own = {(k, v) for k, v, _ in op.sends} if op.f == "txn" else set()
+        for k, _, v in op.reads:
+            if op.type == "ok" and (k, v) in failed:
+                hit("G1a")
+            if (k, v) not in tried:
+                hit("garbage-read")
+            if (k, v) in own:
+                hit("precommitted-read")
+
+    def idx(k: str, o: int | None) -> int | None:
+        return None if o is None else index.get(k, {}).get(o)
+
+    # Inside one ok operation (the contract is silent on other outcomes; the checker has always
+    # taken ok ones): consecutive reads, and consecutive sends that landed, of each key.
+    for op in ops:
+        if op.type == "ok":
+            _steps([(k, idx(k, o)) for k, o, _ in op.reads], "int-poll-skip", "int-nonmonotonic-poll", hit)
+            _steps([(k, landing(k, v)) for k, v, _ in op.sends], "int-send-skip", "int-nonmonotonic-send", hit)
+
+    # Across operations of one process: references, moved by ok operations, cleared by an
+    # assign/subscribe that leaves the key out.
+    poll_ref: dict[tuple[str, str], int] = {}
+    send_ref: dict[tuple[str, str], int] = {}
+    mode: dict[str, str] = {}
+    for op in sorted(ops, key=lambda x: x.id):
+        if op.keys is not None:
+            mode[op.process] = op.f
+            for ref in (poll_ref, send_ref):
+                for p, k in [pk for pk in ref if pk[0] == op.process and pk[1] not in op.keys]:
+                    del ref[(p, k)]
+            continue
+        if op.type == "ok" or (op.type == "info" and op.reads):
+            first: dict[str, int] = {}
+            last: dict[str, int] = {}
+            for k, o, _ in op.reads:
+                i = idx(k, o)
+                if i is None:
+                    continue
+                first.setdefault(k, i)
+                last[k] = i
+            allowed = mode.get(op.process) == "subscribe"
+            for k, i in first.items():
+                ref = poll_ref.get((op.process, k))
+                if ref is not None and i - ref > 1:
+                    hit("poll-skip", not allowed)
+                if ref is not None and i <= ref:
+                    hit("nonmonotonic-poll", not allowed)
+            if op.type == "ok":
+                for k, i in last.items():
+                    poll_ref[(op.process, k)] = i
+        # Only ok operations are compared: an info send's landing is known only from a read, and
+        # where that read conflicts with an ack (inconsistent-offsets) it would be reported twice.
+        if op.type == "ok" and op.sends:
+            first_s: dict[str, int] = {}
+            last_s: dict[str, int] = {}
+            for k, v, _ in op.sends:
+                i = landing(k, v)
+                if i is None:
+                    continue
+                first_s.setdefault(k, i)
+                last_s[k] = i
+            for k, i in first_s.items():
+                ref = send_ref.get((op.process, k))
+                if ref is not None and i <= ref:
+                    hit("nonmonotonic-send")
+            send_ref.update({(op.process, k): i for k, i in last_s.items()})
+    return dict(found)
+
+
+def _steps(rows: list[tuple[str, int | None]], skip: str, back: str, hit) -> None:
+    """Consecutive (key, index) rows of one operation, per key; rows without an index are passed over."""
+    prev: dict[str, int] = {}
+    for k, i in rows:
+        if i is None:
+            continue
+        if k in prev:
+            if i - prev[k] > 1:
+                hit(skip, skip != "int-send-skip")
+            if i <= prev[k]:
+                hit(back)
+        prev[k] = i
+
+
+def check_file(path: str | Path) -> dict[str, Found]:
+    with open(path, encoding="utf-8") as fh:
+        return check(json.loads(line) for line in fh if line.strip())
