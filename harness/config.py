@@ -20,16 +20,22 @@ DATA_DIR = "/var/lib/kafka/data"
 LOG_DIR = "/var/log/kafka"
 CONFIG_DIR = "/etc/kafka"
 
-#: Broker settings under which a fault takes effect within its hold: a silent follower leaves
-#: the ISR after 3 s and the controller fences a silent broker after 4 s. With Kafka's own
-#: defaults (30 s and 9 s) a paused, killed or cut-off broker held for under 9 s is never
-#: fenced nor dropped from the ISR: every acks=all write of every partition waits out the
-#: fault, so the run measures a stall, not a failover. `run` applies these under a random or
-#: scripted nemesis unless the user sets them (--config); config.json records what ran.
+#: Settings under which a fault takes effect within its hold: a silent follower leaves the ISR
+#: after 3 s, the controller fences a silent broker after 4 s, and the KRaft voters elect a new
+#: active controller about 1 to 1.5 s after the old one falls silent. With Kafka's own defaults
+#: (30 s, 9 s, and a 2 s fetch timeout plus a 1 to 2 s election) a paused, killed or cut-off
+#: broker held for under 9 s is never fenced nor dropped from the ISR: every acks=all write of
+#: every partition waits out the fault, so the run measures a stall, not a failover; and a fault
+#: on the active controller spent about 3 s on the election before the new controller's session
+#: timeout even began (docs/history.md). `run` applies these under a random or scripted nemesis
+#: unless the user sets them (--config); config.json records what ran.
 FAULT_DETECTION = {
     "replica.lag.time.max.ms": "3000",
     "broker.session.timeout.ms": "4000",
     "broker.heartbeat.interval.ms": "500",
+    "controller.quorum.fetch.timeout.ms": "1000",
+    "controller.quorum.election.timeout.ms": "500",
+    "controller.quorum.election.backoff.max.ms": "500",
 }
 
 

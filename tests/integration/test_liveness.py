@@ -11,6 +11,7 @@ timeout, which wedges the shared producer; the workload must replace it and writ
 import pytest
 
 from harness.cluster import KafkaCluster
+from harness.config import FAULT_DETECTION
 from harness.run import NemesisPlan, run
 from harness.versions import DEFAULT_VERSION
 from nemesis.schedule import parse_script
@@ -23,10 +24,14 @@ KAFKA_DEFAULT_DETECTION = {
     "replica.lag.time.max.ms": "30000",
     "broker.session.timeout.ms": "9000",
     "broker.heartbeat.interval.ms": "2000",
+    "controller.quorum.fetch.timeout.ms": "2000",
+    "controller.quorum.election.timeout.ms": "1000",
+    "controller.quorum.election.backoff.max.ms": "1000",
 }
 
 
 def test_a_wedged_producer_is_replaced_and_writes_resume_after_the_fault(tmp_path):
+    assert set(KAFKA_DEFAULT_DETECTION) == set(FAULT_DETECTION)  # every key given, or `run` applies its own
     opts = WorkloadOptions(time_limit=40, concurrency=8, rate=400)
     plan = NemesisPlan(script=parse_script([{"at": 6, "fault": "pause", "target": "leader:chaos/0", "for": 14}]))
     cluster = KafkaCluster(DEFAULT_VERSION).with_nodes(3).with_config(KAFKA_DEFAULT_DETECTION)
