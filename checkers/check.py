@@ -164,6 +164,7 @@ def check_history(
     each phase (a large history takes minutes)."""
     say = progress or (lambda message: None)
     history = load.resolve(path)
+    load.precheck(history)
     out_dir = default_out(history, out)
     say(f"check: starting Spark ({master or spark.DEFAULT_MASTER})" if session is None else "check: starting")
     sp = session or spark.session(master)

@@ -58,21 +58,59 @@ def resolve(path: str | Path) -> Path:
     return p
 
 
-def last_line(path: Path, chunk: int = 1 << 16) -> str:
-    """The file's last non-empty line, read from the end (constant memory)."""
+#: The longest line a history may have. An event is a few KB (a poll of 500 records is about 20 KB);
+#: a longer line is some other file (a JSON array, a binary), refused before Spark starts.
+MAX_LINE = 16 << 20
+HEAD = 64 << 10
+
+
+def precheck(path: Path) -> None:
+    """Refuse, in milliseconds and before any JVM starts, what is plainly not JSON Lines: a binary
+    file, text that is not UTF-8, or a first or last line longer than MAX_LINE (a 100 MB JSON
+    document on one line would otherwise cost Spark minutes to call corrupt)."""
+    size = path.stat().st_size
     with open(path, "rb") as fh:
-        fh.seek(0, os.SEEK_END)
-        end = fh.tell()
-        buf = b""
-        while end > 0:
-            start = max(0, end - chunk)
+        head = fh.read(HEAD)
+        if b"\0" in head:
+            raise BadHistory(f"{path} is a binary file, not a history (JSON Lines)")
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if exc.start < len(head) - 3:  # not merely a character cut by the end of the chunk
+                raise BadHistory(f"{path} is not UTF-8 text (byte {exc.start}): not a history") from None
+        read = len(head)
+        while b"\n" not in head and read < min(size, MAX_LINE + 1):
+            head = fh.read(1 << 20)
+            read += len(head)
+        if b"\n" not in head and size > MAX_LINE:
+            raise BadHistory(f"{path}: line 1 is longer than {MAX_LINE >> 20} MiB: not a history (JSON Lines)")
+    last_line(path)  # the same bound from the end
+
+
+def last_line(path: Path, chunk: int = 1 << 16) -> str:
+    """The file's last non-empty line, read from the end (memory bounded by MAX_LINE)."""
+    parts: list[bytes] = []
+    held = 0
+    with open(path, "rb") as fh:
+        pos = fh.seek(0, os.SEEK_END)
+        while pos > 0:
+            start = max(0, pos - chunk)
             fh.seek(start)
-            buf = fh.read(end - start) + buf
-            end = start
-            stripped = buf.rstrip(b"\r\n")
-            if b"\n" in stripped or start == 0:
-                return stripped.rsplit(b"\n", 1)[-1].decode("utf-8", "replace")
-    return ""
+            data = fh.read(pos - start)
+            pos = start
+            if not parts:
+                data = data.rstrip(b"\r\n")
+                if not data:
+                    continue  # still in the trailing newlines
+            cut = data.rfind(b"\n")
+            parts.append(data[cut + 1 :])
+            held += len(parts[-1])
+            if held > MAX_LINE:
+                too_long = f"the last line is longer than {MAX_LINE >> 20} MiB"
+                raise BadHistory(f"{path}: {too_long}: not a history (JSON Lines)")
+            if cut >= 0:
+                break
+    return b"".join(reversed(parts)).decode("utf-8", "replace")
 
 
 def _is_json_object(line: str) -> bool:
