@@ -7,8 +7,10 @@ The session is built once per Python process and reused: starting a JVM costs se
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -24,6 +26,45 @@ def _check_java() -> None:
         raise BadHistory("no Java runtime: the checker runs on Spark, which needs Java 17 or later on PATH")
 
 
+def _settings(master: str) -> dict[str, str]:
+    java_opts = f"-Dlog4j2.configurationFile={LOG4J.as_uri()}"
+    return {
+        "spark.master": master,
+        "spark.app.name": "kafka-chaos check",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.memory": os.environ.get("KAFKA_CHAOS_SPARK_MEMORY", "4g"),
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.executor.extraJavaOptions": java_opts,
+        "spark.sql.shuffle.partitions": "8",
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.driver.host": "127.0.0.1",
+    }
+
+
+def _launch_jvm(settings: dict[str, str]) -> Path:
+    """Start Spark's JVM with its own output in a file, not on the user's terminal.
+
+    The JVM prints start-up chatter to stderr before any logging configuration applies ("Using
+    incubator modules", "Setting default log level"); our progress lines are what the user should
+    see. The file (returned) is named in the error when Spark does not start, and removed at exit.
+    """
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    log = Path(tempfile.gettempdir()) / f"kafka-chaos-spark-{os.getpid()}.log"
+    if SparkContext._gateway is not None:
+        return log
+    conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+    with open(log, "ab") as out:
+        gateway = launch_gateway(conf, popen_kwargs={"stdout": out, "stderr": out})
+    SparkContext._ensure_initialized(gateway=gateway)
+    atexit.register(lambda: log.unlink(missing_ok=True))
+    return log
+
+
 def session(master: str | None = None) -> SparkSession:
     """The shared session; a different master than the running session's is an error."""
     master = master or DEFAULT_MASTER
@@ -33,26 +74,17 @@ def session(master: str | None = None) -> SparkSession:
             raise BadHistory(f"a Spark session on {active.sparkContext.master} is already running in this process")
         return active
     _check_java()
-    memory = os.environ.get("KAFKA_CHAOS_SPARK_MEMORY", "4g")
-    java_opts = f"-Dlog4j2.configurationFile={LOG4J.as_uri()}"
-    builder = (
-        SparkSession.builder.master(master)
-        .appName("kafka-chaos check")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", memory)
-        .config("spark.driver.extraJavaOptions", java_opts)
-        .config("spark.executor.extraJavaOptions", java_opts)
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.sql.adaptive.enabled", "true")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.host", "127.0.0.1")
-    )
+    settings = _settings(master)
+    builder = SparkSession.builder
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    log = Path(tempfile.gettempdir()) / f"kafka-chaos-spark-{os.getpid()}.log"
     try:
+        log = _launch_jvm(settings)
         spark = builder.getOrCreate()
     except Exception as exc:  # noqa: BLE001 (the JVM's failure is one line for the user)
-        raise BadHistory(f"Spark did not start on {master}: {str(exc).splitlines()[0]}") from None
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise BadHistory(f"Spark did not start on {master}: {first} (Spark's output: {log})") from None
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,3 +120,17 @@ def test_run_directory_gets_results_beside_the_history(spark_session, tmp_path: 
     H.unseen(False).write(run / "history.jsonl")
     assert main(["check", str(run)]) == 0
     assert (run / "results.json").exists() and (run / "report.html").exists()
+
+
+def test_the_jvm_chatter_stays_off_the_terminal(tmp_path: Path):
+    """A fresh process (its own JVM): stderr has our progress lines and nothing of Spark's."""
+    path = H.unseen(False).write(tmp_path / "h.jsonl")
+    root = Path(__file__).resolve().parents[2]
+    cli = "import sys; from harness.cli import main; sys.exit(main())"
+    done = subprocess.run(
+        [sys.executable, "-c", cli, "check", str(path), "--no-report"], cwd=root, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert any(line.startswith("kafka-chaos: check: starting Spark") for line in lines), lines
+    assert all(line.startswith("kafka-chaos: ") for line in lines), lines
