@@ -6,25 +6,19 @@ visible; for read_committed consumers this is the transactional guarantee at sta
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+import pandas as pd
 
-from checkers.anomalies import instances
-from checkers.tables import Tables
-from checkers.version_order import Order
+from checkers.anomalies import instances, maybe, one, pairs
+from checkers.version_order import KeyView
 
 
-def rules(t: Tables, o: Order) -> list[DataFrame]:
-    failed = t.sends.where(F.col("type") == "fail").select("key", "value", F.col("op").alias("send_op"))
-    ok_reads = o.read_idx.where(F.col("type") == "ok").select("key", "value", "offset", "op", "process")
-    hits = ok_reads.join(failed, ["key", "value"])
+def rules(k: KeyView) -> list[pd.DataFrame]:
+    failed = k.sends.loc[k.sends["type"] == "fail", ["value", "op"]].rename(columns={"op": "send_op"})
+    hits = k.ok_reads.merge(failed, on="value")
+    if hits.empty:
+        return []
     return [
         instances(
-            hits,
-            "G1a",
-            ops=F.array("op", "send_op"),
-            offsets=F.array("offset"),
-            values=F.array("value"),
-            process="process",
+            "G1a", k.key, hits["process"], pairs(hits["op"], hits["send_op"]), maybe(hits["offset"]), one(hits["value"])
         )
     ]

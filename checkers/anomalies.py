@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, Window
-from pyspark.sql import functions as F
+import numpy as np
+import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -89,34 +89,64 @@ BY_NAME = {a.name: a for a in ANOMALIES}
 # the event that completed it, or by its invoke when it never completed). `allowed` marks an
 # instance that is reported but is not an error.
 INSTANCE_COLUMNS = ("name", "key", "process", "ops", "offsets", "values", "allowed")
+INSTANCES = (
+    "name string, key string, process string, ops array<long>, offsets array<long>, values array<long>, allowed boolean"
+)
 
 
-def instances(
-    df: DataFrame,
-    name: str,
-    *,
-    key: Column | str = "key",
-    ops: Column,
-    offsets: Column,
-    values: Column,
-    process: Column | str | None = None,
-    allowed: Column | None = None,
-) -> DataFrame:
-    """Shape a frame of rule hits into instance rows of anomaly `name`."""
+def instances(name: str, key: str, process, ops, offsets, values, allowed=None) -> pd.DataFrame:
+    """Rule hits of anomaly `name` in one key as instance rows (pandas; each argument one entry
+    per hit, `process` None when the anomaly has none)."""
     if name not in BY_NAME:
         raise ValueError(f"unknown anomaly {name!r}")
+    n = len(ops)
     never = BY_NAME[name].error == "never"
-    return df.select(
-        F.lit(name).alias("name"),
-        (F.col(key) if isinstance(key, str) else key).cast("string").alias("key"),
-        (F.col(process) if isinstance(process, str) else F.lit(None) if process is None else process)
-        .cast("string")
-        .alias("process"),
-        ops.cast("array<bigint>").alias("ops"),
-        offsets.cast("array<bigint>").alias("offsets"),
-        values.cast("array<bigint>").alias("values"),
-        (F.lit(True) if never else allowed if allowed is not None else F.lit(False)).alias("allowed"),
-    )
+    if allowed is None or never:
+        allowed = np.full(n, never)
+    return pd.DataFrame({
+        "name": name, "key": key,
+        "process": list(process) if process is not None else [None] * n,
+        "ops": list(ops), "offsets": list(offsets), "values": list(values),
+        "allowed": np.asarray(allowed, dtype=bool),
+    }, columns=list(INSTANCE_COLUMNS))  # fmt: skip
+
+
+def one(a) -> list[list]:
+    """Each entry as a one-element list."""
+    return [[int(x)] for x in a]
+
+
+def pairs(a, b) -> list[list]:
+    return [[int(x), int(y)] for x, y in zip(a, b, strict=True)]
+
+
+def maybe(a) -> list[list]:
+    """Each entry as a one-element list, or an empty one where it is missing (an unknown offset)."""
+    return [[] if pd.isna(x) else [int(x)] for x in a]
+
+
+def read_instances(name: str, key: str, rows: pd.DataFrame) -> pd.DataFrame:
+    """Instances that are single reads (op, offset, value, process of a read row)."""
+    return instances(name, key, rows["process"], one(rows["op"]), maybe(rows["offset"]), one(rows["value"]))
+
+
+def step_instances(key: str, rows: pd.DataFrame, skip: str, back: str) -> list[pd.DataFrame]:
+    """Consecutive rows of the key inside one operation (by pos, each with its index `idx`) more
+    than one index apart (`skip`), or at or before the one just before (`back`)."""
+    if len(rows) < 2:
+        return []
+    r = rows.sort_values(["op", "pos"])
+    same = r["op"].to_numpy()[1:] == r["op"].to_numpy()[:-1]
+    prev, cur = r.iloc[:-1][same], r.iloc[1:][same]
+    delta = cur["idx"].to_numpy() - prev["idx"].to_numpy()
+    out = []
+    for name, mask in ((skip, delta > 1), (back, delta <= 0)):
+        if mask.any():
+            p, c = prev[mask], cur[mask]
+            out.append(instances(
+                name, key, c["process"], one(c["op"]), pairs(p["offset"], c["offset"]), pairs(p["value"], c["value"])
+            ))  # fmt: skip
+    return out
 
 
 def markdown_table() -> str:
@@ -125,30 +155,3 @@ def markdown_table() -> str:
     rows = ["| anomaly | kind | rule in | holds when |", "|---|---|---|---|"]
     rows += [f"| `{a.name}` | {kinds[a.error]} | `checkers/{a.module}.py` | {a.holds_when} |" for a in ANOMALIES]
     return "\n".join(rows)
-
-
-def read_instances(reads: DataFrame, name: str) -> DataFrame:
-    """Instances that are single reads (op, offset, value, process of a reads-table row)."""
-    return instances(
-        reads, name, ops=F.array("op"), offsets=F.array("offset"), values=F.array("value"), process="process"
-    )
-
-
-def consecutive_in_op(rows: DataFrame) -> DataFrame:
-    """Rows of sends or reads with `prev`, the row of the same key just before it in the same
-    operation (by `pos`); the first row of each key in each operation is dropped."""
-    w = Window.partitionBy("op", "key").orderBy("pos")
-    prev = F.lag(F.struct("pos", "idx", "offset", "value")).over(w)
-    return rows.select("*", prev.alias("prev")).where(F.col("prev").isNotNull())
-
-
-def step_instances(pairs: DataFrame, name: str) -> DataFrame:
-    """Instances of two consecutive values inside one operation (rows of consecutive_in_op)."""
-    return instances(
-        pairs,
-        name,
-        ops=F.array("op"),
-        offsets=F.array("prev.offset", "offset"),
-        values=F.array("prev.value", "value"),
-        process="process",
-    )

@@ -10,32 +10,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import reduce
 from pathlib import Path
 from typing import Any
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from checkers import (
-    aborted_read,
-    garbage_read,
-    liveness,
-    load,
-    lost_write,
-    offsets,
-    poll_order,
-    precommitted_read,
-    root_cause,
-    send_order,
-    series,
-    spark,
-    stats,
-    tables,
-    version_order,
-)
+from checkers import liveness, load, per_key, root_cause, series, spark, stats, tables
 from checkers import report as report_page
-from checkers.anomalies import NAMES
+from checkers.anomalies import INSTANCES, NAMES
 from checkers.errors import BadHistory
 
 MAX_EXAMPLES = 10
@@ -106,17 +90,9 @@ class CheckResult:
         }
 
 
-def all_instances(t: tables.Tables, o: version_order.Order) -> DataFrame:
-    frames = [
-        *lost_write.rules(o),
-        *offsets.rules(o),
-        *aborted_read.rules(t, o),
-        *garbage_read.rules(t),
-        *poll_order.rules(t, o),
-        *send_order.rules(t, o),
-        *precommitted_read.rules(t),
-    ]
-    return reduce(DataFrame.unionByName, frames)
+def all_instances(micro: DataFrame) -> DataFrame:
+    """Every anomaly instance: one shuffle by key, every per-key rule in one pandas pass per key."""
+    return micro.groupBy("key").applyInPandas(per_key.key_rules, INSTANCES)
 
 
 def summarize(found: DataFrame, limit: int = MAX_EXAMPLES) -> dict[str, dict[str, Any]]:
@@ -175,32 +151,44 @@ def check_history(
         result = CheckResult("unknown", {}, {}, loaded.warnings, history)
         return _write(result, out_dir, None, report)
     try:
-        t = tables.build(loaded.events)
+        fl = tables.build(loaded.events)
+        ops = fl.ops.persist(StorageLevel.MEMORY_AND_DISK)
+        bad = ops.where(F.col("problem").isNotNull()).orderBy("invoke").select("problem").first()
+        if bad is not None:
+            raise BadHistory(bad["problem"])
     except BadHistory as exc:
         raise BadHistory(f"{history}: {exc}") from None
-    o = version_order.build(t)
+    ops = ops.drop("problem")
+    micro = tables.with_evidence(fl.micro).persist(StorageLevel.MEMORY_AND_DISK)
     say("check: version orders and every anomaly rule")
-    anomalies = summarize(all_instances(t, o))
-    st = stats.summary(t, o)
+    instances = all_instances(micro).persist(StorageLevel.MEMORY_AND_DISK)
+    anomalies = summarize(instances)
+    st = stats.summary(ops, micro)
     st["values"]["lost"] = anomalies.get("lost-write", {}).get("count", 0)
     st["values"]["unseen"] = anomalies.get("unseen", {}).get("count", 0)
-    ok_poll = stats.has_ok_poll(t)
+    ok_poll = stats.has_ok_poll(ops, micro)
     if not ok_poll and "unseen" in anomalies:
         # Unseen is relative to what ok polls read; with none at all it proves nothing (verdict step 2).
         anomalies["unseen"]["errors"] = 0
         for ex in anomalies["unseen"]["examples"]:
             ex["allowed"] = True
     result = CheckResult(verdict(anomalies, st["values"]["acknowledged"], ok_poll), anomalies, st)
-    result.liveness = liveness.measure(liveness.spark_counts(t.ops))
+    result.liveness = liveness.measure(liveness.spark_counts(ops))
     result.warnings = loaded.warnings + _warnings(st, ok_poll)
     if result.liveness["warning"]:
         result.warnings.append(result.liveness["warning"])
     result.history = history
-    groups = lambda events: root_cause.lost_write_groups(t, o, events)  # noqa: E731 (bound to this check's tables)
+    lost = instances.where(F.col("name") == "lost-write").select(
+        "key", F.col("values")[0].alias("value"), F.col("ops")[0].alias("op"), "offsets"
+    )
+    groups = lambda events: root_cause.lost_write_groups(lost, ops, events)  # noqa: E731 (bound to this check)
     result.root_cause = root_cause.build(history.parent, anomalies, history, groups)
     if report:
         say("check: the report's plots")
-    return _write(result, out_dir, series.collect(t, o, anomalies) if report else None, report)
+    plots = series.collect(ops, micro, anomalies) if report else None
+    for df in (ops, micro, instances):
+        df.unpersist()
+    return _write(result, out_dir, plots, report)
 
 
 def _warnings(st: dict[str, Any], ok_poll: bool) -> list[str]:

@@ -6,13 +6,12 @@ the test or from a corrupted log. Polls of every outcome count: each shows what 
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+import pandas as pd
 
 from checkers.anomalies import read_instances
-from checkers.tables import Tables
+from checkers.version_order import KeyView
 
 
-def rules(t: Tables) -> list[DataFrame]:
-    tried = t.sends.select("key", "value").distinct()
-    hits = t.reads.join(tried, ["key", "value"], "left_anti")
-    return [read_instances(hits, "garbage-read")]
+def rules(k: KeyView) -> list[pd.DataFrame]:
+    hits = k.reads[~k.reads["value"].isin(k.sends["value"])]
+    return [read_instances("garbage-read", k.key, hits)] if len(hits) else []

@@ -9,43 +9,30 @@ cannot tell lost from late (the run's final read phase is what makes unseen mean
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+import pandas as pd
 
-from checkers.anomalies import instances
-from checkers.version_order import Order
-
-
-def lost(o: Order) -> DataFrame:
-    """The lost writes: key, value, op, offset, idx, bound."""
-    bound = o.ok_read.join(o.value_index, ["key", "value"]).groupBy("key").agg(F.max("first_idx").alias("bound"))
-    unread = o.committed.join(o.ok_read, ["key", "value"], "left_anti")
-    return (
-        unread.join(o.value_index.select("key", "value", "last_idx", "offsets"), ["key", "value"])
-        .join(bound, "key")
-        .where(F.col("last_idx") <= F.col("bound"))
-    )
+from checkers.anomalies import instances, maybe, one
+from checkers.version_order import KeyView
 
 
-def unseen(o: Order, lost_writes: DataFrame) -> DataFrame:
-    ok_sent = o.committed.where(F.col("type") == "ok")
-    return ok_sent.join(o.ok_read, ["key", "value"], "left_anti").join(
-        lost_writes.select("key", "value"), ["key", "value"], "left_anti"
-    )
-
-
-def rules(o: Order) -> list[DataFrame]:
-    lw = lost(o)
-    return [
-        instances(
-            lw, "lost-write", ops=F.array("op"), offsets=F.col("offsets"), values=F.array("value"), process="process"
-        ),
-        instances(
-            unseen(o, lw),
-            "unseen",
-            ops=F.array("op"),
-            offsets=F.when(F.col("offset").isNull(), F.array().cast("array<bigint>")).otherwise(F.array("offset")),
-            values=F.array("value"),
-            process="process",
-        ),
-    ]
+def rules(k: KeyView) -> list[pd.DataFrame]:
+    unread = k.committed[~k.committed["value"].isin(k.ok_values)]
+    if unread.empty:
+        return []
+    bound = k.values["first_idx"].reindex(k.ok_values).max()
+    last = unread["value"].map(k.values["last_idx"])
+    lost_mask = last.notna() & (last <= bound) if pd.notna(bound) else pd.Series(False, index=unread.index)
+    out = []
+    lost = unread[lost_mask]
+    if len(lost):
+        offsets = k.seen[k.seen["value"].isin(lost["value"])].groupby("value")["offset"].agg(sorted)
+        out.append(instances(
+            "lost-write", k.key, lost["process"], one(lost["op"]),
+            [[int(o) for o in offs] for offs in lost["value"].map(offsets)], one(lost["value"]),
+        ))  # fmt: skip
+    unseen = unread[~lost_mask & (unread["type"] == "ok")]
+    if len(unseen):
+        out.append(instances(
+            "unseen", k.key, unseen["process"], one(unseen["op"]), maybe(unseen["offset"]), one(unseen["value"])
+        ))  # fmt: skip
+    return out

@@ -8,42 +8,32 @@ different things about the same log position (typically a truncated and rewritte
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+import pandas as pd
 
-from checkers.anomalies import instances
-from checkers.version_order import Order
+from checkers.anomalies import instances, one
+from checkers.version_order import KeyView
 
 MAX_OPS = 8  # operations named per instance
 
 
-def _observations(o: Order) -> DataFrame:
-    reads = o.read_idx.where(F.col("offset").isNotNull()).select("key", "offset", "value", "op")
-    sends = o.committed.where(F.col("offset").isNotNull()).select("key", "offset", "value", "op")
-    return reads.unionByName(sends)
+def _ops(observed: pd.DataFrame, by: str, among: pd.Index) -> pd.Series:
+    mine = observed[observed[by].isin(among)]
+    return mine.groupby(by)["op"].agg(lambda ops: [int(o) for o in sorted(set(ops))[:MAX_OPS]]).loc[among]
 
 
-def _ops(col: str = "op") -> F.Column:
-    return F.slice(F.array_sort(F.collect_set(col)), 1, MAX_OPS)
-
-
-def rules(o: Order) -> list[DataFrame]:
-    obs = _observations(o)
-    conflicts = (
-        o.offsets.where(F.col("nvals") > 1)
-        .join(obs.select("key", "offset", "op"), ["key", "offset"])
-        .groupBy("key", "offset", "values")
-        .agg(_ops().alias("ops"))
-    )
-    dups = (
-        o.value_index.where(F.size("offsets") > 1)
-        .join(obs.select("key", "value", "op"), ["key", "value"])
-        .groupBy("key", "value", "offsets")
-        .agg(_ops().alias("ops"))
-    )
-    return [
-        instances(dups, "duplicate", ops=F.col("ops"), offsets=F.col("offsets"), values=F.array("value")),
-        instances(
-            conflicts, "inconsistent-offsets", ops=F.col("ops"), offsets=F.array("offset"), values=F.col("values")
-        ),
-    ]
+def rules(k: KeyView) -> list[pd.DataFrame]:
+    out = []
+    at = k.seen.groupby("offset")["value"].agg(lambda v: sorted(int(x) for x in v))
+    conflicts = at[at.map(len) > 1]
+    if len(conflicts):
+        out.append(instances(
+            "inconsistent-offsets", k.key, None, _ops(k.observed, "offset", conflicts.index),
+            one(conflicts.index), list(conflicts),
+        ))  # fmt: skip
+    dups = k.values.index[k.values["n"] > 1]
+    if len(dups):
+        offsets = k.seen[k.seen["value"].isin(dups)].groupby("value")["offset"].agg(lambda o: sorted(int(x) for x in o))
+        out.append(
+            instances("duplicate", k.key, None, _ops(k.observed, "value", dups), list(offsets.loc[dups]), one(dups))
+        )
+    return out

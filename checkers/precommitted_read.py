@@ -6,14 +6,13 @@ transaction that sees its own sends read uncommitted data (Jepsen added this che
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+import pandas as pd
 
 from checkers.anomalies import read_instances
-from checkers.tables import Tables
+from checkers.version_order import KeyView
 
 
-def rules(t: Tables) -> list[DataFrame]:
-    sent = t.sends.where(F.col("f") == "txn").select("op", "key", "value")
-    hits = t.reads.where(F.col("f") == "txn").join(sent, ["op", "key", "value"])
-    return [read_instances(hits, "precommitted-read")]
+def rules(k: KeyView) -> list[pd.DataFrame]:
+    sent = k.sends.loc[k.sends["f"] == "txn", ["op", "value"]]
+    hits = k.reads[k.reads["f"] == "txn"].merge(sent, on=["op", "value"])
+    return [read_instances("precommitted-read", k.key, hits)] if len(hits) else []

@@ -2,66 +2,54 @@
 
 For a process and a key: the last value of that key in the process's latest ok operation that
 touched it (polled it, or sent to it). Only ok operations move it; an operation of another outcome
-is still compared with it. An assign/subscribe that leaves the key out clears it.
+is still compared with it. An assign/subscribe that leaves the key out clears it: the pipeline
+gives each row its process's count of assignments so far (n_assign), and the key's rows hold the
+assignments that keep the key, so more assignments since the reference than ones that keep the
+key means one left it out.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
+import pandas as pd
+
+from checkers.anomalies import instances, pairs
+
+PREV = ("op", "last_idx", "last_offset", "last_value", "n_assign", "n_assign_key")
 
 
-def with_references(per_op: DataFrame, assigns: DataFrame) -> DataFrame:
-    """`per_op` (process, key, op, type, first, last: one row per operation that touched the key)
-    with the reference (prev_op, prev_last), whether an assignment cleared it (cleared), and the
-    process's latest assignment mode (mode); rows with no reference before them are dropped."""
-    a = assigns.select("process", "op", "f", "keys")
-    u1 = per_op.select(
-        "process",
-        "key",
-        "op",
-        (F.col("type") == "ok").alias("moves"),
-        "first",
-        "last",
-        F.lit(None).cast("string").alias("af"),
-        F.lit(None).cast("array<string>").alias("keys"),
-    ).unionByName(
-        a.select(
-            "process",
-            F.lit(None).cast("string").alias("key"),
-            "op",
-            F.lit(None).cast("boolean").alias("moves"),
-            F.lit(None).alias("first"),
-            F.lit(None).alias("last"),
-            F.col("f").alias("af"),
-            "keys",
-        ),
-        allowMissingColumns=False,
-    )
-    wp = Window.partitionBy("process").orderBy("op").rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    u1 = u1.select(
-        "*",
-        F.sum(F.col("af").isNotNull().cast("int")).over(wp).alias("n_assign"),
-        F.last("af", ignorenulls=True).over(wp).alias("mode"),
-    )
-    touches = u1.where(F.col("key").isNotNull()).drop("af", "keys")
-    with_key = (
-        u1.where(F.col("af").isNotNull())
-        .select("process", F.explode("keys").alias("key"), "op")
-        .select("process", "key", "op", F.lit(1).alias("has"))
-    )
-    u2 = touches.withColumn("has", F.lit(0)).unionByName(with_key, allowMissingColumns=True)
-    wk = Window.partitionBy("process", "key").orderBy("op")
-    u2 = u2.withColumn("n_assign_key", F.sum("has").over(wk.rowsBetween(Window.unboundedPreceding, Window.currentRow)))
-    prev = wk.rowsBetween(Window.unboundedPreceding, -1)
-    is_touch = F.col("has") == 0
-    moving = is_touch & F.col("moves")
-    u2 = u2.select(
-        "*",
-        *[
-            F.last(F.when(moving, F.col(c)), ignorenulls=True).over(prev).alias(f"prev_{c}")
-            for c in ("op", "last", "n_assign", "n_assign_key")
-        ],
-    )
-    cleared = (F.col("n_assign") - F.col("prev_n_assign")) > (F.col("n_assign_key") - F.col("prev_n_assign_key"))
-    return u2.where(is_touch & F.col("prev_op").isNotNull()).withColumn("cleared", cleared)
+def per_op(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per operation that touched the key (rows with an index `idx`): its first and last
+    entry by pos, its process, outcome, assignment count and mode."""
+    r = rows.sort_values(["op", "pos"])
+    g = r.groupby("op", sort=True)
+    first, last = g.head(1).set_index("op"), g.tail(1).set_index("op")
+    return pd.DataFrame({
+        "process": first["process"], "type": first["type"], "n_assign": first["n_assign"], "mode": first["mode"],
+        "first_idx": first["idx"], "first_offset": first["offset"], "first_value": first["value"],
+        "last_idx": last["idx"], "last_offset": last["offset"], "last_value": last["value"],
+    }).reset_index()  # fmt: skip
+
+
+def with_references(ops: pd.DataFrame, assigns: pd.DataFrame) -> pd.DataFrame:
+    """Each operation of `per_op` with its process's reference (prev_*), leaving out those with
+    none and those whose reference an assignment cleared."""
+    if ops.empty:
+        return ops
+    held = assigns[["process", "op", "n_assign"]].assign(has=1)
+    u = pd.concat([ops.assign(has=0), held], ignore_index=True).sort_values(["process", "op"], kind="stable")
+    u["n_assign_key"] = u.groupby("process")["has"].cumsum()
+    moving = (u["has"] == 0) & (u["type"] == "ok")
+    for c in PREV:
+        shifted = u[c].where(moving).groupby(u["process"]).shift(1)
+        u["prev_" + c] = shifted.groupby(u["process"]).ffill()
+    u = u[(u["has"] == 0) & u["prev_op"].notna()]
+    cleared = (u["n_assign"] - u["prev_n_assign"]) > (u["n_assign_key"] - u["prev_n_assign_key"])
+    return u[~cleared]
+
+
+def across(name: str, key: str, r: pd.DataFrame, allowed=None) -> pd.DataFrame:
+    """Instances comparing an operation's first entry with the reference before it."""
+    return instances(
+        name, key, r["process"], pairs(r["prev_op"], r["op"]), pairs(r["prev_last_offset"], r["first_offset"]),
+        pairs(r["prev_last_value"], r["first_value"]), allowed,
+    )  # fmt: skip

@@ -114,24 +114,21 @@ def _brief(event: dict[str, Any]) -> dict[str, Any]:
     return {k: event[k] for k in keep if k in event}
 
 
-def lost_write_groups(t: Any, o: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def lost_write_groups(lost: Any, ops: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every lost write, grouped by the stretch between timeline events in which it was
     acknowledged (all writes of a stretch share one explanation), with each group explained.
-    Runs on Spark: the lost writes are never collected one by one, only the groups."""
+    Runs on Spark: `lost` (key, value, op, offsets: the checker's lost-write instances) is never
+    collected one by one, only the groups; `ops` is the checker's operations table."""
     from pyspark.sql import functions as F
-
-    from checkers.lost_write import lost
 
     keys = sorted({e["key"] for e in events if e.get("kind") == "partition"})
     since = sorted({e["t_s"] for e in events})
     if not keys or not since:
         return []
-    spark = t.ops.sparkSession
+    spark = ops.sparkSession
     bounds = spark.createDataFrame([(k, float(x)) for k in keys for x in since], "bkey string, since double")
-    acked = (
-        lost(o)
-        .join(t.ops.select("op", F.coalesce("ctime", "itime").alias("t_ns")), "op")
-        .select("key", "value", (F.col("t_ns") / 1e9).alias("t"), F.array_min("offsets").alias("offset"))
+    acked = lost.join(ops.select("op", F.coalesce("ctime", "itime").alias("t_ns")), "op").select(
+        "key", "value", (F.col("t_ns") / 1e9).alias("t"), F.array_min("offsets").alias("offset")
     )
     stretch = (
         acked.join(F.broadcast(bounds), (F.col("key") == F.col("bkey")) & (F.col("since") <= F.col("t")), "left")

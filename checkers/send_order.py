@@ -11,41 +11,26 @@ producers may interleave.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+import pandas as pd
 
-from checkers.anomalies import consecutive_in_op, instances, step_instances
-from checkers.references import with_references
-from checkers.tables import Tables
-from checkers.version_order import Order
+from checkers.anomalies import step_instances
+from checkers.references import across, per_op, with_references
+from checkers.version_order import KeyView
 
 
-def rules(t: Tables, o: Order) -> list[DataFrame]:
-    # Where each ok send landed: its value's (first) index, wherever a read or an ack put it.
-    landed = (
-        o.committed.where(F.col("type") == "ok")
-        .join(o.value_index.select("key", "value", "first_idx", F.col("offsets")[0].alias("seen_at")), ["key", "value"])
-        .select(
-            "process", "key", "op", F.lit("ok").alias("type"), "pos",
-            F.coalesce("offset", "seen_at").alias("offset"), "value", F.col("first_idx").alias("idx"),
-        )
-    )  # fmt: skip
-    entry = F.struct("pos", "idx", "offset", "value")
-    per_op = landed.groupBy("process", "key", "op", "type").agg(
-        F.min(entry).alias("first"), F.min(F.struct(-F.col("pos"), "idx", "offset", "value")).alias("last")
+def rules(k: KeyView) -> list[pd.DataFrame]:
+    ok = k.committed[(k.committed["type"] == "ok") & k.committed["value"].isin(k.values.index)]
+    if ok.empty:
+        return []
+    first_offset = k.seen.groupby("value")["offset"].min()
+    landed = ok.assign(
+        idx=ok["value"].map(k.values["first_idx"]),
+        offset=ok["offset"].fillna(ok["value"].map(first_offset)),
     )
-    refs = with_references(per_op, t.assigns)
-    across = refs.where(~F.col("cleared") & (F.col("first.idx") <= F.col("prev_last.idx")))
-    inner = consecutive_in_op(landed)
-    return [
-        instances(
-            across,
-            "nonmonotonic-send",
-            ops=F.array("prev_op", "op"),
-            offsets=F.array("prev_last.offset", "first.offset"),
-            values=F.array("prev_last.value", "first.value"),
-            process="process",
-        ),
-        step_instances(inner.where(F.col("idx") <= F.col("prev.idx")), "int-nonmonotonic-send"),
-        step_instances(inner.where(F.col("idx") - F.col("prev.idx") > 1), "int-send-skip"),
-    ]
+    out = step_instances(k.key, landed, "int-send-skip", "int-nonmonotonic-send")
+    refs = with_references(per_op(landed), k.assigns)
+    if len(refs):
+        back = (refs["first_idx"] <= refs["prev_last_idx"]).to_numpy()
+        if back.any():
+            out.append(across("nonmonotonic-send", k.key, refs[back]))
+    return out

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from checkers.faults import MAX_NEMESIS_OPS, fault_windows
-from checkers.tables import NEMESIS, Tables
-from checkers.version_order import Order
+from checkers.tables import NEMESIS
 
 BUCKETS = 200
 TIMELINE_KEYS = 4
@@ -49,12 +49,12 @@ def _zero_filled(throughput: pd.DataFrame, bucket_s: float, last: int) -> pd.Dat
     return pd.concat(parts, ignore_index=True) if parts else throughput
 
 
-def collect(t: Tables, o: Order, anomalies: dict[str, dict[str, Any]]) -> Series:
-    end_ns = t.ops.agg(F.max(F.coalesce("ctime", "itime"))).first()[0] or 0
+def collect(ops: DataFrame, micro: DataFrame, anomalies: dict[str, dict[str, Any]]) -> Series:
+    end_ns = ops.agg(F.max(F.coalesce("ctime", "itime"))).first()[0] or 0
     width = max(1, -(-end_ns // BUCKETS))
     bucket_s = width / 1e9
     bucket = lambda c: (F.floor(F.col(c) / F.lit(width)) * F.lit(bucket_s)).alias("t")  # noqa: E731
-    client = t.ops.where(F.col("process") != NEMESIS)
+    client = ops.where(F.col("process") != NEMESIS)
     done = client.where(F.col("ctime").isNotNull())
     throughput = _zero_filled(
         _pandas(
@@ -73,9 +73,11 @@ def collect(t: Tables, o: Order, anomalies: dict[str, dict[str, Any]]) -> Series
         ["t", "f", "p50", "p99"],
     )
     # Unseen at time t: acknowledged by t and not read by an ok poll by t.
-    acked = o.committed.where(F.col("type") == "ok").join(t.ops.select("op", "ctime"), "op")
-    first_read = o.read_idx.where(F.col("type") == "ok").join(t.ops.select("op", F.col("ctime").alias("rtime")), "op")
-    first_read = first_read.groupBy("key", "value").agg(F.min("rtime").alias("rtime"))
+    acked = micro.where((F.col("kind") == "send") & (F.col("type") == "ok")).select(
+        "key", "value", F.col("time").alias("ctime")
+    )
+    ok_reads = micro.where((F.col("kind") == "read") & (F.col("type") == "ok"))
+    first_read = ok_reads.groupBy("key", "value").agg(F.min("time").alias("rtime"))
     both = acked.join(first_read, ["key", "value"], "left").select("ctime", F.greatest("ctime", "rtime").alias("seen"))
     ack_hist = _pandas(both.groupBy(bucket("ctime")).count(), ["t", "count"]).set_index("t")["count"]
     seen_hist = _pandas(both.where(F.col("seen").isNotNull()).groupBy(bucket("seen")).count(), ["t", "count"])
@@ -85,7 +87,7 @@ def collect(t: Tables, o: Order, anomalies: dict[str, dict[str, Any]]) -> Series
     unseen = cum.rename("unseen").reset_index()
 
     nemesis = (
-        t.ops.where(F.col("process") == NEMESIS)
+        ops.where(F.col("process") == NEMESIS)
         .select("f", "type", "itime", "ctime")
         .orderBy("itime")
         .limit(MAX_NEMESIS_OPS)
@@ -104,7 +106,7 @@ def collect(t: Tables, o: Order, anomalies: dict[str, dict[str, Any]]) -> Series
         end_ns / 1e9,
     )
     series = Series(bucket_s, end_ns / 1e9, throughput, latency, unseen, faults)
-    series.timelines = _timelines(t, o, anomalies)
+    series.timelines = _timelines(micro, anomalies)
     return series
 
 
@@ -117,13 +119,14 @@ def _anomalous_keys(anomalies: dict[str, dict[str, Any]]) -> list[str]:
     return keys[:TIMELINE_KEYS]
 
 
-def _timelines(t: Tables, o: Order, anomalies: dict[str, dict[str, Any]]) -> dict[str, dict[str, pd.DataFrame]]:
+def _timelines(micro: DataFrame, anomalies: dict[str, dict[str, Any]]) -> dict[str, dict[str, pd.DataFrame]]:
     keys = _anomalous_keys(anomalies)
     if not keys:
         return {}
-    times = t.ops.select("op", (F.col("ctime") / F.lit(1e9)).alias("t"))
-    sends = o.committed.where(F.col("key").isin(keys) & F.col("offset").isNotNull()).join(times, "op")
-    reads = o.read_idx.where(F.col("key").isin(keys) & (F.col("type") == "ok")).join(times, "op")
+    mine = micro.where(F.col("key").isin(keys)).select("*", (F.col("time") / F.lit(1e9)).alias("t"))
+    committed = (F.col("type") == "ok") | ((F.col("type") == "info") & F.col("evidenced"))
+    sends = mine.where((F.col("kind") == "send") & committed & F.col("offset").isNotNull())
+    reads = mine.where((F.col("kind") == "read") & (F.col("type") == "ok"))
     out: dict[str, dict[str, pd.DataFrame]] = {k: {} for k in keys}
     for kind, df in (("acknowledged", sends), ("read", reads)):
         counts = {r["key"]: r["count"] for r in df.groupBy("key").count().collect()}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -74,6 +75,9 @@ def session(master: str | None = None) -> SparkSession:
             raise BadHistory(f"a Spark session on {active.sparkContext.master} is already running in this process")
         return active
     _check_java()
+    # The rules run in Python workers (applyInPandas): this interpreter, with its packages, unless
+    # the user names another (PYSPARK_PYTHON, as Spark documents for clusters).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings = _settings(master)
     builder = SparkSession.builder
     for key, value in settings.items():

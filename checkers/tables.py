@@ -1,9 +1,13 @@
-"""From events to the tables the rules work on: operations, sends, reads, assignments.
+"""From events to the two tables the checker works on: operations, and one flat table of micro-ops.
 
-Every invoke is paired with the next event of its process (its completion); an invoke with no
-completion by the end of the file is `info`. An operation is named by the index of the event
-that completed it (or of its invoke when none did). Micro-ops come from the completion when it
-carries them, else from the invoke; completion micro-op i answers invoke micro-op i.
+Every invoke is paired with the next event of its process (its completion) by one window over
+the process's events in index order (one shuffle by process); an invoke with no completion by the
+end of the file is `info`. An operation is named by the index of the event that completed it (or
+of its invoke when none did). The same window counts the process's assignments so far and keeps
+the latest one's function: what the reference rules (checkers/references.py) need from outside a
+key. Micro-ops come from the completion when it carries them, else from the invoke; completion
+micro-op i answers invoke micro-op i. They are exploded into rows of one shape (a send, a read, or
+a key an assign/subscribe holds), which the rules see one key at a time (checkers/per_key.py).
 """
 
 from __future__ import annotations
@@ -14,11 +18,9 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from checkers.errors import BadHistory
-from checkers.spark import materialize
-
 NEMESIS = "nemesis"
 CLIENT_FS = ("send", "poll", "txn")
+ASSIGNS = ("assign", "subscribe")
 MICRO = T.ArrayType(T.ArrayType(T.StringType()))
 POLLED = T.MapType(T.StringType(), T.ArrayType(T.ArrayType(T.LongType())))
 PAIR = T.ArrayType(T.LongType())
@@ -27,17 +29,27 @@ KEYS = T.ArrayType(T.StringType())
 
 @dataclass
 class Tables:
-    ops: DataFrame  # op, invoke, process, f, type, itime, ctime, error, phase
-    sends: DataFrame  # op, process, f, type, pos, key, value, offset
-    reads: DataFrame  # op, process, f, type, pos, key, offset, value (pos orders a key's reads in the op)
-    assigns: DataFrame  # op, process, f, type, keys
+    ops: DataFrame  # op, invoke, process, f, type, itime, ctime, error, phase, problem
+    #: kind ("send", "read", "assign"), key, op, process, f, type, pos (orders a key's rows in the
+    #: op), offset, value, n_assign and mode (the process's assignments so far, the latest one's
+    #: function), time (the op's completion, ns; null when it never completed)
+    micro: DataFrame
 
 
 def pair(events: DataFrame) -> DataFrame:
     """One row per operation, with its completion; raises BadHistory on a broken pairing."""
     w = Window.partitionBy("process").orderBy("index")
     nxt = F.lead(F.struct("index", "time", "type", "f", "value", "error")).over(w)
-    ev = events.select("*", F.lag("type").over(w).alias("prev_type"), nxt.alias("c"))
+    # The process's assignments so far and the latest one's function, over the same window (one sort).
+    so_far = w.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    is_assign = (F.col("type") == "invoke") & F.col("f").isin(*ASSIGNS) & (F.col("process") != NEMESIS)
+    ev = events.select(
+        "*",
+        F.lag("type").over(w).alias("prev_type"),
+        nxt.alias("c"),
+        F.sum(is_assign.cast("long")).over(so_far).alias("n_assign"),
+        F.last(F.when(is_assign, F.col("f")), ignorenulls=True).over(so_far).alias("mode"),
+    )
     # Rows that are not events (a `bad` message from load) are kept only to be reported.
     problem = (
         F.when(F.col("bad").isNotNull(), F.col("bad"))
@@ -86,52 +98,71 @@ def pair(events: DataFrame) -> DataFrame:
         F.col("value").alias("ivalue"),
         F.col("c.value").alias("cvalue"),
         problem.alias("problem"),
+        "n_assign",
+        "mode",
     )
 
 
 def build(events: DataFrame) -> Tables:
-    paired = materialize(pair(events))
-    bad = paired.where(F.col("problem").isNotNull()).orderBy("invoke").select("problem").first()
-    if bad is not None:
-        raise BadHistory(bad["problem"])
-    client = paired.where((F.col("process") != NEMESIS) & F.col("f").isin(*CLIENT_FS))
-    micro = F.coalesce(F.from_json("cvalue", MICRO), F.from_json("ivalue", MICRO))
-    ops_micro = client.select("op", "process", "f", "type", F.posexplode(micro).alias("mpos", "m"))
+    paired = pair(events)  # one row per operation, with n_assign and mode of its process
+    is_assign = F.col("f").isin(*ASSIGNS) & (F.col("process") != NEMESIS)
+    client = paired.where((F.col("process") != NEMESIS) & (F.col("f").isin(*CLIENT_FS) | is_assign))
+    micro_json = F.coalesce(F.from_json("cvalue", MICRO), F.from_json("ivalue", MICRO))
+    keys_json = F.coalesce(F.from_json("cvalue", KEYS), F.from_json("ivalue", KEYS), F.array().cast(KEYS))
+    common = [
+        "op", "process", "f", "type", "n_assign", "mode",
+        F.col("ctime").alias("time"),
+    ]  # fmt: skip
+    ops_micro = client.where(~is_assign).select(*common, F.posexplode(micro_json).alias("mpos", "m"))
 
     sends_m = ops_micro.where(F.col("m")[0] == "send")
     pair_col = F.from_json(F.col("m")[2], PAIR)
     sends = sends_m.select(
-        "op",
-        "process",
-        "f",
-        "type",
-        F.col("mpos").alias("pos"),
+        F.lit("send").alias("kind"),
         F.col("m")[1].alias("key"),
-        F.coalesce(pair_col[1], F.col("m")[2].cast("bigint")).alias("value"),
+        *[c for c in ("op", "process", "f", "type")],
+        F.col("mpos").cast("long").alias("pos"),
         pair_col[0].alias("offset"),
-    ).where(F.col("value").isNotNull())
+        F.coalesce(pair_col[1], F.col("m")[2].cast("bigint")).alias("value"),
+        "n_assign", "mode", "time",
+    ).where(F.col("value").isNotNull())  # fmt: skip
 
     polls = ops_micro.where((F.col("m")[0] == "poll") & (F.size("m") > 1))
-    per_key = polls.select("op", "process", "f", "type", "mpos", F.explode(F.from_json(F.col("m")[1], POLLED)))
+    per_key = polls.select(
+        "op", "process", "f", "type", "n_assign", "mode", "time", "mpos",
+        F.explode(F.from_json(F.col("m")[1], POLLED)),
+    )  # fmt: skip
     reads = per_key.select(
-        "op", "process", "f", "type", "mpos", "key", F.posexplode("value").alias("ipos", "pair")
+        "*", F.posexplode("value").alias("ipos", "pair")
     ).select(
-        "op",
-        "process",
-        "f",
-        "type",
+        F.lit("read").alias("kind"), "key", "op", "process", "f", "type",
         (F.col("mpos") * F.lit(1 << 32) + F.col("ipos")).alias("pos"),
-        "key",
-        F.col("pair")[0].alias("offset"),
-        F.col("pair")[1].alias("value"),
-    )
+        F.col("pair")[0].alias("offset"), F.col("pair")[1].alias("value"),
+        "n_assign", "mode", "time",
+    )  # fmt: skip
 
-    assigns = paired.where(F.col("f").isin("assign", "subscribe") & (F.col("process") != NEMESIS)).select(
-        "op",
-        "process",
-        "f",
-        "type",
-        F.coalesce(F.from_json("cvalue", KEYS), F.from_json("ivalue", KEYS), F.array().cast(KEYS)).alias("keys"),
+    held = client.where(is_assign).select(
+        F.lit("assign").alias("kind"), F.explode(keys_json).alias("key"), "op", "process", "f", "type",
+        F.lit(0).cast("long").alias("pos"), F.lit(None).cast("long").alias("offset"),
+        F.lit(None).cast("long").alias("value"), "n_assign", "mode",
+        F.col("ctime").alias("time"),
+    )  # fmt: skip
+    micro = sends.unionByName(reads).unionByName(held)
+    ops = paired.drop("ivalue", "cvalue", "n_assign", "mode")
+    return Tables(ops, micro)
+
+
+def with_evidence(micro: DataFrame) -> DataFrame:
+    """Adds `evidenced`: the row's operation is an info send with a value that an ok poll read,
+    in any key (an operation's sends stand or fall together, across keys). Info sends are few,
+    so they are broadcast to the reads; no shuffle."""
+    info = micro.where((F.col("kind") == "send") & (F.col("type") == "info")).select("key", "value", "op")
+    ok_reads = micro.where((F.col("kind") == "read") & (F.col("type") == "ok")).select("key", "value")
+    evidenced = ok_reads.join(F.broadcast(info), ["key", "value"]).select("op").distinct()
+    marked = evidenced.select("op", F.lit(True).alias("evidenced"))
+    return (
+        micro.join(F.broadcast(marked), "op", "left")
+        .select("*", F.coalesce(F.col("evidenced"), F.lit(False)).alias("evidenced_"))
+        .drop("evidenced")
+        .withColumnRenamed("evidenced_", "evidenced")
     )
-    ops = paired.drop("ivalue", "cvalue", "problem")
-    return Tables(materialize(ops), materialize(sends), materialize(reads), materialize(assigns))

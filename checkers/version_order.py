@@ -1,10 +1,11 @@
-"""Must-have-committed sends, the version order of each key, and each value's place in it.
+"""One key's version order, and everything the rules of that key share (pandas, one key at a time).
 
 - A send must have committed if its operation is `ok`, or `info` with at least one of its values
-  read by an `ok` poll (an operation's sends stand or fall together).
+  read by an `ok` poll (`evidenced`: an operation's sends stand or fall together, across keys, so
+  the pipeline marks those operations before the shuffle by key; checkers/tables.py).
 - The version order of a key: offsets seen by any poll (ok, info or fail) or by a must-have-
-  committed send, numbered 0, 1, 2, ... without holes. An offset with several values keeps the
-  smallest for the order; the conflict is an `inconsistent-offsets` anomaly.
+  committed send, numbered 0, 1, 2, ... without holes. An offset with several values is an
+  `inconsistent-offsets` anomaly; every value seen at an offset takes that offset's index.
 - A value's first and last index: the lowest and highest index of the offsets it was seen at
   (they differ only for a `duplicate`). Jepsen's lost-write bound uses first appearances and its
   test uses last appearances; so does ours.
@@ -14,53 +15,46 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
-
-from checkers.spark import materialize
-from checkers.tables import Tables
+import numpy as np
+import pandas as pd
 
 
 @dataclass
-class Order:
-    ok_read: DataFrame  # key, value: distinct values some ok poll read
-    committed: DataFrame  # op, process, type, pos, key, value, offset: must-have-committed sends
-    offsets: DataFrame  # key, offset, idx, values (sorted), nvals
-    value_index: DataFrame  # key, value, first_idx, last_idx, offsets (sorted)
-    read_idx: DataFrame  # the reads with the index of their offset (column idx)
+class KeyView:
+    key: str
+    sends: pd.DataFrame  # every send micro-op of the key (tables.py's rows)
+    reads: pd.DataFrame  # every read of the key, of every outcome
+    assigns: pd.DataFrame  # the assign/subscribe operations that hold the key
+    ok_reads: pd.DataFrame
+    ok_values: pd.Index  # distinct values some ok poll read
+    committed: pd.DataFrame  # the sends that must have committed
+    observed: pd.DataFrame  # offset, value, op: every sighting that builds the order
+    seen: pd.DataFrame  # offset, value, idx: distinct sightings with the offset's index
+    offsets: np.ndarray  # the key's known offsets, sorted: position = index
+    values: pd.DataFrame  # by value: first_idx, last_idx, n (distinct offsets)
+
+    def index_of(self, offsets: pd.Series) -> pd.Series:
+        """The index of each known offset (NaN for an offset outside the order)."""
+        return offsets.map(pd.Series(np.arange(len(self.offsets)), index=self.offsets))
 
 
-def build(t: Tables) -> Order:
-    ok_read = materialize(t.reads.where(F.col("type") == "ok").select("key", "value").distinct())
-    info_sends = t.sends.where(F.col("type") == "info")
-    evidenced = info_sends.join(ok_read, ["key", "value"], "left_semi").select("op").distinct()
-    committed = materialize(
-        t.sends.where(F.col("type") == "ok").unionByName(info_sends.join(evidenced, "op", "left_semi"))
-    )
-    seen = (
-        t.reads.where(F.col("offset").isNotNull())
-        .select("key", "offset", "value")
-        .unionByName(committed.where(F.col("offset").isNotNull()).select("key", "offset", "value"))
-        .distinct()
-    )
-    by_offset = seen.groupBy("key", "offset").agg(F.array_sort(F.collect_list("value")).alias("values"))
-    offsets = materialize(
-        by_offset.select(
-            "key",
-            "offset",
-            (F.dense_rank().over(Window.partitionBy("key").orderBy("offset")) - 1).alias("idx"),
-            "values",
-            F.size("values").alias("nvals"),
-        )
-    )
-    value_index = materialize(
-        seen.join(offsets.select("key", "offset", "idx"), ["key", "offset"])
-        .groupBy("key", "value")
-        .agg(
-            F.min("idx").alias("first_idx"),
-            F.max("idx").alias("last_idx"),
-            F.array_sort(F.collect_list("offset")).alias("offsets"),
-        )
-    )
-    read_idx = materialize(t.reads.join(offsets.select("key", "offset", "idx"), ["key", "offset"], "left"))
-    return Order(ok_read, committed, offsets, value_index, read_idx)
+def build(rows: pd.DataFrame) -> KeyView:
+    """The view of one key's rows (all of them: the pipeline groups by key)."""
+    sends = rows[rows["kind"] == "send"]
+    reads = rows[rows["kind"] == "read"]
+    ok_reads = reads[reads["type"] == "ok"]
+    ok_values = pd.Index(ok_reads["value"].unique())
+    evidenced = sends["evidenced"].fillna(False).astype(bool) | sends["value"].isin(ok_values)
+    committed = sends[(sends["type"] == "ok") | ((sends["type"] == "info") & evidenced)]
+    observed = pd.concat([
+        reads.loc[reads["offset"].notna(), ["offset", "value", "op"]],
+        committed.loc[committed["offset"].notna(), ["offset", "value", "op"]],
+    ])  # fmt: skip
+    seen = observed[["offset", "value"]].drop_duplicates()
+    offsets = np.sort(seen["offset"].unique())
+    seen = seen.assign(idx=np.searchsorted(offsets, seen["offset"].to_numpy()))
+    values = seen.groupby("value").agg(first_idx=("idx", "min"), last_idx=("idx", "max"), n=("offset", "size"))
+    return KeyView(
+        rows["key"].iat[0], sends, reads, rows[rows["kind"] == "assign"], ok_reads, ok_values, committed,
+        observed, seen, offsets, values,
+    )  # fmt: skip

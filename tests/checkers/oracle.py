@@ -178,14 +178,7 @@ def check(events: Iterable[dict[str, Any]]) -> dict[str, Found]:
                     del ref[(p, k)]
             continue
         if op.type == "ok" or (op.type == "info" and op.reads):
-            first: dict[str, int] = {}
-            last: dict[str, int] = {}
-            for k, o, _ in op.reads:
-                i = idx(k, o)
-                if i is None:
-                    continue
-                first.setdefault(k, i)
-                last[k] = i
+            first, last = _ends((k, idx(k, o)) for k, o, _ in op.reads)
             allowed = mode.get(op.process) == "subscribe"
             for k, i in first.items():
                 ref = poll_ref.get((op.process, k))
@@ -199,20 +192,24 @@ def check(events: Iterable[dict[str, Any]]) -> dict[str, Found]:
         # Only ok operations are compared: an info send's landing is known only from a read, and
         # where that read conflicts with an ack (inconsistent-offsets) it would be reported twice.
         if op.type == "ok" and op.sends:
-            first_s: dict[str, int] = {}
-            last_s: dict[str, int] = {}
-            for k, v, _ in op.sends:
-                i = landing(k, v)
-                if i is None:
-                    continue
-                first_s.setdefault(k, i)
-                last_s[k] = i
+            first_s, last_s = _ends((k, landing(k, v)) for k, v, _ in op.sends)
             for k, i in first_s.items():
                 ref = send_ref.get((op.process, k))
                 if ref is not None and i <= ref:
                     hit("nonmonotonic-send")
             send_ref.update({(op.process, k): i for k, i in last_s.items()})
     return dict(found)
+
+
+def _ends(rows: Iterable[tuple[str, int | None]]) -> tuple[dict[str, int], dict[str, int]]:
+    """Per key, the first and the last index of an operation's rows (rows without one passed over)."""
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for k, i in rows:
+        if i is not None:
+            first.setdefault(k, i)
+            last[k] = i
+    return first, last
 
 
 def _steps(rows: list[tuple[str, int | None]], skip: str, back: str, hit) -> None:

@@ -1,0 +1,82 @@
+"""checkers/per_key.py on its own (pandas, no Spark): the rows of each key built in plain Python
+from a history, the instances counted, and compared with the oracle."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+
+from checkers import per_key
+from tests.checkers import histories as H
+from tests.checkers import oracle
+from tests.checkers.test_properties import INJECTIONS, MODELS, QUICK
+
+CASES = [(name, build, extra) for name, cases in H.CASES.items() for build, extra in cases]
+COLUMNS = ["kind", "key", "op", "process", "f", "type", "pos", "offset", "value", "n_assign", "mode", "evidenced"]
+
+
+def rows_of(events: list[dict]) -> pd.DataFrame:
+    ops = sorted(oracle.operations(events), key=lambda o: o.id)
+    ok_read = {(k, v) for op in ops if op.type == "ok" for k, _, v in op.reads}
+    evidenced = {op.id for op in ops if op.type == "info" and any((k, v) in ok_read for k, v, _ in op.sends)}
+    n_assign: dict[str, int] = defaultdict(int)
+    mode: dict[str, str] = {}
+    rows = []
+    for op in ops:
+        if op.keys is not None:
+            n_assign[op.process] += 1
+            mode[op.process] = op.f
+        common = dict(op=op.id, process=op.process, f=op.f, type=op.type, n_assign=n_assign[op.process])
+        common["mode"] = mode.get(op.process)
+        for pos, (k, v, o) in enumerate(op.sends):
+            rows.append(dict(kind="send", key=k, pos=pos, offset=o, value=v, evidenced=op.id in evidenced, **common))
+        for pos, (k, o, v) in enumerate(op.reads):
+            rows.append(dict(kind="read", key=k, pos=pos, offset=o, value=v, evidenced=False, **common))
+        for k in op.keys or []:
+            rows.append(dict(kind="assign", key=k, pos=0, offset=None, value=None, evidenced=False, **common))
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    return df.astype({"offset": "float64", "value": "float64"})
+
+
+def counts(events: list[dict]) -> dict[str, tuple[int, int]]:
+    df = rows_of(events)
+    found = [per_key.key_rules(part) for _, part in df.groupby("key")] if len(df) else []
+    total, errors = Counter(), Counter()
+    for f in found:
+        for name, allowed in zip(f["name"], f["allowed"], strict=True):
+            total[name] += 1
+            errors[name] += int(not allowed)
+    if total.get("unseen") and not any(
+        e["type"] == "ok" and (e["f"] == "poll" or (e["f"] == "txn" and "poll" in str(e["value"]))) for e in events
+    ):
+        errors["unseen"] = 0
+    return {name: (total[name], errors[name]) for name in total}
+
+
+def expected(events: list[dict]) -> dict[str, tuple[int, int]]:
+    return {name: (f.count, f.errors) for name, f in oracle.check(events).items()}
+
+
+@pytest.mark.parametrize(("name", "build", "extra"), CASES, ids=[f"{n}-{b.__name__}" for n, b, _ in CASES])
+def test_each_case_and_its_near_miss(name, build, extra):
+    bad = build(True).events
+    assert counts(bad) == expected(bad)
+    assert set(counts(bad)) == {name} | extra
+    assert counts(build(False).events) == {}
+
+
+@settings(max_examples=60, **QUICK)
+@given(MODELS)
+def test_generated_histories(m):
+    assert counts(m.h.events) == expected(m.h.events)
+
+
+@pytest.mark.parametrize("name", list(INJECTIONS))
+@settings(max_examples=15, **QUICK)
+@given(m=MODELS)
+def test_each_injected_anomaly(name, m):
+    INJECTIONS[name](m)
+    assert counts(m.h.events) == expected(m.h.events)
