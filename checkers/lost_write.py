@@ -25,10 +25,9 @@ def rules(k: KeyView) -> list[pd.DataFrame]:
     out = []
     lost = unread[lost_mask]
     if len(lost):
-        offsets = k.seen[k.seen["value"].isin(lost["value"])].groupby("value")["offset"].agg(sorted)
+        offsets = k.offsets_of(pd.Index(lost["value"].unique()))
         out.append(instances(
-            "lost-write", k.key, lost["process"], one(lost["op"]),
-            [[int(o) for o in offs] for offs in lost["value"].map(offsets)], one(lost["value"]),
+            "lost-write", k.key, lost["process"], one(lost["op"]), list(lost["value"].map(offsets)), one(lost["value"])
         ))  # fmt: skip
     unseen = unread[~lost_mask & (unread["type"] == "ok")]
     if len(unseen):

@@ -32,8 +32,7 @@ def rules(k: KeyView) -> list[pd.DataFrame]:
         ))  # fmt: skip
     dups = k.values.index[k.values["n"] > 1]
     if len(dups):
-        offsets = k.seen[k.seen["value"].isin(dups)].groupby("value")["offset"].agg(lambda o: sorted(int(x) for x in o))
         out.append(
-            instances("duplicate", k.key, None, _ops(k.observed, "value", dups), list(offsets.loc[dups]), one(dups))
+            instances("duplicate", k.key, None, _ops(k.observed, "value", dups), list(k.offsets_of(dups)), one(dups))
         )
     return out

@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from checkers.faults import MAX_NEMESIS_OPS, fault_windows
-from checkers.tables import NEMESIS
+from checkers.tables import NEMESIS, committed_send
 
 BUCKETS = 200
 TIMELINE_KEYS = 4
@@ -124,8 +124,7 @@ def _timelines(micro: DataFrame, anomalies: dict[str, dict[str, Any]]) -> dict[s
     if not keys:
         return {}
     mine = micro.where(F.col("key").isin(keys)).select("*", (F.col("time") / F.lit(1e9)).alias("t"))
-    committed = (F.col("type") == "ok") | ((F.col("type") == "info") & F.col("evidenced"))
-    sends = mine.where((F.col("kind") == "send") & committed & F.col("offset").isNotNull())
+    sends = mine.where(committed_send() & F.col("offset").isNotNull())
     reads = mine.where((F.col("kind") == "read") & (F.col("type") == "ok"))
     out: dict[str, dict[str, pd.DataFrame]] = {k: {} for k in keys}
     for kind, df in (("acknowledged", sends), ("read", reads)):

@@ -45,6 +45,10 @@ def _settings(master: str) -> dict[str, str]:
     }
 
 
+def _jvm_log() -> Path:
+    return Path(tempfile.gettempdir()) / f"kafka-chaos-spark-{os.getpid()}.log"
+
+
 def _launch_jvm(settings: dict[str, str]) -> Path:
     """Start Spark's JVM with its own output in a file, not on the user's terminal.
 
@@ -55,7 +59,7 @@ def _launch_jvm(settings: dict[str, str]) -> Path:
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
 
-    log = Path(tempfile.gettempdir()) / f"kafka-chaos-spark-{os.getpid()}.log"
+    log = _jvm_log()
     if SparkContext._gateway is not None:
         return log
     conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
@@ -82,13 +86,12 @@ def session(master: str | None = None) -> SparkSession:
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
-    log = Path(tempfile.gettempdir()) / f"kafka-chaos-spark-{os.getpid()}.log"
     try:
-        log = _launch_jvm(settings)
+        _launch_jvm(settings)
         spark = builder.getOrCreate()
     except Exception as exc:  # noqa: BLE001 (the JVM's failure is one line for the user)
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise BadHistory(f"Spark did not start on {master}: {first} (Spark's output: {log})") from None
+        raise BadHistory(f"Spark did not start on {master}: {first} (Spark's output: {_jvm_log()})") from None
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 

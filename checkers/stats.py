@@ -7,7 +7,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from checkers.tables import NEMESIS
+from checkers.tables import NEMESIS, committed_send
 
 QUANTILES = (0.5, 0.9, 0.99)
 
@@ -40,13 +40,11 @@ def values(micro: DataFrame) -> dict[str, int]:
     anomalies."""
     sends = F.col("kind") == "send"
     pair = F.struct("key", "value")
-    committed = sends & ((F.col("type") == "ok") | ((F.col("type") == "info") & F.col("evidenced")))
     row = micro.agg(
         *[F.countDistinct(F.when(sends & (F.col("type") == t), pair)).alias(t) for t in ("ok", "fail", "info")],
         F.countDistinct(F.when(sends, pair)).alias("attempted"),
-        F.countDistinct(F.when(committed, pair)).alias("committed"),
+        F.countDistinct(F.when(committed_send(), pair)).alias("committed"),
         F.countDistinct(F.when((F.col("kind") == "read") & (F.col("type") == "ok"), pair)).alias("read"),
-        F.max(((F.col("kind") == "read") & (F.col("type") == "ok")).cast("int")).alias("ok_read"),
     ).first()
     return {
         "attempted": row["attempted"],

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -37,7 +37,8 @@ class Tables:
 
 
 def pair(events: DataFrame) -> DataFrame:
-    """One row per operation, with its completion; raises BadHistory on a broken pairing."""
+    """One row per operation, with its completion; `problem` names a broken pairing (the check
+    reports the first as bad input)."""
     w = Window.partitionBy("process").orderBy("index")
     nxt = F.lead(F.struct("index", "time", "type", "f", "value", "error")).over(w)
     # The process's assignments so far and the latest one's function, over the same window (one sort).
@@ -120,7 +121,7 @@ def build(events: DataFrame) -> Tables:
     sends = sends_m.select(
         F.lit("send").alias("kind"),
         F.col("m")[1].alias("key"),
-        *[c for c in ("op", "process", "f", "type")],
+        "op", "process", "f", "type",
         F.col("mpos").cast("long").alias("pos"),
         pair_col[0].alias("offset"),
         F.coalesce(pair_col[1], F.col("m")[2].cast("bigint")).alias("value"),
@@ -160,9 +161,10 @@ def with_evidence(micro: DataFrame) -> DataFrame:
     ok_reads = micro.where((F.col("kind") == "read") & (F.col("type") == "ok")).select("key", "value")
     evidenced = ok_reads.join(F.broadcast(info), ["key", "value"]).select("op").distinct()
     marked = evidenced.select("op", F.lit(True).alias("evidenced"))
-    return (
-        micro.join(F.broadcast(marked), "op", "left")
-        .select("*", F.coalesce(F.col("evidenced"), F.lit(False)).alias("evidenced_"))
-        .drop("evidenced")
-        .withColumnRenamed("evidenced_", "evidenced")
-    )
+    joined = micro.join(F.broadcast(marked), "op", "left")
+    return joined.withColumn("evidenced", F.coalesce(F.col("evidenced"), F.lit(False)))
+
+
+def committed_send() -> Column:
+    """A micro-op row that is a send which must have committed: ok, or info and evidenced."""
+    return (F.col("kind") == "send") & ((F.col("type") == "ok") | ((F.col("type") == "info") & F.col("evidenced")))

@@ -37,6 +37,11 @@ class KeyView:
         """The index of each known offset (NaN for an offset outside the order)."""
         return offsets.map(pd.Series(np.arange(len(self.offsets)), index=self.offsets))
 
+    def offsets_of(self, values: pd.Index) -> pd.Series:
+        """Each of `values` (seen in the order) -> the sorted offsets it was seen at, as ints."""
+        mine = self.seen[self.seen["value"].isin(values)]
+        return mine.groupby("value")["offset"].agg(lambda o: sorted(int(x) for x in o)).loc[values]
+
 
 def build(rows: pd.DataFrame) -> KeyView:
     """The view of one key's rows (all of them: the pipeline groups by key)."""
@@ -44,8 +49,7 @@ def build(rows: pd.DataFrame) -> KeyView:
     reads = rows[rows["kind"] == "read"]
     ok_reads = reads[reads["type"] == "ok"]
     ok_values = pd.Index(ok_reads["value"].unique())
-    evidenced = sends["evidenced"].fillna(False).astype(bool) | sends["value"].isin(ok_values)
-    committed = sends[(sends["type"] == "ok") | ((sends["type"] == "info") & evidenced)]
+    committed = sends[(sends["type"] == "ok") | ((sends["type"] == "info") & sends["evidenced"].astype(bool))]
     observed = pd.concat([
         reads.loc[reads["offset"].notna(), ["offset", "value", "op"]],
         committed.loc[committed["offset"].notna(), ["offset", "value", "op"]],
