@@ -8,7 +8,7 @@ otherwise true. All instances of all rules are counted, and their examples picke
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,10 +17,12 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from checkers import liveness, load, per_key, root_cause, series, spark, stats, tables
+from checkers import liveness, load, parts, per_key, root_cause, series, spark, stats, tables, tallies
 from checkers import report as report_page
 from checkers.anomalies import INSTANCES, NAMES
 from checkers.errors import BadHistory
+from checkers.faults import MAX_NEMESIS_OPS
+from checkers.tables import NEMESIS
 
 MAX_EXAMPLES = 10
 EXIT_CODES = {True: 0, False: 1, "unknown": 3}
@@ -90,22 +92,38 @@ class CheckResult:
         }
 
 
-def all_instances(micro: DataFrame) -> DataFrame:
-    """Every anomaly instance: one shuffle by key, every per-key rule in one pandas pass per key."""
-    return micro.groupBy("key").applyInPandas(per_key.key_rules, INSTANCES)
+def all_instances(micro: DataFrame, evidenced: Collection[int], width: int) -> DataFrame:
+    """Every anomaly instance and every key's tallies (checkers/tallies.py): one shuffle by key,
+    every per-key rule in one pandas pass per key."""
+    return micro.groupBy("key").applyInPandas(per_key.key_pass(evidenced, width), INSTANCES)
 
 
-def summarize(found: DataFrame, limit: int = MAX_EXAMPLES) -> dict[str, dict[str, Any]]:
-    """name -> {count, errors, examples}: counts over all instances, the first `limit` examples."""
+def ranked(found: DataFrame, limit: int = MAX_EXAMPLES) -> DataFrame:
+    """Each anomaly's first `limit` instances, each with its anomaly's count and errors."""
     by_name = Window.partitionBy("name")
-    ranked = found.select(
-        "*",
-        F.row_number().over(by_name.orderBy("allowed", "key", "ops", "values")).alias("rank"),
-        F.count(F.lit(1)).over(by_name).alias("count"),
-        F.sum((~F.col("allowed")).cast("long")).over(by_name).alias("errors"),
-    ).where(F.col("rank") <= limit)
+    return (
+        found.where(~F.col("name").startswith(tallies.PREFIX))
+        .select(
+            "*",
+            F.row_number().over(by_name.orderBy("allowed", "key", "ops", "values")).alias("rank"),
+            F.count(F.lit(1)).over(by_name).alias("count"),
+            F.sum((~F.col("allowed")).cast("long")).over(by_name).alias("errors"),
+        )
+        .where(F.col("rank") <= limit)
+    )
+
+
+def summed_tallies(found: DataFrame) -> DataFrame:
+    """The keys' tallies summed: name, slot, n."""
+    mine = found.where(F.col("name").startswith(tallies.PREFIX))
+    slots = mine.select("name", F.explode(F.arrays_zip("offsets", "values")).alias("z"))
+    return slots.groupBy("name", F.col("z.offsets").alias("slot")).agg(F.sum("z.values").alias("n"))
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """name -> {count, errors, examples}, from `ranked`'s rows."""
     out: dict[str, dict[str, Any]] = {}
-    for row in ranked.orderBy("name", "rank").collect():
+    for row in sorted(rows, key=lambda r: (r["name"], r["rank"])):
         entry = out.setdefault(row["name"], {"count": row["count"], "errors": row["errors"], "examples": []})
         example = {"key": row["key"], "offsets": row["offsets"], "values": row["values"], "ops": row["ops"]}
         if row["process"] is not None:
@@ -114,6 +132,27 @@ def summarize(found: DataFrame, limit: int = MAX_EXAMPLES) -> dict[str, dict[str
             example["allowed"] = True
         entry["examples"].append(example)
     return {name: out[name] for name in NAMES if name in out}
+
+
+def facts_query(ops: DataFrame) -> DataFrame:
+    """One row: the first broken pairing (by invoke; a line with no index first), the history's
+    end and processes, the workload's span (checkers/liveness.py), whether a poll was ok."""
+    problem = F.when(
+        F.col("problem").isNotNull(), F.struct(F.col("invoke").isNotNull().alias("i"), "invoke", "problem")
+    )
+    return ops.agg(
+        F.min(problem).alias("problem"),
+        F.max(F.coalesce("ctime", "itime")).alias("end"),
+        F.countDistinct("process").alias("processes"),
+        F.max(((F.col("f") == "poll") & (F.col("type") == "ok")).cast("int")).alias("ok_poll"),
+        *[c.alias(name) for name, c in liveness.span_columns().items()],
+    )
+
+
+def nemesis_query(ops: DataFrame) -> DataFrame:
+    """The nemesis's first operations in invoke order (f, type, itime, ctime)."""
+    nemesis = ops.where(F.col("process") == NEMESIS).select("f", "type", "itime", "ctime")
+    return nemesis.orderBy("itime").limit(MAX_NEMESIS_OPS)
 
 
 def verdict(anomalies: dict[str, dict[str, Any]], acknowledged: int, ok_poll: bool) -> bool | str:
@@ -143,52 +182,98 @@ def check_history(
     load.precheck(history)
     out_dir = default_out(history, out)
     say(f"check: starting Spark ({master or spark.DEFAULT_MASTER})" if session is None else "check: starting")
-    sp = session or spark.session(master)
+    sp = session or spark.session(master, history.stat().st_size)
     say(f"check: reading {history} ({history.stat().st_size / 1e6:.1f} MB)")
     spark.tune(sp, history.stat().st_size)
     loaded = load.load(sp, history)
     if loaded.empty:
         result = CheckResult("unknown", {}, {}, loaded.warnings, history)
         return _write(result, out_dir, None, report)
+    fl = tables.build(loaded.events)
+    cached = [fl.ops.persist(StorageLevel.MEMORY_AND_DISK), fl.micro.persist(StorageLevel.MEMORY_AND_DISK)]
     try:
-        fl = tables.build(loaded.events)
-        ops = fl.ops.persist(StorageLevel.MEMORY_AND_DISK)
-        bad = ops.where(F.col("problem").isNotNull()).orderBy("invoke").select("problem").first()
-        if bad is not None:
-            raise BadHistory(bad["problem"])
-    except BadHistory as exc:
-        raise BadHistory(f"{history}: {exc}") from None
+        result, plots = _check(loaded, cached, report, say)
+    finally:
+        for df in cached:
+            df.unpersist()
+    return _write(result, out_dir, plots, report)
+
+
+def _check(
+    loaded: load.Loaded, cached: list[DataFrame], report: bool, say: Callable[[str], None]
+) -> tuple[CheckResult, series.Series | None]:
+    """The check proper: two Spark actions for a valid history (the first facts, then every
+    small result at once; checkers/parts.py), a third for the report's offset timelines when
+    anomalies were found. `cached` holds the persisted tables (the caller unpersists them)."""
+    history = loaded.path
+    ops, micro = cached
+    try:
+        first = parts.collect({"facts": facts_query(ops), "evidenced": tables.evidenced_ops(micro)})
+    except Exception:
+        first = None  # a history broken enough to fail the micro-ops: its first problem says why
+    facts = (first or parts.collect({"facts": facts_query(ops)}))["facts"][0]
+    if facts["problem"] is not None:
+        raise BadHistory(f"{history}: {facts['problem']['problem']}")
+    if first is None:
+        raise BadHistory(f"{history}: its operations could not be read (Spark's output: {spark.log_path()})")
     ops = ops.drop("problem")
-    micro = tables.with_evidence(fl.micro).persist(StorageLevel.MEMORY_AND_DISK)
+    evidenced = [r["op"] for r in first["evidenced"]]
+    end_ns = facts["end"] or 0
     say("check: version orders and every anomaly rule")
-    instances = all_instances(micro).persist(StorageLevel.MEMORY_AND_DISK)
-    anomalies = summarize(instances)
-    st = stats.summary(ops, micro)
+    found = all_instances(micro, evidenced, series.bucket_width_ns(end_ns)).persist(StorageLevel.MEMORY_AND_DISK)
+    cached.append(found)
+    queries = {
+        "instances": ranked(found),
+        "tallies": summed_tallies(found),
+        "liveness": liveness.bucket_query(ops, facts["live_start"], facts["live_end"]),
+        "nemesis": nemesis_query(ops),
+        **stats.queries(ops),
+        **(series.queries(ops, end_ns) if report else {}),
+    }
+    got = parts.collect(queries)
+    anomalies = summarize(got["instances"])
+    slots: dict[str, dict[int, int]] = {tallies.VALUES: {}, tallies.ACKED: {}, tallies.SEEN: {}}
+    for row in got["tallies"]:
+        slots[row["name"]][int(row["slot"])] = int(row["n"])
+    st = stats.summary(got, facts, slots[tallies.VALUES])
     st["values"]["lost"] = anomalies.get("lost-write", {}).get("count", 0)
     st["values"]["unseen"] = anomalies.get("unseen", {}).get("count", 0)
-    ok_poll = stats.has_ok_poll(ops, micro)
+    ok_poll = bool(facts["ok_poll"]) or slots[tallies.VALUES].get(tallies.VALUE_SLOTS.index("ok_txn_reads"), 0) > 0
     if not ok_poll and "unseen" in anomalies:
         # Unseen is relative to what ok polls read; with none at all it proves nothing (verdict step 2).
         anomalies["unseen"]["errors"] = 0
         for ex in anomalies["unseen"]["examples"]:
             ex["allowed"] = True
     result = CheckResult(verdict(anomalies, st["values"]["acknowledged"], ok_poll), anomalies, st)
-    result.liveness = liveness.measure(liveness.spark_counts(ops))
+    nemesis = [
+        {
+            "f": r["f"],
+            "type": r["type"],
+            "start": r["itime"] / 1e9,
+            "end": None if r["ctime"] is None else r["ctime"] / 1e9,
+        }
+        for r in sorted(got["nemesis"], key=lambda r: r["itime"])
+    ]
+    result.liveness = liveness.measure(
+        liveness.counts_from(got["liveness"], facts["live_start"], facts["live_end"], nemesis)
+    )
     result.warnings = loaded.warnings + _warnings(st, ok_poll)
     if result.liveness["warning"]:
         result.warnings.append(result.liveness["warning"])
     result.history = history
-    lost = instances.where(F.col("name") == "lost-write").select(
+    lost = found.where(F.col("name") == "lost-write").select(
         "key", F.col("values")[0].alias("value"), F.col("ops")[0].alias("op"), "offsets"
     )
     groups = lambda events: root_cause.lost_write_groups(lost, ops, events)  # noqa: E731 (bound to this check)
     result.root_cause = root_cause.build(history.parent, anomalies, history, groups)
+    plots = None
     if report:
         say("check: the report's plots")
-    plots = series.collect(ops, micro, anomalies) if report else None
-    for df in (ops, micro, instances):
-        df.unpersist()
-    return _write(result, out_dir, plots, report)
+        plots = series.build(got, end_ns, slots[tallies.ACKED], slots[tallies.SEEN], nemesis)
+        if any(a["errors"] for a in anomalies.values()):
+            evidenced_df = found.sparkSession.createDataFrame([(int(op),) for op in evidenced], "op long")
+            plots.timelines = series.timelines(micro, evidenced_df, anomalies)
+    return result, plots
 
 
 def _warnings(st: dict[str, Any], ok_poll: bool) -> list[str]:

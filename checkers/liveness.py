@@ -222,45 +222,47 @@ def count_events(events: Iterable[dict[str, Any]]) -> Counts:
     return Counts(width, coarse(fine_ops), coarse(fine_writes), nemesis, start / 1e9, end_ns / 1e9)
 
 
-def spark_counts(ops: Any) -> Counts:
-    """Counts from the checker's operations table (checkers/tables.py): a few aggregations,
-    whose results are one row per time bucket and the nemesis's first operations."""
+def span_columns() -> dict[str, Any]:
+    """The workload's start and end, as aggregate columns over the checker's operations table
+    (checkers/tables.py): asked for with the check's first facts (checkers/check.py)."""
+    from pyspark.sql import functions as F  # not at the top: see bucket_query
+
+    workload = (F.col("process") != NEMESIS) & (F.col("phase").isNull() | (F.col("phase") != FINAL))
+    return {
+        "live_start": F.min(F.when(workload & F.col("f").isin(*WORK) & (F.col("type") == "ok"), F.col("ctime"))),
+        "live_end": F.max(F.when(workload, F.col("itime"))),
+    }
+
+
+def bucket_query(ops: Any, start_ns: int | None, end_ns: int | None) -> Any:
+    """Ok operations and writes per bucket of the workload (before the final read), from the
+    checker's operations table: a few hundred rows, collected with the check's other parts."""
     # Imported here, not at the top: a run's summary and the pytest plugin use this module
     # without Spark, and pyspark's import costs them a second.
     from pyspark.sql import functions as F
 
-    workload = ops.where((F.col("process") != NEMESIS) & (F.col("phase").isNull() | (F.col("phase") != FINAL)))
-    row = workload.agg(
-        F.min(F.when(F.col("f").isin(*WORK) & (F.col("type") == "ok"), F.col("ctime"))).alias("start"),
-        F.max("itime").alias("end"),
-    ).first()
-    start, end = row["start"] or 0, row["end"] or 0
+    start, end = start_ns or 0, end_ns or 0
     width = bucket_width_ns(end - start)
+    workload = ops.where((F.col("process") != NEMESIS) & (F.col("phase").isNull() | (F.col("phase") != FINAL)))
     fine_start = F.floor(F.col("ctime") / F.lit(FINE_NS)) * F.lit(FINE_NS)
     done = workload.where((F.col("type") == "ok") & F.col("ctime").isNotNull() & (fine_start < F.lit(end)))
-    per_bucket = done.groupBy(F.floor(fine_start / F.lit(width)).alias("b")).agg(
+    return done.groupBy(F.floor(fine_start / F.lit(width)).alias("b")).agg(
         F.count(F.lit(1)).alias("ops"), F.sum(F.col("f").isin(*WRITES).cast("long")).alias("writes")
     )
+
+
+def counts_from(
+    buckets: list[dict[str, Any]], start_ns: int | None, end_ns: int | None, nemesis: list[dict[str, Any]]
+) -> Counts:
+    """Counts from `bucket_query`'s rows and the nemesis's first operations (f, type, start, end in s)."""
+    start, end = start_ns or 0, end_ns or 0
     ops_b: dict[int, int] = {}
     writes_b: dict[int, int] = {}
-    for r in per_bucket.collect():
+    for r in buckets:
         ops_b[int(r["b"])] = int(r["ops"])
         if r["writes"]:
             writes_b[int(r["b"])] = int(r["writes"])
-    nemesis = [
-        {
-            "f": r["f"],
-            "type": r["type"],
-            "start": r["itime"] / 1e9,
-            "end": None if r["ctime"] is None else r["ctime"] / 1e9,
-        }
-        for r in ops.where(F.col("process") == NEMESIS)
-        .select("f", "type", "itime", "ctime")
-        .orderBy("itime")
-        .limit(MAX_NEMESIS_OPS)
-        .collect()
-    ]
-    return Counts(width, ops_b, writes_b, nemesis, start / 1e9, end / 1e9)
+    return Counts(bucket_width_ns(end - start), ops_b, writes_b, nemesis, start / 1e9, end / 1e9)
 
 
 def format_liveness(live: dict[str, Any], warning: bool = True) -> str:

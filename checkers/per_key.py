@@ -4,10 +4,13 @@ The pipeline hands `key_rules` all micro-operations of one key at once (Spark's 
 after one shuffle by key; the rows are checkers/tables.py's micro table). Everything a rule needs
 lives in the key once each row carries what its operation and process contribute, so each rule
 module is a few vectorized pandas steps over the key's view (checkers/version_order.py), and the
-pipeline has one shuffle by key instead of a Spark job per rule.
+pipeline has one shuffle by key instead of a Spark job per rule. The same pass counts what the
+stats and the report need of the key (checkers/tallies.py).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Collection
 
 import pandas as pd
 
@@ -19,6 +22,7 @@ from checkers import (
     poll_order,
     precommitted_read,
     send_order,
+    tallies,
     version_order,
 )
 from checkers.anomalies import INSTANCE_COLUMNS
@@ -26,10 +30,32 @@ from checkers.anomalies import INSTANCE_COLUMNS
 RULES = (lost_write, offsets, aborted_read, garbage_read, poll_order, send_order, precommitted_read)
 
 
-def key_rules(rows: pd.DataFrame) -> pd.DataFrame:
-    """All anomaly instances of one key (INSTANCE_COLUMNS)."""
-    view = version_order.build(rows)
-    found = [frame for rule in RULES for frame in rule.rules(view)]
+def _rules(view: version_order.KeyView) -> list[pd.DataFrame]:
+    return [frame for rule in RULES for frame in rule.rules(view)]
+
+
+def _frame(found: list[pd.DataFrame]) -> pd.DataFrame:
+    found = [f for f in found if len(f)]
     if not found:
         return pd.DataFrame(columns=list(INSTANCE_COLUMNS))
     return pd.concat(found, ignore_index=True)
+
+
+def key_rules(rows: pd.DataFrame) -> pd.DataFrame:
+    """All anomaly instances of one key (INSTANCE_COLUMNS); `rows` carry `evidenced`."""
+    return _frame(_rules(version_order.build(rows)))
+
+
+def key_pass(evidenced: Collection[int], width: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """The function `applyInPandas` runs per key: the key's anomaly instances and its tallies.
+
+    `evidenced`: the info operations an ok poll proved committed (in any key; checkers/tables.py);
+    `width`: the report's time bucket in ns."""
+    marked = frozenset(int(op) for op in evidenced)
+
+    def run(rows: pd.DataFrame) -> pd.DataFrame:
+        rows = rows.assign(evidenced=rows["op"].isin(marked))
+        view = version_order.build(rows)
+        return _frame([*_rules(view), tallies.key_tallies(view, width)])
+
+    return run

@@ -10,6 +10,7 @@ key means one left it out.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from checkers.anomalies import instances, pairs
@@ -38,11 +39,18 @@ def with_references(ops: pd.DataFrame, assigns: pd.DataFrame) -> pd.DataFrame:
     held = assigns[["process", "op", "n_assign"]].assign(has=1)
     u = pd.concat([ops.assign(has=0), held], ignore_index=True).sort_values(["process", "op"], kind="stable")
     u["n_assign_key"] = u.groupby("process")["has"].cumsum()
-    moving = (u["has"] == 0) & (u["type"] == "ok")
+    u = u.reset_index(drop=True)
+    moving = ((u["has"] == 0) & (u["type"] == "ok")).to_numpy()
+    # Row by row, the process's latest moving row strictly before it: its row number, shifted one
+    # row down and carried forward within the process; every prev_* column is read from that row.
+    mover = pd.Series(np.where(moving, np.arange(len(u), dtype="float64"), np.nan))
+    ref = mover.groupby(u["process"]).shift(1).groupby(u["process"]).ffill().to_numpy()
+    has_ref = ~np.isnan(ref)
+    at = np.where(has_ref, ref, 0).astype("int64")
     for c in PREV:
-        shifted = u[c].where(moving).groupby(u["process"]).shift(1)
-        u["prev_" + c] = shifted.groupby(u["process"]).ffill()
-    u = u[(u["has"] == 0) & u["prev_op"].notna()]
+        u["prev_" + c] = u[c].to_numpy()[at] if len(u) else u[c]
+        u.loc[~has_ref, "prev_" + c] = np.nan
+    u = u[(u["has"] == 0) & has_ref]
     cleared = (u["n_assign"] - u["prev_n_assign"]) > (u["n_assign_key"] - u["prev_n_assign_key"])
     return u[~cleared]
 

@@ -7,14 +7,16 @@ number of acknowledged values not yet read over time, and offset timelines of an
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from checkers.faults import MAX_NEMESIS_OPS, fault_windows
+from checkers import parts
+from checkers.faults import fault_windows
 from checkers.tables import NEMESIS, committed_send
 
 BUCKETS = 200
@@ -33,9 +35,8 @@ class Series:
     timelines: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)  # key -> kind -> t, offset
 
 
-def _pandas(df: Any, columns: list[str]) -> pd.DataFrame:
-    rows = df.collect()
-    return pd.DataFrame([r.asDict() for r in rows], columns=columns)
+def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame([{c: r[c] for c in columns} for r in rows], columns=columns)
 
 
 def _zero_filled(throughput: pd.DataFrame, bucket_s: float, last: int) -> pd.DataFrame:
@@ -49,65 +50,53 @@ def _zero_filled(throughput: pd.DataFrame, bucket_s: float, last: int) -> pd.Dat
     return pd.concat(parts, ignore_index=True) if parts else throughput
 
 
-def collect(ops: DataFrame, micro: DataFrame, anomalies: dict[str, dict[str, Any]]) -> Series:
-    end_ns = ops.agg(F.max(F.coalesce("ctime", "itime"))).first()[0] or 0
-    width = max(1, -(-end_ns // BUCKETS))
+def bucket_width_ns(end_ns: int) -> int:
+    """The report's time bucket: BUCKETS of them up to the history's last event."""
+    return max(1, -(-end_ns // BUCKETS))
+
+
+def queries(ops: DataFrame, end_ns: int) -> dict[str, DataFrame]:
+    """The aggregations `build` reads (checkers/parts.py collects them with the check's others)."""
+    width = bucket_width_ns(end_ns)
     bucket_s = width / 1e9
     bucket = lambda c: (F.floor(F.col(c) / F.lit(width)) * F.lit(bucket_s)).alias("t")  # noqa: E731
-    client = ops.where(F.col("process") != NEMESIS)
-    done = client.where(F.col("ctime").isNotNull())
-    throughput = _zero_filled(
-        _pandas(
-            done.groupBy(bucket("ctime"), "type").agg((F.count("*") / F.lit(bucket_s)).alias("per_s")).orderBy("t"),
-            ["t", "type", "per_s"],
-        ),
-        bucket_s,
-        end_ns // width,
-    )
+    done = ops.where((F.col("process") != NEMESIS) & F.col("ctime").isNotNull())
     lat = (F.col("ctime") - F.col("itime")) / F.lit(1e6)
-    latency = _pandas(
-        done.where(F.col("type") == "ok")
+    return {
+        "series.throughput": done.groupBy(bucket("ctime"), "type")
+        .agg((F.count("*") / F.lit(bucket_s)).alias("per_s"))
+        .orderBy("t"),
+        "series.latency": done.where(F.col("type") == "ok")
         .groupBy(bucket("ctime"), "f")
         .agg(F.percentile_approx(lat, 0.5).alias("p50"), F.percentile_approx(lat, 0.99).alias("p99"))
         .orderBy("t"),
-        ["t", "f", "p50", "p99"],
-    )
-    # Unseen at time t: acknowledged by t and not read by an ok poll by t.
-    acked = micro.where((F.col("kind") == "send") & (F.col("type") == "ok")).select(
-        "key", "value", F.col("time").alias("ctime")
-    )
-    ok_reads = micro.where((F.col("kind") == "read") & (F.col("type") == "ok"))
-    first_read = ok_reads.groupBy("key", "value").agg(F.min("time").alias("rtime"))
-    both = acked.join(first_read, ["key", "value"], "left").select("ctime", F.greatest("ctime", "rtime").alias("seen"))
-    ack_hist = _pandas(both.groupBy(bucket("ctime")).count(), ["t", "count"]).set_index("t")["count"]
-    seen_hist = _pandas(both.where(F.col("seen").isNotNull()).groupBy(bucket("seen")).count(), ["t", "count"])
-    seen_hist = seen_hist.set_index("t")["count"]
-    grid = pd.Index([i * bucket_s for i in range(BUCKETS + 1)], name="t")
-    cum = ack_hist.reindex(grid, fill_value=0).cumsum() - seen_hist.reindex(grid, fill_value=0).cumsum()
-    unseen = cum.rename("unseen").reset_index()
+    }
 
-    nemesis = (
-        ops.where(F.col("process") == NEMESIS)
-        .select("f", "type", "itime", "ctime")
-        .orderBy("itime")
-        .limit(MAX_NEMESIS_OPS)
-        .collect()
-    )
-    faults = fault_windows(
-        [
-            {
-                "f": r["f"],
-                "type": r["type"],
-                "start": r["itime"] / 1e9,
-                "end": None if r["ctime"] is None else r["ctime"] / 1e9,
-            }
-            for r in nemesis
-        ],
-        end_ns / 1e9,
-    )
-    series = Series(bucket_s, end_ns / 1e9, throughput, latency, unseen, faults)
-    series.timelines = _timelines(micro, anomalies)
-    return series
+
+def build(
+    parts: dict[str, list[dict[str, Any]]],
+    end_ns: int,
+    acked: dict[int, int],
+    seen: dict[int, int],
+    nemesis: list[dict[str, Any]],
+) -> Series:
+    """The report's series from the collected parts; `acked` and `seen` count, per time bucket,
+    acknowledgements and first reads of acknowledged values (checkers/tallies.py); `nemesis`: the
+    nemesis's operations in invoke order (f, type, start and end in seconds)."""
+    width = bucket_width_ns(end_ns)
+    bucket_s = width / 1e9
+    throughput = _zero_filled(_frame(parts["series.throughput"], ["t", "type", "per_s"]), bucket_s, end_ns // width)
+    latency = _frame(parts["series.latency"], ["t", "f", "p50", "p99"])
+    # Unseen at time t: acknowledged by t and not read by an ok poll by t.
+    grid = pd.Index([i * bucket_s for i in range(BUCKETS + 1)], name="t")
+
+    def cumulative(counts: dict[int, int]) -> pd.Series:
+        hist = pd.Series(list(counts.values()), index=[b * bucket_s for b in counts], dtype="int64")
+        return hist.groupby(level=0).sum().reindex(grid, fill_value=0).cumsum()
+
+    unseen = (cumulative(acked) - cumulative(seen)).rename("unseen").reset_index()
+    faults = fault_windows(nemesis, end_ns / 1e9)
+    return Series(bucket_s, end_ns / 1e9, throughput, latency, unseen, faults)
 
 
 def _anomalous_keys(anomalies: dict[str, dict[str, Any]]) -> list[str]:
@@ -119,20 +108,33 @@ def _anomalous_keys(anomalies: dict[str, dict[str, Any]]) -> list[str]:
     return keys[:TIMELINE_KEYS]
 
 
-def _timelines(micro: DataFrame, anomalies: dict[str, dict[str, Any]]) -> dict[str, dict[str, pd.DataFrame]]:
+def timelines(
+    micro: DataFrame, evidenced: DataFrame, anomalies: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, pd.DataFrame]]:
+    """Offsets over time of the keys with the most errors (acknowledged and read), at most
+    TIMELINE_POINTS of each kind per key (a seeded sample beyond that), in one Spark action.
+    `evidenced`: the op ids of info operations proven committed (tables.evidenced_ops)."""
     keys = _anomalous_keys(anomalies)
     if not keys:
         return {}
-    mine = micro.where(F.col("key").isin(keys)).select("*", (F.col("time") / F.lit(1e9)).alias("t"))
-    sends = mine.where(committed_send() & F.col("offset").isNotNull())
-    reads = mine.where((F.col("kind") == "read") & (F.col("type") == "ok"))
-    out: dict[str, dict[str, pd.DataFrame]] = {k: {} for k in keys}
-    for kind, df in (("acknowledged", sends), ("read", reads)):
-        counts = {r["key"]: r["count"] for r in df.groupBy("key").count().collect()}
-        for key in keys:
-            n = counts.get(key, 0)
-            part = df.where(F.col("key") == key)
-            if n > TIMELINE_POINTS:
-                part = part.sample(fraction=TIMELINE_POINTS / n, seed=1)
-            out[key][kind] = _pandas(part.select("t", "offset", "value").orderBy("t"), ["t", "offset", "value"])
+    marked = evidenced.select("op", F.lit(True).alias("evidenced"))
+    mine = micro.where(F.col("key").isin(keys)).join(F.broadcast(marked), "op", "left")
+    is_evidenced = F.coalesce(F.col("evidenced"), F.lit(False))
+    kind = F.when(committed_send(is_evidenced) & F.col("offset").isNotNull(), F.lit("acknowledged")).when(
+        (F.col("kind") == "read") & (F.col("type") == "ok"), F.lit("read")
+    )
+    rows = mine.select("key", kind.alias("line"), (F.col("time") / F.lit(1e9)).alias("t"), "offset", "value")
+    rows = rows.where(F.col("line").isNotNull())
+    n = F.count(F.lit(1)).over(Window.partitionBy("key", "line"))
+    counted = rows.select("*", n.alias("n"))
+    keep = (F.col("n") <= TIMELINE_POINTS) | (F.rand(seed=1) < F.lit(TIMELINE_POINTS) / F.col("n"))
+    picked = counted.where(keep).orderBy("key", "line", "t")
+    out: dict[str, dict[str, pd.DataFrame]] = {k: {"acknowledged": _empty(), "read": _empty()} for k in keys}
+    got = parts.collect({"timelines": picked.select("key", "line", "t", "offset", "value")})["timelines"]
+    for (key, line), group in itertools.groupby(got, key=lambda r: (r["key"], r["line"])):
+        out[key][line] = _frame(list(group), ["t", "offset", "value"])
     return out
+
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame([], columns=["t", "offset", "value"])

@@ -36,6 +36,11 @@ class Tables:
     micro: DataFrame
 
 
+def _assigns() -> Column:
+    """An assign or subscribe of a client (the nemesis has no keys)."""
+    return F.col("f").isin(*ASSIGNS) & (F.col("process") != NEMESIS)
+
+
 def pair(events: DataFrame) -> DataFrame:
     """One row per operation, with its completion; `problem` names a broken pairing (the check
     reports the first as bad input)."""
@@ -43,7 +48,7 @@ def pair(events: DataFrame) -> DataFrame:
     nxt = F.lead(F.struct("index", "time", "type", "f", "value", "error")).over(w)
     # The process's assignments so far and the latest one's function, over the same window (one sort).
     so_far = w.rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    is_assign = (F.col("type") == "invoke") & F.col("f").isin(*ASSIGNS) & (F.col("process") != NEMESIS)
+    is_assign = (F.col("type") == "invoke") & _assigns()
     ev = events.select(
         "*",
         F.lag("type").over(w).alias("prev_type"),
@@ -106,7 +111,7 @@ def pair(events: DataFrame) -> DataFrame:
 
 def build(events: DataFrame) -> Tables:
     paired = pair(events)  # one row per operation, with n_assign and mode of its process
-    is_assign = F.col("f").isin(*ASSIGNS) & (F.col("process") != NEMESIS)
+    is_assign = _assigns()
     client = paired.where((F.col("process") != NEMESIS) & (F.col("f").isin(*CLIENT_FS) | is_assign))
     micro_json = F.coalesce(F.from_json("cvalue", MICRO), F.from_json("ivalue", MICRO))
     keys_json = F.coalesce(F.from_json("cvalue", KEYS), F.from_json("ivalue", KEYS), F.array().cast(KEYS))
@@ -153,18 +158,16 @@ def build(events: DataFrame) -> Tables:
     return Tables(ops, micro)
 
 
-def with_evidence(micro: DataFrame) -> DataFrame:
-    """Adds `evidenced`: the row's operation is an info send with a value that an ok poll read,
-    in any key (an operation's sends stand or fall together, across keys). Info sends are few,
-    so they are broadcast to the reads; no shuffle."""
+def evidenced_ops(micro: DataFrame) -> DataFrame:
+    """The info operations an ok poll proved committed: an info send whose value some ok poll
+    read in that key (an operation's sends stand or fall together, across keys, so this is known
+    before the shuffle by key and handed to it; checkers/per_key.py). Info sends are few, so they
+    are broadcast to the reads; no shuffle of the reads."""
     info = micro.where((F.col("kind") == "send") & (F.col("type") == "info")).select("key", "value", "op")
     ok_reads = micro.where((F.col("kind") == "read") & (F.col("type") == "ok")).select("key", "value")
-    evidenced = ok_reads.join(F.broadcast(info), ["key", "value"]).select("op").distinct()
-    marked = evidenced.select("op", F.lit(True).alias("evidenced"))
-    joined = micro.join(F.broadcast(marked), "op", "left")
-    return joined.withColumn("evidenced", F.coalesce(F.col("evidenced"), F.lit(False)))
+    return ok_reads.join(F.broadcast(info), ["key", "value"]).select("op").distinct()
 
 
-def committed_send() -> Column:
-    """A micro-op row that is a send which must have committed: ok, or info and evidenced."""
-    return (F.col("kind") == "send") & ((F.col("type") == "ok") | ((F.col("type") == "info") & F.col("evidenced")))
+def committed_send(evidenced: Column) -> Column:
+    """A micro-op row that is a send which must have committed: ok, or info and `evidenced`."""
+    return (F.col("kind") == "send") & ((F.col("type") == "ok") | ((F.col("type") == "info") & evidenced))
