@@ -34,7 +34,7 @@ class CheckResult:
     anomalies: dict[str, dict[str, Any]]
     stats: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
-    history: Path | None = None
+    history: Path | str | None = None  # a local file, or the URI Spark read
     results_path: Path | None = None
     report_path: Path | None = None
     #: Lost writes explained by the metadata timeline, when the run directory has one (root_cause.py).
@@ -178,21 +178,38 @@ def check_history(
     """Check one history; writes results.json (and report.html) into `out`. `progress` hears of
     each phase (a large history takes minutes)."""
     say = progress or (lambda message: None)
-    history = load.resolve(path)
-    load.precheck(history)
-    out_dir = default_out(history, out)
-    say(f"check: starting Spark ({master or spark.DEFAULT_MASTER})" if session is None else "check: starting")
-    sp = session or spark.session(master, history.stat().st_size)
-    say(f"check: reading {history} ({history.stat().st_size / 1e6:.1f} MB)")
-    spark.tune(sp, history.stat().st_size)
-    loaded = load.load(sp, history)
+    if load.is_uri(path):
+        # Spark reads it (Hadoop's file systems); Python writes results only to a local directory.
+        local = load.local_of(path)
+        if out is None and local is None:
+            raise BadHistory(f"{path}: a history at a URI needs --out (a local directory for the results)")
+        say(f"check: starting Spark ({master or spark.DEFAULT_MASTER})" if session is None else "check: starting")
+        sp = session or spark.session(master)
+        source = load.open_uri(sp, str(path))
+        load.precheck(source)
+        history: Path | str = source.name
+        size = source.size
+        run_dir = load.local_of(source.name)
+        run_dir = run_dir.parent if run_dir is not None else None
+        out_dir = Path(out) if out else run_dir
+    else:
+        history = source = load.resolve(path)
+        load.precheck(history)
+        size = history.stat().st_size
+        run_dir = history.parent
+        out_dir = default_out(history, out)
+        say(f"check: starting Spark ({master or spark.DEFAULT_MASTER})" if session is None else "check: starting")
+        sp = session or spark.session(master, size)
+    say(f"check: reading {history} ({size / 1e6:.1f} MB)")
+    spark.tune(sp, size)
+    loaded = load.load(sp, source)
     if loaded.empty:
         result = CheckResult("unknown", {}, {}, loaded.warnings, history)
         return _write(result, out_dir, None, report)
     fl = tables.build(loaded.events)
     cached = [fl.ops.persist(StorageLevel.MEMORY_AND_DISK), fl.micro.persist(StorageLevel.MEMORY_AND_DISK)]
     try:
-        result, plots = _check(loaded, cached, report, say)
+        result, plots = _check(loaded, cached, report, say, run_dir)
     finally:
         for df in cached:
             df.unpersist()
@@ -200,7 +217,7 @@ def check_history(
 
 
 def _check(
-    loaded: load.Loaded, cached: list[DataFrame], report: bool, say: Callable[[str], None]
+    loaded: load.Loaded, cached: list[DataFrame], report: bool, say: Callable[[str], None], run_dir: Path | None
 ) -> tuple[CheckResult, series.Series | None]:
     """The check proper: two Spark actions for a valid history (the first facts, then every
     small result at once; checkers/parts.py), a third for the report's offset timelines when
@@ -265,7 +282,8 @@ def _check(
         "key", F.col("values")[0].alias("value"), F.col("ops")[0].alias("op"), "offsets"
     )
     groups = lambda events: root_cause.lost_write_groups(lost, ops, events)  # noqa: E731 (bound to this check)
-    result.root_cause = root_cause.build(history.parent, anomalies, history, groups)
+    if run_dir is not None:  # its metadata timeline and replica logs, when the run left them
+        result.root_cause = root_cause.build(run_dir, anomalies, run_dir / Path(str(history)).name, groups)
     plots = None
     if report:
         say("check: the report's plots")

@@ -6,14 +6,21 @@ tables.py parses the client shapes. Rules from ../shared/history-format.md:
 - a truncated (unparseable) last line is a warning, and the line is ignored;
 - any other line that is not an event is bad input (BadHistory, exit 2);
 - an empty history is not an error: it proves nothing (verdict "unknown").
+
+A history is a local path or a URI Spark reads (`file://`, `hdfs://`, `s3a://`...): a cluster's
+executors cannot read the driver's disk. A local file is prechecked before any JVM starts; a URI
+is prechecked the same way once Spark is up, through Hadoop's file system API (the bytes of its
+first and last lines only).
 """
 
 from __future__ import annotations
 
 import json
-import os
+import re
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -38,10 +45,99 @@ SCHEMA = T.StructType(
 TYPES = ("invoke", "ok", "fail", "info")
 
 
+#: A URI's scheme: what Spark (through Hadoop's file systems) reads, not a local path.
+URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_uri(path: str | Path) -> bool:
+    return isinstance(path, str) and bool(URI.match(path))
+
+
+def local_of(uri: str | Path) -> Path | None:
+    """The local path of a `file:` URI (as Spark or the user writes it), None for any other."""
+    text = str(uri)
+    if not text.startswith("file:"):
+        return None
+    return Path(urllib.parse.unquote(urllib.parse.urlparse(text).path))
+
+
+class Source(Protocol):
+    """A history's bytes, as the precheck reads them: its size and any stretch of it."""
+
+    name: str
+    size: int
+
+    def read(self, start: int, n: int) -> bytes: ...
+
+
+@dataclass
+class LocalFile:
+    path: Path
+
+    @property
+    def name(self) -> str:
+        return str(self.path)
+
+    @property
+    def size(self) -> int:
+        return self.path.stat().st_size
+
+    def read(self, start: int, n: int) -> bytes:
+        with open(self.path, "rb") as fh:
+            fh.seek(start)
+            return fh.read(n)
+
+
+@dataclass
+class HadoopFile:
+    """A file at a URI, read through the JVM's Hadoop file system (whatever Spark reads)."""
+
+    name: str
+    size: int
+    _fs: object
+    _path: object
+    _jvm: object
+
+    def read(self, start: int, n: int) -> bytes:
+        n = max(0, min(n, self.size - start))
+        if not n:
+            return b""
+        stream = self._fs.open(self._path)
+        try:
+            stream.seek(start)
+            # A byte[] returned by the JVM comes back as Python bytes (one copy, no per-byte calls).
+            return bytes(self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream, n))
+        finally:
+            stream.close()
+
+
+def open_uri(spark: SparkSession, uri: str) -> HadoopFile:
+    """The history at `uri`: the file, or a run directory's history.jsonl (BadHistory when none)."""
+    sc = spark.sparkContext
+    jvm = sc._jvm
+    try:
+        path = jvm.org.apache.hadoop.fs.Path(uri)
+        fs = path.getFileSystem(sc._jsc.hadoopConfiguration())
+        if not fs.exists(path):
+            raise BadHistory(f"no history at {uri}")
+        status = fs.getFileStatus(path)
+        if status.isDirectory():
+            path = jvm.org.apache.hadoop.fs.Path(path, "history.jsonl")
+            if not fs.exists(path):
+                raise BadHistory(f"no history at {path.toString()}")
+            status = fs.getFileStatus(path)
+    except BadHistory:
+        raise
+    except Exception as exc:  # noqa: BLE001 (a JVM error: no file system for the scheme, no access...)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise BadHistory(f"cannot read {uri}: {first}") from None
+    return HadoopFile(path.toString(), int(status.getLen()), fs, path, jvm)
+
+
 @dataclass
 class Loaded:
     events: DataFrame
-    path: Path
+    path: Path | str  # a local file, or the URI Spark read
     warnings: list[str] = field(default_factory=list)
     empty: bool = False
 
@@ -64,52 +160,53 @@ MAX_LINE = 16 << 20
 HEAD = 64 << 10
 
 
-def precheck(path: Path) -> None:
+def precheck(path: Path | Source) -> None:
     """Refuse, in milliseconds and before any JVM starts, what is plainly not JSON Lines: a binary
     file, text that is not UTF-8, or a first or last line longer than MAX_LINE (a 100 MB JSON
     document on one line would otherwise cost Spark minutes to call corrupt)."""
-    size = path.stat().st_size
-    with open(path, "rb") as fh:
-        head = fh.read(HEAD)
-        if b"\0" in head:
-            raise BadHistory(f"{path} is a binary file, not a history (JSON Lines)")
-        try:
-            head.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            if exc.start < len(head) - 3:  # not merely a character cut by the end of the chunk
-                raise BadHistory(f"{path} is not UTF-8 text (byte {exc.start}): not a history") from None
-        read = len(head)
-        while b"\n" not in head and read < min(size, MAX_LINE + 1):
-            head = fh.read(1 << 20)
-            read += len(head)
-        if b"\n" not in head and size > MAX_LINE:
-            raise BadHistory(f"{path}: line 1 is longer than {MAX_LINE >> 20} MiB: not a history (JSON Lines)")
-    last_line(path)  # the same bound from the end
+    src = LocalFile(path) if isinstance(path, Path) else path
+    size = src.size
+    head = src.read(0, HEAD)
+    if b"\0" in head:
+        raise BadHistory(f"{src.name} is a binary file, not a history (JSON Lines)")
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # not merely a character cut by the end of the chunk
+            raise BadHistory(f"{src.name} is not UTF-8 text (byte {exc.start}): not a history") from None
+    read, chunk = len(head), head
+    while b"\n" not in chunk and read < min(size, MAX_LINE + 1):
+        chunk = src.read(read, 1 << 20)
+        if not chunk:
+            break
+        read += len(chunk)
+    if b"\n" not in chunk and b"\n" not in head and size > MAX_LINE:
+        raise BadHistory(f"{src.name}: line 1 is longer than {MAX_LINE >> 20} MiB: not a history (JSON Lines)")
+    last_line(src)  # the same bound from the end
 
 
-def last_line(path: Path, chunk: int = 1 << 16) -> str:
+def last_line(path: Path | Source, chunk: int = 1 << 16) -> str:
     """The file's last non-empty line, read from the end (memory bounded by MAX_LINE)."""
+    src = LocalFile(path) if isinstance(path, Path) else path
     parts: list[bytes] = []
     held = 0
-    with open(path, "rb") as fh:
-        pos = fh.seek(0, os.SEEK_END)
-        while pos > 0:
-            start = max(0, pos - chunk)
-            fh.seek(start)
-            data = fh.read(pos - start)
-            pos = start
-            if not parts:
-                data = data.rstrip(b"\r\n")
-                if not data:
-                    continue  # still in the trailing newlines
-            cut = data.rfind(b"\n")
-            parts.append(data[cut + 1 :])
-            held += len(parts[-1])
-            if held > MAX_LINE:
-                too_long = f"the last line is longer than {MAX_LINE >> 20} MiB"
-                raise BadHistory(f"{path}: {too_long}: not a history (JSON Lines)")
-            if cut >= 0:
-                break
+    pos = src.size
+    while pos > 0:
+        start = max(0, pos - chunk)
+        data = src.read(start, pos - start)
+        pos = start
+        if not parts:
+            data = data.rstrip(b"\r\n")
+            if not data:
+                continue  # still in the trailing newlines
+        cut = data.rfind(b"\n")
+        parts.append(data[cut + 1 :])
+        held += len(parts[-1])
+        if held > MAX_LINE:
+            too_long = f"the last line is longer than {MAX_LINE >> 20} MiB"
+            raise BadHistory(f"{src.name}: {too_long}: not a history (JSON Lines)")
+        if cut >= 0:
+            break
     return b"".join(reversed(parts)).decode("utf-8", "replace")
 
 
@@ -132,20 +229,23 @@ def _problem(col_text: str) -> F.Column:
     )
 
 
-def load(spark: SparkSession, path: str | Path) -> Loaded:
+def load(spark: SparkSession, path: str | Path | HadoopFile) -> Loaded:
     """The events, parsed lazily: nothing runs until tables.build, so the file is parsed once.
 
     Rows that are not events keep a `bad` message (tables.build reports the first as bad input);
     the truncated last line, when there is one, is left out with a warning.
     """
-    p = resolve(path)
-    tail = last_line(p)
-    if p.stat().st_size == 0 or not tail.strip():
+    p: Path | str
+    if isinstance(path, HadoopFile):
+        p, size, tail = path.name, path.size, last_line(path)
+    else:
+        p = resolve(path)
+        size, tail = p.stat().st_size, last_line(p)
+    if size == 0 or not tail.strip():
         empty = spark.createDataFrame([], T.StructType([*SCHEMA.fields[:-1], T.StructField("bad", T.StringType())]))
         return Loaded(empty, p, ["the history is empty"], True)
-    raw = (
-        spark.read.schema(SCHEMA).option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT).json(str(p))
-    )
+    reader = spark.read.schema(SCHEMA).option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
+    raw = reader.json(str(p))
     warnings: list[str] = []
     if not _is_json_object(tail):
         warnings.append(f"the last line is truncated ({len(tail)} characters); it was ignored")

@@ -8,8 +8,9 @@ unseen count over time, and an offset timeline for each anomalous key.
 from __future__ import annotations
 
 import json
+import urllib.parse
 from html import escape
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -228,7 +229,8 @@ def _root_cause(rc: dict[str, Any], series: Series | None) -> str:
 
 
 def render(result: CheckResult, series: Series | None) -> str:
-    title = f"kafka-chaos check: {result.history.parent.name if result.history else ''}"
+    run = PurePosixPath(urllib.parse.urlparse(str(result.history)).path).parent.name if result.history else ""
+    title = f"kafka-chaos check: {run}"
     warnings = "".join(f'<p class="warn">warning: {escape(w)}</p>' for w in result.warnings)
     body = [
         f"<h1>{escape(title)}</h1>",

@@ -15,6 +15,7 @@ import shutil
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -172,7 +173,21 @@ def session(master: str | None = None, history_bytes: int | None = None) -> Spar
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise BadHistory(f"Spark did not start on {master}: {first} (Spark's output: {log_path()})") from None
     spark.sparkContext.setLogLevel("ERROR")
+    if not master.startswith("local"):
+        _ship_code(spark)
     return spark
+
+
+def _ship_code(spark: SparkSession) -> None:
+    """Send this package to a cluster's executors: the rules run in Python workers there, which
+    need the checker's own modules (their Python needs pandas and pyarrow of its own)."""
+    package = Path(__file__).resolve().parent
+    archive = Path(tempfile.gettempdir()) / f"kafka-chaos-checkers-{os.getpid()}.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for source in sorted(package.glob("*.py")):
+            zf.write(source, f"{package.name}/{source.name}")
+    spark.sparkContext.addPyFile(str(archive))
+    atexit.register(lambda: archive.unlink(missing_ok=True))
 
 
 def materialize(df: DataFrame) -> DataFrame:

@@ -30,6 +30,7 @@ from pyspark.sql import types as T
 
 from checkers import spark as spark_session
 from checkers.errors import BadHistory
+from checkers.load import is_uri
 from checkers.svg import PALETTE, Chart
 
 VERDICTS = ("valid", "invalid", "unknown", "unchecked")
@@ -193,16 +194,28 @@ def _version_key(text: str) -> tuple:
 
 
 def trend(store: str | Path, master: str | None = None, session: SparkSession | None = None) -> Trend:
-    """The trend of every run under `store`; BadHistory when there is none."""
-    path = Path(store)
-    if not path.is_dir():
-        raise BadHistory(f"{store}: not a directory")
-    if not any(path.rglob("config.json")):
-        raise BadHistory(f"{store}: no run directories (no config.json under it)")
+    """The trend of every run under `store` (a local directory, or a URI Spark reads: file://,
+    hdfs://, s3a://...); BadHistory when there is none."""
+    if is_uri(store):
+        where = str(store)  # listed by Spark on the cluster's file system; nothing to look at here first
+    else:
+        path = Path(store)
+        if not path.is_dir():
+            raise BadHistory(f"{store}: not a directory")
+        if not any(path.rglob("config.json")):
+            raise BadHistory(f"{store}: no run directories (no config.json under it)")
+        where = str(path.resolve())
     sp = session or spark_session.session(master)
     spark_session.tune(sp, 0)  # one row per run: a small table, whose time goes to planning, not computing
     # The three aggregations start from the runs as read once, not from the files each time.
-    counts, per_anomaly, invalid = aggregate(spark_session.materialize(runs_frame(sp, str(path.resolve()))))
+    try:
+        runs = spark_session.materialize(runs_frame(sp, where))
+    except Exception as exc:  # noqa: BLE001 (Spark's error for a path it cannot list, as one line)
+        if is_uri(store):
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise BadHistory(f"{store}: cannot read it: {first}") from None
+        raise
+    counts, per_anomaly, invalid = aggregate(runs)
     rows = {(c["day"], c["version"], c["nemesis"]): TrendRow(**c) for c in counts}
     for a in per_anomaly:
         rows[(a["day"], a["version"], a["nemesis"])].anomalies[a["name"]] = {"runs": a["runs"], "errors": a["errors"]}
@@ -216,7 +229,7 @@ def trend(store: str | Path, master: str | None = None, session: SparkSession | 
     ]  # fmt: skip
     if not ordered:
         raise BadHistory(f"{store}: no run directories (no config.json with a Kafka version under it)")
-    return Trend(str(path), ordered, bad)
+    return Trend(str(store) if is_uri(store) else str(Path(store)), ordered, bad)
 
 
 def _local(uri: str) -> str:

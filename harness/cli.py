@@ -310,13 +310,17 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 def cmd_trend(args: argparse.Namespace) -> int:
     from checkers import trend
     from checkers.errors import BadHistory
+    from checkers.load import is_uri, local_of
 
+    store = local_of(args.store) if is_uri(args.store) else Path(args.store)
+    if args.out is None and store is None:
+        raise UsageError(f"{args.store}: a store at a URI needs --out (a local directory for the trend's files)")
     _say(f"reading the run directories under {args.store}")
     try:
         t = trend.trend(args.store, args.spark_master)
     except BadHistory as exc:
         raise UsageError(str(exc)) from None
-    out = args.out or Path(args.store) / "trend"
+    out = args.out or store / "trend"
     paths = trend.write(t, out)
     if args.json:
         _emit_json({**t.to_json(), "files": {k: str(p) for k, p in paths.items()}})
@@ -374,8 +378,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="check a history: exit 0 valid, 1 anomalies found, 2 bad input, 3 unknown",
         description="Check a run directory or history file; writes results.json and report.html.",
     )
-    check.add_argument("path", help="a run directory or a history file (history.jsonl)")
-    check.add_argument("--out", help="where results.json and report.html go (default: beside the history)")
+    check.add_argument(
+        "path",
+        help="a run directory or a history file (history.jsonl); a local path or a URI (file://, hdfs://, s3a://)",
+    )
+    check.add_argument(
+        "--out", help="where results.json and report.html go (default: beside the history; required for a remote URI)"
+    )
     check.add_argument("--spark-master", help="Spark master URL (default: local[2], embedded)")
     check.add_argument("--no-report", action="store_true", help="write results.json only")
     _add_output_options(check)
@@ -412,8 +421,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="verdicts and anomalies of many runs per Kafka version, nemesis and day (table and plot)",
         description="Read every run directory under STORE (config.json, results.json, summary.json) on Spark.",
     )
-    tr.add_argument("store", help="a directory of run directories, at any depth (e.g. store/ or nightly artifacts)")
-    tr.add_argument("--out", type=Path, help="where trend.md/csv/json/svg/html go (default STORE/trend/)")
+    tr.add_argument(
+        "store",
+        help="a directory of run directories, at any depth (e.g. store/ or nightly artifacts); a path or a URI",
+    )
+    tr.add_argument(
+        "--out", type=Path, help="where trend.md/csv/json/svg/html go (default STORE/trend/; required for a remote URI)"
+    )
     tr.add_argument("--spark-master", help="Spark master URL (default: local[2], embedded)")
     _add_output_options(tr)
     tr.set_defaults(func=cmd_trend)

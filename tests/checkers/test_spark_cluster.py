@@ -1,0 +1,138 @@
+"""The checker beyond one machine, for real: a Spark standalone master and two workers started
+from the `pyspark` package's own classes on 127.0.0.1, `check` and `trend` run on it through the
+command line, with the history and the store given as file:// URIs (what a cluster's executors
+read), and their results compared with local mode's."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyspark
+import pytest
+
+from tests.checkers import histories as H
+from tests.checkers.test_trend import make_run
+
+pytestmark = pytest.mark.spark
+ROOT = Path(__file__).resolve().parents[2]
+CLI = "import sys; from harness.cli import main; sys.exit(main())"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _alive_workers(ui: int) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=2) as answer:
+            return int(json.load(answer).get("aliveworkers", 0))
+    except OSError:
+        return 0
+
+
+@pytest.fixture(scope="module")
+def standalone(tmp_path_factory) -> Iterator[str]:
+    """spark://127.0.0.1:PORT with two workers of one core each; every process stopped after."""
+    home = Path(pyspark.__file__).resolve().parent
+    work = tmp_path_factory.mktemp("spark-standalone")
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(work)}
+    spark_class = str(home / "bin" / "spark-class")
+    port, ui = _free_port(), _free_port()
+    log = open(work / "cluster.log", "ab")  # noqa: SIM115 (open for the fixture's whole life)
+    procs = [
+        subprocess.Popen(
+            [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+             "--webui-port", str(ui)],
+            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    ]  # fmt: skip
+    master = f"spark://127.0.0.1:{port}"
+    for i in range(2):
+        procs.append(
+            subprocess.Popen(
+                [spark_class, "org.apache.spark.deploy.worker.Worker", master, "--host", "127.0.0.1",
+                 "--cores", "1", "--memory", "2g", "--webui-port", str(_free_port()),
+                 "--work-dir", str(work / f"w{i}")],
+                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while _alive_workers(ui) < 2:
+            assert time.monotonic() < deadline, (work / "cluster.log").read_text()[-3000:]
+            assert all(p.poll() is None for p in procs), (work / "cluster.log").read_text()[-3000:]
+            time.sleep(0.5)
+        yield master
+    finally:
+        for p in procs:
+            os.killpg(p.pid, signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+        log.close()
+
+
+def kafka_chaos(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", CLI, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def test_check_on_a_standalone_cluster_reads_a_uri_and_agrees_with_local_mode(standalone, tmp_path: Path):
+    history = H.lost_write(True).write(tmp_path / "history.jsonl")
+    local = kafka_chaos("check", str(history), "--out", str(tmp_path / "local"), "--json", "--quiet")
+    remote = kafka_chaos(
+        "check", history.as_uri(), "--out", str(tmp_path / "cluster"), "--spark-master", standalone, "--json", "--quiet"
+    )
+    assert local.returncode == 1, local.stderr
+    assert remote.returncode == 1, remote.stderr
+    mine = json.loads((tmp_path / "local" / "results.json").read_text())
+    theirs = json.loads((tmp_path / "cluster" / "results.json").read_text())
+    assert theirs.pop("history") == "file:" + str(history)
+    mine.pop("history")
+    assert theirs == mine
+    assert mine["errors"] == ["lost-write"]
+
+
+def test_trend_on_a_standalone_cluster_reads_a_uri_and_agrees_with_local_mode(standalone, tmp_path: Path):
+    store = tmp_path / "store"
+    make_run(store, "a/run1", valid=False, errors={"lost-write": 2})
+    make_run(store, "a/run2")
+    make_run(store, "b/run3", version="3.9.1", valid="unknown")
+    local = kafka_chaos("trend", str(store), "--out", str(tmp_path / "local"), "--json", "--quiet")
+    remote = kafka_chaos(
+        "trend", store.as_uri(), "--out", str(tmp_path / "cluster"), "--spark-master", standalone, "--json", "--quiet"
+    )
+    assert local.returncode == 0, local.stderr
+    assert remote.returncode == 0, remote.stderr
+    mine = json.loads((tmp_path / "local" / "trend.json").read_text())
+    theirs = json.loads((tmp_path / "cluster" / "trend.json").read_text())
+    assert theirs.pop("store") == store.as_uri()
+    mine.pop("store")
+    assert theirs == mine
+    assert mine["runs"] == 3 and len(mine["invalid_runs"]) == 1
+
+
+def test_a_remote_uri_needs_out_and_an_unreadable_one_is_one_line(tmp_path: Path):
+    no_out = kafka_chaos("check", "hdfs://127.0.0.1:1/run/history.jsonl")
+    assert no_out.returncode == 2
+    assert no_out.stderr.strip().splitlines()[-1] == (
+        "kafka-chaos: error: hdfs://127.0.0.1:1/run/history.jsonl: a history at a URI needs --out "
+        "(a local directory for the results)"
+    )
+    unknown = kafka_chaos("check", "nosuch://bucket/history.jsonl", "--out", str(tmp_path / "o"))
+    assert unknown.returncode == 2
+    last = unknown.stderr.strip().splitlines()[-1]
+    assert last.startswith("kafka-chaos: error: cannot read nosuch://bucket/history.jsonl: "), unknown.stderr
+    assert "Traceback" not in unknown.stderr
