@@ -206,8 +206,9 @@ def check_history(
     if loaded.empty:
         result = CheckResult("unknown", {}, {}, loaded.warnings, history)
         return _write(result, out_dir, None, report)
-    fl = tables.build(loaded.events)
-    cached = [fl.ops.persist(StorageLevel.MEMORY_AND_DISK), fl.micro.persist(StorageLevel.MEMORY_AND_DISK)]
+    paired = tables.pair(loaded.events).persist(StorageLevel.MEMORY_AND_DISK)
+    fl = tables.build(paired)
+    cached = [fl.ops, fl.micro.persist(StorageLevel.MEMORY_AND_DISK), paired]
     try:
         result, plots = _check(loaded, cached, report, say, run_dir)
     finally:
@@ -221,9 +222,10 @@ def _check(
 ) -> tuple[CheckResult, series.Series | None]:
     """The check proper: two Spark actions for a valid history (the first facts, then every
     small result at once; checkers/parts.py), a third for the report's offset timelines when
-    anomalies were found. `cached` holds the persisted tables (the caller unpersists them)."""
+    anomalies were found. `cached` holds the tables (ops, micro, then any other the caller
+    persisted; it unpersists them all)."""
     history = loaded.path
-    ops, micro = cached
+    ops, micro = cached[:2]
     try:
         first = parts.collect({"facts": facts_query(ops), "evidenced": tables.evidenced_ops(micro)})
     except Exception:

@@ -230,9 +230,9 @@ def _problem(col_text: str) -> F.Column:
 
 
 def load(spark: SparkSession, path: str | Path | HadoopFile) -> Loaded:
-    """The events, parsed lazily: nothing runs until tables.build, so the file is parsed once.
+    """The events, parsed lazily: nothing runs until the check's first action, and the file is parsed once.
 
-    Rows that are not events keep a `bad` message (tables.build reports the first as bad input);
+    Rows that are not events keep a `bad` message (the check reports the first as bad input);
     the truncated last line, when there is one, is left out with a warning.
     """
     p: Path | str

@@ -208,6 +208,11 @@ def tune(spark: SparkSession, history_bytes: int) -> None:
     computing, so it gets one shuffle partition and no code generation; a large one gets both."""
     small = history_bytes < SMALL_BYTES
     partitions = 1 if small else max(8, min(200, history_bytes // (64 << 20)))
+    # The file is read in pieces of at most this many bytes: every core parses JSON from the first
+    # stage on (Spark's default, 128 MB, reads a history of under 128 MB on one core).
+    cores = spark.sparkContext.defaultParallelism
+    piece = max(4 << 20, min(128 << 20, history_bytes // max(1, 2 * cores) + 1))
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(piece))
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     spark.conf.set("spark.sql.adaptive.enabled", str(not small).lower())
     spark.conf.set("spark.sql.codegen.wholeStage", str(not small).lower())

@@ -109,8 +109,9 @@ def pair(events: DataFrame) -> DataFrame:
     )
 
 
-def build(events: DataFrame) -> Tables:
-    paired = pair(events)  # one row per operation, with n_assign and mode of its process
+def build(paired: DataFrame) -> Tables:
+    """The two tables from `pair`'s operations (the caller caches those: both tables start there,
+    and the file is read and shuffled by process once)."""
     is_assign = _assigns()
     client = paired.where((F.col("process") != NEMESIS) & (F.col("f").isin(*CLIENT_FS) | is_assign))
     micro_json = F.coalesce(F.from_json("cvalue", MICRO), F.from_json("ivalue", MICRO))
