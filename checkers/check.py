@@ -202,6 +202,7 @@ def check_history(
         sp = session or spark.session(master, size)
     say(f"check: reading {history} ({size / 1e6:.1f} MB)")
     spark.tune(sp, size)
+    spark.warm_python(sp)
     loaded = load.load(sp, source)
     if loaded.empty:
         result = CheckResult("unknown", {}, {}, loaded.warnings, history)

@@ -59,3 +59,9 @@ def key_pass(evidenced: Collection[int], width: int) -> Callable[[pd.DataFrame],
         return _frame([*_rules(view), tallies.key_tallies(view, width)])
 
     return run
+
+
+def warm(rows: pd.DataFrame) -> pd.DataFrame:
+    """Nothing: run by a first tiny job so that a Python worker has imported pandas, pyarrow and
+    these rules before the per-key pass needs one (checkers/spark.py's warm_python)."""
+    return rows

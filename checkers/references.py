@@ -38,19 +38,29 @@ def with_references(ops: pd.DataFrame, assigns: pd.DataFrame) -> pd.DataFrame:
         return ops
     held = assigns[["process", "op", "n_assign"]].assign(has=1)
     u = pd.concat([ops.assign(has=0), held], ignore_index=True).sort_values(["process", "op"], kind="stable")
-    u["n_assign_key"] = u.groupby("process")["has"].cumsum()
     u = u.reset_index(drop=True)
-    moving = ((u["has"] == 0) & (u["type"] == "ok")).to_numpy()
-    # Row by row, the process's latest moving row strictly before it: its row number, shifted one
-    # row down and carried forward within the process; every prev_* column is read from that row.
-    mover = pd.Series(np.where(moving, np.arange(len(u), dtype="float64"), np.nan))
-    ref = mover.groupby(u["process"]).shift(1).groupby(u["process"]).ffill().to_numpy()
-    has_ref = ~np.isnan(ref)
-    at = np.where(has_ref, ref, 0).astype("int64")
-    for c in PREV:
-        u["prev_" + c] = u[c].to_numpy()[at] if len(u) else u[c]
-        u.loc[~has_ref, "prev_" + c] = np.nan
-    u = u[(u["has"] == 0) & has_ref]
+    # Rows are grouped by process (contiguous after the sort); everything below is array
+    # arithmetic over the whole key at once, the group boundaries standing in for group-bys.
+    n = len(u)
+    process = u["process"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, process[1:] != process[:-1]])
+    group_start = np.repeat(starts, np.diff(np.r_[starts, n]))
+    has = u["has"].to_numpy(dtype="int64")
+    held_so_far = np.cumsum(has)
+    # Assignments that keep the key, so far in the process (the row's own included).
+    n_assign_key = held_so_far - np.r_[0, held_so_far][group_start]
+    moving = (has == 0) & (u["type"] == "ok").to_numpy()
+    # Row by row, the process's latest moving row strictly before it; every prev_* column is
+    # read from that row.
+    last_mover = np.maximum.accumulate(np.where(moving, np.arange(n), -1))
+    before = np.r_[-1, last_mover[:-1]]
+    has_ref = before >= group_start
+    at = np.where(has_ref, before, 0)
+    u = u.assign(n_assign_key=n_assign_key)
+    u = u.assign(**{
+        "prev_" + c: np.where(has_ref, u[c].to_numpy(dtype="float64")[at], np.nan) for c in PREV
+    })  # fmt: skip
+    u = u[(has == 0) & has_ref]
     cleared = (u["n_assign"] - u["prev_n_assign"]) > (u["n_assign_key"] - u["prev_n_assign_key"])
     return u[~cleared]
 

@@ -14,6 +14,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -188,6 +189,33 @@ def _ship_code(spark: SparkSession) -> None:
             zf.write(source, f"{package.name}/{source.name}")
     spark.sparkContext.addPyFile(str(archive))
     atexit.register(lambda: archive.unlink(missing_ok=True))
+
+
+_warmed: set[int] = set()
+
+
+def warm_python(spark: SparkSession) -> None:
+    """Start a Python worker, with the rules' imports, beside the check's first Spark action.
+
+    The first action is the JVM's alone (JSON, the pairing window); the second is the per-key
+    pass, whose first task would otherwise wait for Spark to start its Python daemon and a worker
+    to import pandas, pyarrow and the rules (over a second on a fresh process). A tiny job on a
+    thread of its own does that on the other core meanwhile; Spark keeps the worker for the
+    pass. Once per session, and only in local mode (a cluster's executors start their own)."""
+    sc = spark.sparkContext
+    if id(sc) in _warmed or not sc.master.startswith("local"):
+        return
+    _warmed.add(id(sc))
+
+    def run() -> None:
+        from checkers.per_key import warm
+
+        try:
+            spark.range(1).groupBy("id").applyInPandas(warm, "id long").collect()
+        except Exception:  # noqa: BLE001 (an optimization: the pass starts its worker itself if this fails)
+            pass
+
+    threading.Thread(target=run, name="kafka-chaos-warm-python", daemon=True).start()
 
 
 def materialize(df: DataFrame) -> DataFrame:
