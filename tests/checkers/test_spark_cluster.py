@@ -89,16 +89,20 @@ def kafka_chaos(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", CLI, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
+def local_and_cluster(command: str, path: Path, master: str, out: Path, written: str, code: int) -> tuple[dict, dict]:
+    """`command` on `path` in local mode, then on the cluster with `path` as a file:// URI: the
+    JSON file (`written`) each wrote into its --out."""
+    got = {}
+    for name, target, extra in (("local", str(path), []), ("cluster", path.as_uri(), ["--spark-master", master])):
+        done = kafka_chaos(command, target, "--out", str(out / name), *extra, "--json", "--quiet")
+        assert done.returncode == code, done.stderr
+        got[name] = json.loads((out / name / written).read_text())
+    return got["local"], got["cluster"]
+
+
 def test_check_on_a_standalone_cluster_reads_a_uri_and_agrees_with_local_mode(standalone, tmp_path: Path):
     history = H.lost_write(True).write(tmp_path / "history.jsonl")
-    local = kafka_chaos("check", str(history), "--out", str(tmp_path / "local"), "--json", "--quiet")
-    remote = kafka_chaos(
-        "check", history.as_uri(), "--out", str(tmp_path / "cluster"), "--spark-master", standalone, "--json", "--quiet"
-    )
-    assert local.returncode == 1, local.stderr
-    assert remote.returncode == 1, remote.stderr
-    mine = json.loads((tmp_path / "local" / "results.json").read_text())
-    theirs = json.loads((tmp_path / "cluster" / "results.json").read_text())
+    mine, theirs = local_and_cluster("check", history, standalone, tmp_path, "results.json", 1)
     assert theirs.pop("history") == "file:" + str(history)
     mine.pop("history")
     assert theirs == mine
@@ -110,14 +114,7 @@ def test_trend_on_a_standalone_cluster_reads_a_uri_and_agrees_with_local_mode(st
     make_run(store, "a/run1", valid=False, errors={"lost-write": 2})
     make_run(store, "a/run2")
     make_run(store, "b/run3", version="3.9.1", valid="unknown")
-    local = kafka_chaos("trend", str(store), "--out", str(tmp_path / "local"), "--json", "--quiet")
-    remote = kafka_chaos(
-        "trend", store.as_uri(), "--out", str(tmp_path / "cluster"), "--spark-master", standalone, "--json", "--quiet"
-    )
-    assert local.returncode == 0, local.stderr
-    assert remote.returncode == 0, remote.stderr
-    mine = json.loads((tmp_path / "local" / "trend.json").read_text())
-    theirs = json.loads((tmp_path / "cluster" / "trend.json").read_text())
+    mine, theirs = local_and_cluster("trend", store, standalone, tmp_path, "trend.json", 0)
     assert theirs.pop("store") == store.as_uri()
     mine.pop("store")
     assert theirs == mine
