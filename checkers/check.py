@@ -178,12 +178,13 @@ def check_history(
     """Check one history; writes results.json (and report.html) into `out`. `progress` hears of
     each phase (a large history takes minutes)."""
     say = progress or (lambda message: None)
+    starting = f"check: starting Spark ({master or spark.DEFAULT_MASTER})" if session is None else "check: starting"
     if load.is_uri(path):
         # Spark reads it (Hadoop's file systems); Python writes results only to a local directory.
         local = load.local_of(path)
         if out is None and local is None:
             raise BadHistory(f"{path}: a history at a URI needs --out (a local directory for the results)")
-        say(f"check: starting Spark ({master or spark.DEFAULT_MASTER})" if session is None else "check: starting")
+        say(starting)
         sp = session or spark.session(master)
         source = load.open_uri(sp, str(path))
         load.precheck(source)
@@ -198,7 +199,7 @@ def check_history(
         size = history.stat().st_size
         run_dir = history.parent
         out_dir = default_out(history, out)
-        say(f"check: starting Spark ({master or spark.DEFAULT_MASTER})" if session is None else "check: starting")
+        say(starting)
         sp = session or spark.session(master, size)
     say(f"check: reading {history} ({size / 1e6:.1f} MB)")
     spark.tune(sp, size)
@@ -255,10 +256,11 @@ def _check(
     slots: dict[str, dict[int, int]] = {tallies.VALUES: {}, tallies.ACKED: {}, tallies.SEEN: {}}
     for row in got["tallies"]:
         slots[row["name"]][int(row["slot"])] = int(row["n"])
-    st = stats.summary(got, facts, slots[tallies.VALUES])
+    counts = tallies.named(slots[tallies.VALUES])
+    st = stats.summary(got, facts, counts)
     st["values"]["lost"] = anomalies.get("lost-write", {}).get("count", 0)
     st["values"]["unseen"] = anomalies.get("unseen", {}).get("count", 0)
-    ok_poll = bool(facts["ok_poll"]) or slots[tallies.VALUES].get(tallies.VALUE_SLOTS.index("ok_txn_reads"), 0) > 0
+    ok_poll = bool(facts["ok_poll"]) or counts["ok_txn_reads"] > 0
     if not ok_poll and "unseen" in anomalies:
         # Unseen is relative to what ok polls read; with none at all it proves nothing (verdict step 2).
         anomalies["unseen"]["errors"] = 0
@@ -292,8 +294,7 @@ def _check(
         say("check: the report's plots")
         plots = series.build(got, end_ns, slots[tallies.ACKED], slots[tallies.SEEN], nemesis)
         if any(a["errors"] for a in anomalies.values()):
-            evidenced_df = found.sparkSession.createDataFrame([(int(op),) for op in evidenced], "op long")
-            plots.timelines = series.timelines(micro, evidenced_df, anomalies)
+            plots.timelines = series.timelines(micro, anomalies)
     return result, plots
 
 

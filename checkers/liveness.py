@@ -222,12 +222,19 @@ def count_events(events: Iterable[dict[str, Any]]) -> Counts:
     return Counts(width, coarse(fine_ops), coarse(fine_writes), nemesis, start / 1e9, end_ns / 1e9)
 
 
+def _workload() -> Any:
+    """A client operation of the workload phase (not the nemesis, not the final read), as a column."""
+    from pyspark.sql import functions as F  # not at the top: see bucket_query
+
+    return (F.col("process") != NEMESIS) & (F.col("phase").isNull() | (F.col("phase") != FINAL))
+
+
 def span_columns() -> dict[str, Any]:
     """The workload's start and end, as aggregate columns over the checker's operations table
     (checkers/tables.py): asked for with the check's first facts (checkers/check.py)."""
     from pyspark.sql import functions as F  # not at the top: see bucket_query
 
-    workload = (F.col("process") != NEMESIS) & (F.col("phase").isNull() | (F.col("phase") != FINAL))
+    workload = _workload()
     return {
         "live_start": F.min(F.when(workload & F.col("f").isin(*WORK) & (F.col("type") == "ok"), F.col("ctime"))),
         "live_end": F.max(F.when(workload, F.col("itime"))),
@@ -243,7 +250,7 @@ def bucket_query(ops: Any, start_ns: int | None, end_ns: int | None) -> Any:
 
     start, end = start_ns or 0, end_ns or 0
     width = bucket_width_ns(end - start)
-    workload = ops.where((F.col("process") != NEMESIS) & (F.col("phase").isNull() | (F.col("phase") != FINAL)))
+    workload = ops.where(_workload())
     fine_start = F.floor(F.col("ctime") / F.lit(FINE_NS)) * F.lit(FINE_NS)
     done = workload.where((F.col("type") == "ok") & F.col("ctime").isNotNull() & (fine_start < F.lit(end)))
     return done.groupBy(F.floor(fine_start / F.lit(width)).alias("b")).agg(

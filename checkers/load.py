@@ -26,7 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from checkers.errors import BadHistory
+from checkers.errors import BadHistory, first_line
 
 CORRUPT = "_corrupt_record"
 SCHEMA = T.StructType(
@@ -129,8 +129,7 @@ def open_uri(spark: SparkSession, uri: str) -> HadoopFile:
     except BadHistory:
         raise
     except Exception as exc:  # noqa: BLE001 (a JVM error: no file system for the scheme, no access...)
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise BadHistory(f"cannot read {uri}: {first}") from None
+        raise BadHistory(f"cannot read {uri}: {first_line(exc)}") from None
     return HadoopFile(path.toString(), int(status.getLen()), fs, path, jvm)
 
 

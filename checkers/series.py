@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 
 from checkers import parts
 from checkers.faults import fault_windows
-from checkers.tables import NEMESIS, committed_send
+from checkers.tables import NEMESIS, committed_send, evidenced_ops
 
 BUCKETS = 200
 TIMELINE_KEYS = 4
@@ -108,16 +108,13 @@ def _anomalous_keys(anomalies: dict[str, dict[str, Any]]) -> list[str]:
     return keys[:TIMELINE_KEYS]
 
 
-def timelines(
-    micro: DataFrame, evidenced: DataFrame, anomalies: dict[str, dict[str, Any]]
-) -> dict[str, dict[str, pd.DataFrame]]:
+def timelines(micro: DataFrame, anomalies: dict[str, dict[str, Any]]) -> dict[str, dict[str, pd.DataFrame]]:
     """Offsets over time of the keys with the most errors (acknowledged and read), at most
-    TIMELINE_POINTS of each kind per key (a seeded sample beyond that), in one Spark action.
-    `evidenced`: the op ids of info operations proven committed (tables.evidenced_ops)."""
+    TIMELINE_POINTS of each kind per key (a seeded sample beyond that), in one Spark action."""
     keys = _anomalous_keys(anomalies)
     if not keys:
         return {}
-    marked = evidenced.select("op", F.lit(True).alias("evidenced"))
+    marked = evidenced_ops(micro).select("op", F.lit(True).alias("evidenced"))
     mine = micro.where(F.col("key").isin(keys)).join(F.broadcast(marked), "op", "left")
     is_evidenced = F.coalesce(F.col("evidenced"), F.lit(False))
     kind = F.when(committed_send(is_evidenced) & F.col("offset").isNotNull(), F.lit("acknowledged")).when(

@@ -21,14 +21,14 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
-from checkers.errors import BadHistory
+from checkers.errors import BadHistory, first_line
 
 DEFAULT_MASTER = "local[2]"
 LOG4J = Path(__file__).with_name("log4j2.properties")
 
 
 def _check_java() -> None:
-    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+    if _java() is None:
         raise BadHistory("no Java runtime: the checker runs on Spark, which needs Java 17 or later on PATH")
 
 
@@ -171,8 +171,7 @@ def session(master: str | None = None, history_bytes: int | None = None) -> Spar
         _launch_jvm(settings, partial, archive)
         spark = builder.getOrCreate()
     except Exception as exc:  # noqa: BLE001 (the JVM's failure is one line for the user)
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise BadHistory(f"Spark did not start on {master}: {first} (Spark's output: {log_path()})") from None
+        raise BadHistory(f"Spark did not start on {master}: {first_line(exc)} (Spark's output: {log_path()})") from None
     spark.sparkContext.setLogLevel("ERROR")
     if not master.startswith("local"):
         _ship_code(spark)

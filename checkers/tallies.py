@@ -22,6 +22,11 @@ SEEN = "#seen"  # slots: time buckets at which an acknowledged value was first r
 VALUE_SLOTS = ("attempted", "acknowledged", "failed", "indeterminate", "must_have_committed", "read", "ok_txn_reads")
 
 
+def named(slots: dict[int, int]) -> dict[str, int]:
+    """The summed #values row's slots by name (VALUE_SLOTS), 0 where no key counted any."""
+    return {name: slots.get(i, 0) for i, name in enumerate(VALUE_SLOTS)}
+
+
 def _distinct(values: pd.Series) -> int:
     # A (key, value) pair counts once; a missing value is one more (Spark's distinct of a struct).
     return int(values.nunique(dropna=False))

@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from checkers import spark as spark_session
-from checkers.errors import BadHistory
+from checkers.errors import BadHistory, first_line
 from checkers.load import is_uri
 from checkers.svg import PALETTE, Chart
 
@@ -212,8 +212,7 @@ def trend(store: str | Path, master: str | None = None, session: SparkSession | 
         runs = spark_session.materialize(runs_frame(sp, where))
     except Exception as exc:  # noqa: BLE001 (Spark's error for a path it cannot list, as one line)
         if is_uri(store):
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise BadHistory(f"{store}: cannot read it: {first}") from None
+            raise BadHistory(f"{store}: cannot read it: {first_line(exc)}") from None
         raise
     counts, per_anomaly, invalid = aggregate(runs)
     rows = {(c["day"], c["version"], c["nemesis"]): TrendRow(**c) for c in counts}
