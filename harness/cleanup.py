@@ -3,9 +3,18 @@
 Testcontainers' reaper cannot run where no image can be pulled, so every container and
 network carries `org.kafka-chaos.run=<run id>`; a cluster removes its own on exit, and
 `kafka-chaos clean` removes what a killed run left behind.
+
+Every container and network also names its owner, the process that created it (this host's
+boot id, the pid and the pid's start time, so a reused pid is not mistaken for the owner).
+`clean` removes only what no living process owns: a nightly job, a pytest worker or a second
+`kafka-chaos up` on the same engine keeps its cluster while another cleans up; `--all` removes
+every kafka-chaos container, live runs' too.
 """
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import docker
 from docker.errors import APIError, NotFound
@@ -13,24 +22,88 @@ from docker.errors import APIError, NotFound
 MANAGED = "org.kafka-chaos.managed"
 RUN = "org.kafka-chaos.run"
 NODE = "org.kafka-chaos.node"
+OWNER = "org.kafka-chaos.owner"
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return "unknown"
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (/proc/PID/stat field 22); None when
+    there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2 :].split()[19]
+
+
+def owner_of(pid: int | None = None) -> str:
+    """The owner label of process `pid` (this process by default)."""
+    pid = os.getpid() if pid is None else pid
+    return f"{_boot_id()}:{pid}:{_start_time(pid) or '?'}"
+
+
+def owner_pid(labels: dict[str, str]) -> int | None:
+    """The pid of the process that created a labelled object (None when it was not labelled)."""
+    parts = labels.get(OWNER, "").split(":")
+    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+
+
+def owner_alive(labels: dict[str, str]) -> bool:
+    """Whether the process that created a labelled object still runs on this host. An object with
+    no owner label (made by an older version) or from another boot has none."""
+    parts = labels.get(OWNER, "").split(":")
+    if len(parts) != 3 or parts[0] != _boot_id() or not parts[1].isdigit():
+        return False
+    return _start_time(int(parts[1])) == parts[2]
 
 
 def labels_for(run_id: str, **extra: str) -> dict[str, str]:
-    return {MANAGED: "true", RUN: run_id, **{f"org.kafka-chaos.{k}": v for k, v in extra.items()}}
+    return {MANAGED: "true", RUN: run_id, OWNER: owner_of(), **{f"org.kafka-chaos.{k}": v for k, v in extra.items()}}
 
 
 def find_by_label(client: docker.DockerClient, run_id: str | None = None) -> tuple[list, list]:
     """Containers and networks of one run (or of every kafka-chaos run)."""
     selector = f"{RUN}={run_id}" if run_id else f"{MANAGED}=true"
     return (
-        client.containers.list(all=True, filters={"label": selector}),
+        # Another run may remove a container between the listing and its inspection.
+        client.containers.list(all=True, filters={"label": selector}, ignore_removed=True),
         client.networks.list(filters={"label": selector}),
     )
 
 
-def remove_by_label(client: docker.DockerClient, run_id: str | None = None) -> tuple[int, int]:
-    """Remove containers, then networks, of one run (or of every run); returns the counts."""
-    containers, networks = find_by_label(client, run_id)
+def leftovers(client: docker.DockerClient) -> tuple[list, list]:
+    """Containers and networks of kafka-chaos runs whose owner process is gone."""
+    containers, networks = find_by_label(client)
+    return (
+        [c for c in containers if not owner_alive(c.labels)],
+        [n for n in networks if not owner_alive(n.attrs.get("Labels") or {})],
+    )
+
+
+def owned_by(client: docker.DockerClient, pid: int) -> tuple[list, list]:
+    """Containers and networks that process `pid` created."""
+    containers, networks = find_by_label(client)
+    return (
+        [c for c in containers if owner_pid(c.labels) == pid],
+        [n for n in networks if owner_pid(n.attrs.get("Labels") or {}) == pid],
+    )
+
+
+def remove_by_label(
+    client: docker.DockerClient, run_id: str | None = None, everything: bool = False
+) -> tuple[int, int]:
+    """Remove containers, then networks, of one run; with no run, what dead runs left (or, with
+    `everything`, every kafka-chaos run's); returns the counts."""
+    if run_id or everything:
+        containers, networks = find_by_label(client, run_id)
+    else:
+        containers, networks = leftovers(client)
     for container in containers:
         try:
             container.remove(force=True, v=True)

@@ -346,7 +346,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
     from harness.cleanup import remove_by_label
     from harness.engine import docker_client
 
-    containers, networks = remove_by_label(docker_client(start=False), args.run)
+    containers, networks = remove_by_label(docker_client(start=False), args.run, everything=args.all)
     print(f"removed {containers} container(s) and {networks} network(s)")
     return 0
 
@@ -440,7 +440,12 @@ def build_parser() -> argparse.ArgumentParser:
     build.set_defaults(func=cmd_images_build)
 
     clean = sub.add_parser("clean", help="remove containers and networks that runs left behind")
-    clean.add_argument("--run", help="only this run id (default: every kafka-chaos run)")
+    clean.add_argument("--run", help="only this run id (live or not)")
+    clean.add_argument(
+        "--all",
+        action="store_true",
+        help="every kafka-chaos container and network, live runs' too (default: those whose creating process is gone)",
+    )
     clean.set_defaults(func=cmd_clean)
     return parser
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cleanup import find_by_label
+from harness.cleanup import leftovers, owned_by
+from tests.integration.leftovers import assert_no_leftovers, docker_lock
 
 pytestmark = pytest.mark.cluster
 CLI = [sys.executable, "-m", "harness.cli"]
@@ -36,29 +37,42 @@ def test_up_prints_bootstrap_and_ctrl_c_removes_everything(docker_api, tmp_path)
     proc = start_up("--workdir", str(tmp_path))
     try:
         bootstrap = wait_for_bootstrap(proc)
-        containers, networks = find_by_label(docker_api)
+        containers, networks = owned_by(docker_api, proc.pid)
         assert len(containers) == 1 and len(networks) == 1
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=60) == 130
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert find_by_label(docker_api) == ([], [])
+    assert_no_leftovers(docker_api)
     assert bootstrap.count(",") == 0
     assert (tmp_path / "kafka-1" / "logs" / "server.log").is_file()
 
 
-def test_clean_removes_what_a_killed_run_left(docker_api, tmp_path):
-    proc = start_up("--workdir", str(tmp_path))
-    wait_for_bootstrap(proc)
-    proc.kill()  # SIGKILL: no chance to clean up
-    proc.wait(timeout=30)
-    containers, networks = find_by_label(docker_api)
-    assert len(containers) == 1 and len(networks) == 1
-    out = subprocess.run([*CLI, "clean"], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert "removed 1 container(s) and 1 network(s)" in out.stdout
-    assert find_by_label(docker_api) == ([], [])
+def test_clean_removes_what_a_killed_run_left_and_not_a_live_run(docker_api, tmp_path):
+    killed, live = start_up("--workdir", str(tmp_path / "killed")), start_up("--workdir", str(tmp_path / "live"))
+    try:
+        wait_for_bootstrap(killed)
+        wait_for_bootstrap(live)
+        with docker_lock(exclusive=True):  # no other test's check may see the leftovers meanwhile
+            killed.kill()  # SIGKILL: no chance to clean up
+            killed.wait(timeout=30)
+            containers, networks = owned_by(docker_api, killed.pid)
+            assert len(containers) == 1 and len(networks) == 1
+            assert (containers, networks) == leftovers(docker_api)
+            out = subprocess.run([*CLI, "clean"], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert "removed 1 container(s) and 1 network(s)" in out.stdout
+        assert owned_by(docker_api, killed.pid) == ([], [])
+        containers, networks = owned_by(docker_api, live.pid)  # its owner runs: not a leftover
+        assert len(containers) == 1 and len(networks) == 1
+        live.send_signal(signal.SIGINT)
+        assert live.wait(timeout=60) == 130
+    finally:
+        for proc in (killed, live):
+            if proc.poll() is None:
+                proc.kill()
+    assert owned_by(docker_api, live.pid) == ([], [])
 
 
 def test_version_with_no_artifacts_is_bad_input(docker_api):
@@ -68,7 +82,7 @@ def test_version_with_no_artifacts_is_bad_input(docker_api):
     assert out.returncode == 2, out.stderr
     errors = [line for line in out.stderr.splitlines() if "error:" in line]
     assert len(errors) == 1 and "Kafka 3.4.9 has no complete set of artifacts" in errors[0], out.stderr
-    assert find_by_label(docker_api) == ([], [])
+    assert_no_leftovers(docker_api)
 
 
 def test_port_in_use_is_bad_input(docker_api):
@@ -79,7 +93,7 @@ def test_port_in_use_is_bad_input(docker_api):
         out = subprocess.run([*CLI, "up", "--port-base", str(port)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 2
     assert f"port 127.0.0.1:{port} is in use" in out.stderr
-    assert find_by_label(docker_api) == ([], [])
+    assert_no_leftovers(docker_api)
 
 
 def test_run_with_check_prints_a_verdict(docker_api, tmp_path):
@@ -99,6 +113,6 @@ def test_run_with_check_prints_a_verdict(docker_api, tmp_path):
     assert [line for line in proc.stderr.splitlines() if line.startswith("kafka-chaos:")] == []
     run_dir = Path(out["run_dir"])
     assert Path(out["check"]["results"]) == run_dir / "results.json" and (run_dir / "report.html").exists()
-    assert find_by_label(docker_api) == ([], [])
+    assert_no_leftovers(docker_api)
     human = subprocess.run([*CLI, "check", str(run_dir), "--no-report"], capture_output=True, text=True, timeout=600)
     assert human.returncode == 0 and "verdict: VALID" in human.stdout, human.stderr[-2000:]

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.cleanup import find_by_label
 from harness.versions import DEFAULT_VERSION
+from tests.integration.leftovers import assert_no_leftovers
 
-pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.timeout(1500)]
+pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1500)]
 
 CHAOS_TESTS = """
 import pytest
@@ -57,7 +57,7 @@ def test_a_generated_chaos_suite_passes_and_fails_as_it_should(pytester, docker_
     assert f"FAILED test_generated_chaos.py::test_acks1_is_expected_to_be_valid[kafka-{DEFAULT_VERSION}]" in output
     failure_output(output)
     junit_properties(ET.parse(xml).getroot())
-    assert find_by_label(docker_api) == ([], [])
+    assert_no_leftovers(docker_api)
     trend_of(store, tmp_path_factory.mktemp("nights"))
 
 

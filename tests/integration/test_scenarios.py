@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.cleanup import find_by_label
 from harness.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
 from scenarios.registry import SCENARIOS
 from scenarios.runs import run_once
+from tests.integration.leftovers import assert_no_leftovers
 
-pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1800)]
 CLI = [sys.executable, "-m", "harness.cli"]
 FIRST_FIXED = "3.5.2"  # KIP-903's release line
 
@@ -60,7 +60,7 @@ def test_kafka_14139_loses_writes_on_3_4_and_not_on_3_5(docker_api, tmp_path):
     assert "Every lost write" in (run_dir / "report.html").read_text()
     steps = json.loads((Path(fixed["runs"][0]["run_dir"]) / "scenario.json").read_text())["steps"]
     assert any("did not take the stale ISR change" in s["step"] for s in steps)
-    assert find_by_label(docker_api) == ([], [])
+    assert_no_leftovers(docker_api)
 
 
 def test_last_replica_standing_loses_writes_before_elr_only(tmp_path):
@@ -87,4 +87,4 @@ def test_reproduce_with_a_version_that_does_not_exist_is_bad_input(docker_api, t
     errors = [line for line in out.stderr.splitlines() if "error:" in line]
     assert len(errors) == 1 and "Kafka 3.4.9 has no complete set of artifacts" in errors[0]
     assert not list(tmp_path.glob("kafka-14139/*/2*")), "no run may start before every version is known"
-    assert find_by_label(docker_api) == ([], [])
+    assert_no_leftovers(docker_api)

@@ -9,12 +9,12 @@ import time
 import pytest
 
 from checkers.check import check_history
-from harness.cleanup import find_by_label
 from harness.cluster import KafkaCluster
 from harness.history import FIELDS, HistoryWriter, ReadReport, read_history
 from harness.run import run
 from harness.versions import DEFAULT_VERSION
 from tests.integration.history_facts import sent_and_read
+from tests.integration.leftovers import assert_no_leftovers
 from workloads.options import WorkloadOptions
 
 pytestmark = pytest.mark.cluster
@@ -104,4 +104,4 @@ def test_sigint_leaves_a_readable_history_and_no_containers(tmp_path, docker_api
     assert len(events) > 200
     summary = json.loads((history.parent / "summary.json").read_text())
     assert summary["complete"] is False
-    assert find_by_label(docker_api) == ([], [])
+    assert_no_leftovers(docker_api)
