@@ -1,6 +1,7 @@
 """Resolve a Kafka version to a runnable, cached image: `kafka-chaos/kafka:<version>`.
 
-In order: the image already present locally is used as it is; else the official
+In order: the image already present locally is used as it is (when it was built from this
+recipe: its label says which); else the official
 `apache/kafka:<version>` (3.7.0 on) is pulled and the harness entrypoint layered on it; else
 the image is built here from Maven Central jars on a Java 17 base. The base is
 `eclipse-temurin:17-jre` when it can be pulled, else built from Debian packages
@@ -9,6 +10,7 @@ the image is built here from Maven Central jars on a Java 17 base. The base is
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -28,9 +30,19 @@ IMAGE_REPO = "kafka-chaos/kafka"
 BASE_IMAGE = "kafka-chaos/base:bookworm-jre17"
 TEMURIN = ("eclipse-temurin", "17-jre")
 OFFICIAL_REPO = "apache/kafka"
-_RECIPE_FILES = ("entrypoint.sh", "log4j.properties", "log4j2.properties")
+_RECIPE_FILES = ("entrypoint.sh", "train-cds.sh", "log4j.properties", "log4j2.properties")
 
 Log = Callable[[str], None]
+#: The recipe an image was built from (a digest of docker/kafka): an image from another recipe
+#: (an older entrypoint, no class-data archives) is built again rather than used.
+RECIPE_LABEL = "org.kafka-chaos.recipe"
+
+
+def recipe_id() -> str:
+    digest = hashlib.sha256()
+    for name in ("Dockerfile", "Dockerfile.official", *_RECIPE_FILES):
+        digest.update(name.encode() + b"\0" + (RECIPES / "kafka" / name).read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def image_tag(version: KafkaVersion) -> str:
@@ -102,7 +114,8 @@ def build_image(client: docker.DockerClient, version: KafkaVersion, log: Log = p
         work = Path(tmp)
         _recipe_context(work, "Dockerfile")
         shutil.copytree(jars, work / "libs", ignore=shutil.ignore_patterns(".*"))
-        _build(client, work, "Dockerfile", tag, {"BASE": base, "KAFKA_VERSION": str(version)})
+        args = {"BASE": base, "KAFKA_VERSION": str(version), "RECIPE": recipe_id()}
+        _build(client, work, "Dockerfile", tag, args)
     return tag
 
 
@@ -113,7 +126,7 @@ def _derive_official(client: docker.DockerClient, version: KafkaVersion) -> str:
         _recipe_context(work, "Dockerfile.official")
         _build(
             client, work, "Dockerfile.official", tag,
-            {"BASE": f"{OFFICIAL_REPO}:{version}", "KAFKA_VERSION": str(version)},
+            {"BASE": f"{OFFICIAL_REPO}:{version}", "KAFKA_VERSION": str(version), "RECIPE": recipe_id()},
         )  # fmt: skip
     return tag
 
@@ -124,7 +137,9 @@ def ensure_image(client: docker.DockerClient, version: KafkaVersion, log: Log = 
     if rebuild:
         return build_image(client, version, log)
     if _present(client, tag):
-        return tag
+        if (client.images.get(tag).labels or {}).get(RECIPE_LABEL) == recipe_id():
+            return tag
+        log(f"{tag} was built from an older recipe (docker/kafka); building it again")
     if version.has_official_image and _try_pull(client, OFFICIAL_REPO, str(version), log):
         return _derive_official(client, version)
     return build_image(client, version, log)

@@ -7,16 +7,22 @@ from harness import images
 from harness.versions import KafkaVersion
 
 
+class FakeImage:
+    def __init__(self, recipe):
+        self.labels = {images.RECIPE_LABEL: recipe}
+
+
 class FakeImages:
-    def __init__(self, present=(), pullable=()):
+    def __init__(self, present=(), pullable=(), recipe=None):
         self.present = set(present)
         self.pullable = set(pullable)
         self.pulled = []
+        self.recipe = recipe or images.recipe_id()
 
     def get(self, tag):
         if tag not in self.present:
             raise ImageNotFound(tag)
-        return tag
+        return FakeImage(self.recipe)
 
     def pull(self, repo, tag):
         self.pulled.append(f"{repo}:{tag}")
@@ -43,6 +49,14 @@ def test_local_image_is_used_as_it_is(calls):
     client = FakeClient(present={"kafka-chaos/kafka:3.9.1"})
     assert images.ensure_image(client, KafkaVersion.parse("3.9.1"), log=lambda m: None) == "kafka-chaos/kafka:3.9.1"
     assert calls == [] and client.images.pulled == []
+
+
+def test_local_image_from_an_older_recipe_is_built_again(calls, monkeypatch):
+    monkeypatch.setenv("KAFKA_CHAOS_OFFLINE", "1")
+    client = FakeClient(present={"kafka-chaos/kafka:3.9.1"}, recipe="0123456789ab")
+    said = []
+    assert images.ensure_image(client, KafkaVersion.parse("3.9.1"), log=said.append) == "built"
+    assert calls == [("build", "3.9.1")] and "older recipe" in said[0]
 
 
 def test_official_image_is_pulled_when_a_registry_answers(calls):
