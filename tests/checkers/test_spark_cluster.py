@@ -22,7 +22,8 @@ import pytest
 from tests.checkers import histories as H
 from tests.checkers.test_trend import make_run
 
-pytestmark = pytest.mark.spark
+# One standalone cluster (a module fixture) serves the module: its tests share an xdist worker.
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark-standalone")]
 ROOT = Path(__file__).resolve().parents[2]
 CLI = "import sys; from harness.cli import main; sys.exit(main())"
 

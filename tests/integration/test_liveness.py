@@ -17,7 +17,7 @@ from harness.versions import DEFAULT_VERSION
 from nemesis.schedule import parse_script
 from workloads.options import WorkloadOptions
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 #: Kafka's defaults, given explicitly so that `run` does not apply its fast failure detection.
 KAFKA_DEFAULT_DETECTION = {

@@ -14,7 +14,8 @@ from nemesis.core import Nemesis
 from nemesis.kill import kill, start, wait_stopped
 from nemesis.unflushed import drop_unflushed
 
-pytestmark = pytest.mark.cluster
+# One cluster (a module fixture) serves the module: its tests share an xdist worker.
+pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("nemesis-cluster")]
 KEY = "faults/0"
 #: Fast failure detection, so ISR changes show within seconds.
 FAST = {
