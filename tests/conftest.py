@@ -12,15 +12,18 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 
 def _start_rank(item: pytest.Item) -> int:
-    if item.get_closest_marker("slow") or item.get_closest_marker("chaos"):
-        return 0  # a minute or more each (a chaos run is a cluster, a workload and a check)
+    if item.get_closest_marker("slow"):
+        return 0  # several minutes each: scenario reproductions, the plugin's own chaos suite
+    if item.get_closest_marker("chaos"):
+        return 1  # a minute or two each: a cluster, a workload under faults and a check
     if item.get_closest_marker("cluster"):
-        return 1
-    return 2 if item.get_closest_marker("spark") else 3
+        return 2
+    return 3 if item.get_closest_marker("spark") else 4
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest tests first: the parallel workers (pytest-xdist, one test at a time each) take
-    them from the front, and the short ones fill in behind, so the workers end together. The
-    sort is stable: a module's tests stay in their order."""
+    """The longest tests first: the parallel workers (pytest-xdist, one test or one xdist_group
+    at a time each; --no-loadscope-reorder keeps this order) take them from the front, and the
+    short ones fill in behind, so the workers end together. The sort is stable: a module's tests
+    stay in their order."""
     items.sort(key=_start_rank)

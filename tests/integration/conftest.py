@@ -1,12 +1,18 @@
 import pytest
 
-from harness.cleanup import find_by_label
+from harness.cleanup import find_by_label, remove_by_label
 from harness.engine import docker_client
+from tests.integration.leftovers import docker_lock
 
 
 @pytest.fixture(scope="session")
 def docker_api():
-    return docker_client()
+    """The engine, rid first of what dead runs left (a run killed in an earlier session would fail
+    every check for leftovers in this one); live runs, other workers' included, are not touched."""
+    client = docker_client()
+    with docker_lock():
+        remove_by_label(client)
+    return client
 
 
 @pytest.fixture
