@@ -14,6 +14,7 @@ every kafka-chaos container, live runs' too.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import docker
@@ -48,19 +49,23 @@ def owner_of(pid: int | None = None) -> str:
     return f"{_boot_id()}:{pid}:{_start_time(pid) or '?'}"
 
 
+def _owner(labels: dict[str, str]) -> tuple[str, int, str] | None:
+    """The owner label's boot id, pid and start time (None when there is no valid one)."""
+    parts = labels.get(OWNER, "").split(":")
+    return (parts[0], int(parts[1]), parts[2]) if len(parts) == 3 and parts[1].isdigit() else None
+
+
 def owner_pid(labels: dict[str, str]) -> int | None:
     """The pid of the process that created a labelled object (None when it was not labelled)."""
-    parts = labels.get(OWNER, "").split(":")
-    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+    owner = _owner(labels)
+    return owner[1] if owner else None
 
 
 def owner_alive(labels: dict[str, str]) -> bool:
     """Whether the process that created a labelled object still runs on this host. An object with
     no owner label (made by an older version) or from another boot has none."""
-    parts = labels.get(OWNER, "").split(":")
-    if len(parts) != 3 or parts[0] != _boot_id() or not parts[1].isdigit():
-        return False
-    return _start_time(int(parts[1])) == parts[2]
+    owner = _owner(labels)
+    return owner is not None and owner[0] == _boot_id() and _start_time(owner[1]) == owner[2]
 
 
 def labels_for(run_id: str, **extra: str) -> dict[str, str]:
@@ -77,22 +82,23 @@ def find_by_label(client: docker.DockerClient, run_id: str | None = None) -> tup
     )
 
 
-def leftovers(client: docker.DockerClient) -> tuple[list, list]:
-    """Containers and networks of kafka-chaos runs whose owner process is gone."""
+def _where(client: docker.DockerClient, keep: Callable[[dict[str, str]], bool]) -> tuple[list, list]:
+    """Containers and networks of every kafka-chaos run whose labels `keep` accepts."""
     containers, networks = find_by_label(client)
     return (
-        [c for c in containers if not owner_alive(c.labels)],
-        [n for n in networks if not owner_alive(n.attrs.get("Labels") or {})],
+        [c for c in containers if keep(c.labels)],
+        [n for n in networks if keep(n.attrs.get("Labels") or {})],
     )
+
+
+def leftovers(client: docker.DockerClient) -> tuple[list, list]:
+    """Containers and networks of kafka-chaos runs whose owner process is gone."""
+    return _where(client, lambda labels: not owner_alive(labels))
 
 
 def owned_by(client: docker.DockerClient, pid: int) -> tuple[list, list]:
     """Containers and networks that process `pid` created."""
-    containers, networks = find_by_label(client)
-    return (
-        [c for c in containers if owner_pid(c.labels) == pid],
-        [n for n in networks if owner_pid(n.attrs.get("Labels") or {}) == pid],
-    )
+    return _where(client, lambda labels: owner_pid(labels) == pid)
 
 
 def remove_by_label(

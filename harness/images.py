@@ -88,6 +88,8 @@ def ensure_base_image(client: docker.DockerClient, log: Log = print) -> str:
 
 
 def _build(client: docker.DockerClient, context: Path, dockerfile: str, tag: str, args: dict[str, str]) -> None:
+    """Build from a recipe of docker/kafka; the image's label names the recipe (RECIPE_LABEL)."""
+    args = {**args, "RECIPE": recipe_id()}
     try:
         client.images.build(
             path=str(context), dockerfile=dockerfile, tag=tag, buildargs=args, rm=True, forcerm=True, pull=False
@@ -114,8 +116,7 @@ def build_image(client: docker.DockerClient, version: KafkaVersion, log: Log = p
         work = Path(tmp)
         _recipe_context(work, "Dockerfile")
         shutil.copytree(jars, work / "libs", ignore=shutil.ignore_patterns(".*"))
-        args = {"BASE": base, "KAFKA_VERSION": str(version), "RECIPE": recipe_id()}
-        _build(client, work, "Dockerfile", tag, args)
+        _build(client, work, "Dockerfile", tag, {"BASE": base, "KAFKA_VERSION": str(version)})
     return tag
 
 
@@ -126,7 +127,7 @@ def _derive_official(client: docker.DockerClient, version: KafkaVersion) -> str:
         _recipe_context(work, "Dockerfile.official")
         _build(
             client, work, "Dockerfile.official", tag,
-            {"BASE": f"{OFFICIAL_REPO}:{version}", "KAFKA_VERSION": str(version), "RECIPE": recipe_id()},
+            {"BASE": f"{OFFICIAL_REPO}:{version}", "KAFKA_VERSION": str(version)},
         )  # fmt: skip
     return tag
 
@@ -136,10 +137,12 @@ def ensure_image(client: docker.DockerClient, version: KafkaVersion, log: Log = 
     tag = image_tag(version)
     if rebuild:
         return build_image(client, version, log)
-    if _present(client, tag):
+    try:
         if (client.images.get(tag).labels or {}).get(RECIPE_LABEL) == recipe_id():
             return tag
         log(f"{tag} was built from an older recipe (docker/kafka); building it again")
+    except ImageNotFound:
+        pass
     if version.has_official_image and _try_pull(client, OFFICIAL_REPO, str(version), log):
         return _derive_official(client, version)
     return build_image(client, version, log)
