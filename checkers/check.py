@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from checkers import liveness, load, parts, per_key, root_cause, series, spark, stats, tables, tallies
@@ -22,6 +22,7 @@ from checkers import report as report_page
 from checkers.anomalies import INSTANCES, NAMES
 from checkers.errors import BadHistory
 from checkers.faults import MAX_NEMESIS_OPS
+from checkers.sql import literal
 from checkers.tables import NEMESIS
 
 MAX_EXAMPLES = 10
@@ -100,24 +101,24 @@ def all_instances(micro: DataFrame, evidenced: Collection[int], width: int) -> D
 
 def ranked(found: DataFrame, limit: int = MAX_EXAMPLES) -> DataFrame:
     """Each anomaly's first `limit` instances, each with its anomaly's count and errors."""
-    by_name = Window.partitionBy("name")
+    by_name = "OVER (PARTITION BY name)"
     return (
-        found.where(~F.col("name").startswith(tallies.PREFIX))
-        .select(
+        found.where(f"NOT startswith(name, {literal(tallies.PREFIX)})")
+        .selectExpr(
             "*",
-            F.row_number().over(by_name.orderBy("allowed", "key", "ops", "values")).alias("rank"),
-            F.count(F.lit(1)).over(by_name).alias("count"),
-            F.sum((~F.col("allowed")).cast("long")).over(by_name).alias("errors"),
+            "row_number() OVER (PARTITION BY name ORDER BY allowed, key, ops, `values`) AS rank",
+            f"count(1) {by_name} AS count",
+            f"sum(CAST(NOT allowed AS BIGINT)) {by_name} AS errors",
         )
-        .where(F.col("rank") <= limit)
+        .where(f"rank <= {int(limit)}")
     )
 
 
 def summed_tallies(found: DataFrame) -> DataFrame:
     """The keys' tallies summed: name, slot, n."""
-    mine = found.where(F.col("name").startswith(tallies.PREFIX))
-    slots = mine.select("name", F.explode(F.arrays_zip("offsets", "values")).alias("z"))
-    return slots.groupBy("name", F.col("z.offsets").alias("slot")).agg(F.sum("z.values").alias("n"))
+    mine = found.where(f"startswith(name, {literal(tallies.PREFIX)})")
+    slots = mine.selectExpr("name", "inline(arrays_zip(offsets, `values`)) AS (slot, v)")
+    return slots.groupBy("name", "slot").agg(F.expr("sum(v)").alias("n"))
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -137,15 +138,13 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]
 def facts_query(ops: DataFrame) -> DataFrame:
     """One row: the first broken pairing (by invoke; a line with no index first), the history's
     end and processes, the workload's span (checkers/liveness.py), whether a poll was ok."""
-    problem = F.when(
-        F.col("problem").isNotNull(), F.struct(F.col("invoke").isNotNull().alias("i"), "invoke", "problem")
-    )
-    return ops.agg(
-        F.min(problem).alias("problem"),
-        F.max(F.coalesce("ctime", "itime")).alias("end"),
-        F.countDistinct("process").alias("processes"),
-        F.max(((F.col("f") == "poll") & (F.col("type") == "ok")).cast("int")).alias("ok_poll"),
-        *[c.alias(name) for name, c in liveness.span_columns().items()],
+    problem = "named_struct('i', invoke IS NOT NULL, 'invoke', invoke, 'problem', problem)"
+    return ops.selectExpr(
+        f"min(CASE WHEN problem IS NOT NULL THEN {problem} END) AS problem",
+        "max(coalesce(ctime, itime)) AS `end`",
+        "count(DISTINCT process) AS processes",
+        "max(CAST(f = 'poll' AND `type` = 'ok' AS INT)) AS ok_poll",
+        *[f"{c} AS {name}" for name, c in liveness.span_columns().items()],
     )
 
 

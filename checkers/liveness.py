@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from checkers.faults import MAX_NEMESIS_OPS, fault_windows
+from checkers.sql import in_list
 
 BUCKET_S = 0.1
 MAX_BUCKETS = 200_000  # coarser buckets beyond this (a run of over 5.5 hours)
@@ -222,40 +223,33 @@ def count_events(events: Iterable[dict[str, Any]]) -> Counts:
     return Counts(width, coarse(fine_ops), coarse(fine_writes), nemesis, start / 1e9, end_ns / 1e9)
 
 
-def _workload() -> Any:
-    """A client operation of the workload phase (not the nemesis, not the final read), as a column."""
-    from pyspark.sql import functions as F  # not at the top: see bucket_query
+#: A client operation of the workload phase (not the nemesis, not the final read), in SQL over
+#: the checker's operations table (checkers/tables.py). SQL text, not PySpark columns: a run's
+#: summary and the pytest plugin use this module without Spark (pyspark's import costs them a
+#: second), and the checker builds each expression in one round trip to the JVM.
+WORKLOAD = f"(process != '{NEMESIS}' AND (phase IS NULL OR phase != '{FINAL}'))"
 
-    return (F.col("process") != NEMESIS) & (F.col("phase").isNull() | (F.col("phase") != FINAL))
 
-
-def span_columns() -> dict[str, Any]:
-    """The workload's start and end, as aggregate columns over the checker's operations table
-    (checkers/tables.py): asked for with the check's first facts (checkers/check.py)."""
-    from pyspark.sql import functions as F  # not at the top: see bucket_query
-
-    workload = _workload()
+def span_columns() -> dict[str, str]:
+    """The workload's start and end, as SQL aggregates over the checker's operations table:
+    asked for with the check's first facts (checkers/check.py)."""
     return {
-        "live_start": F.min(F.when(workload & F.col("f").isin(*WORK) & (F.col("type") == "ok"), F.col("ctime"))),
-        "live_end": F.max(F.when(workload, F.col("itime"))),
+        "live_start": f"min(CASE WHEN {WORKLOAD} AND f IN {in_list(WORK)} AND `type` = 'ok' THEN ctime END)",
+        "live_end": f"max(CASE WHEN {WORKLOAD} THEN itime END)",
     }
 
 
 def bucket_query(ops: Any, start_ns: int | None, end_ns: int | None) -> Any:
     """Ok operations and writes per bucket of the workload (before the final read), from the
     checker's operations table: a few hundred rows, collected with the check's other parts."""
-    # Imported here, not at the top: a run's summary and the pytest plugin use this module
-    # without Spark, and pyspark's import costs them a second.
-    from pyspark.sql import functions as F
-
     start, end = start_ns or 0, end_ns or 0
     width = bucket_width_ns(end - start)
-    workload = ops.where(_workload())
-    fine_start = F.floor(F.col("ctime") / F.lit(FINE_NS)) * F.lit(FINE_NS)
-    done = workload.where((F.col("type") == "ok") & F.col("ctime").isNotNull() & (fine_start < F.lit(end)))
-    return done.groupBy(F.floor(fine_start / F.lit(width)).alias("b")).agg(
-        F.count(F.lit(1)).alias("ops"), F.sum(F.col("f").isin(*WRITES).cast("long")).alias("writes")
-    )
+    fine_start = f"(floor(ctime / {FINE_NS}) * {FINE_NS})"
+    done = ops.where(f"{WORKLOAD} AND `type` = 'ok' AND ctime IS NOT NULL AND {fine_start} < {end}")
+    from pyspark.sql import functions as F  # not at the top: see WORKLOAD
+
+    buckets = done.selectExpr(f"floor({fine_start} / {width}) AS b", f"CAST(f IN {in_list(WRITES)} AS BIGINT) AS w")
+    return buckets.groupBy("b").agg(F.expr("count(1)").alias("ops"), F.expr("sum(w)").alias("writes"))
 
 
 def counts_from(

@@ -14,9 +14,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-
-def _quoted(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+from checkers.sql import literal
 
 
 def collect(queries: dict[str, DataFrame]) -> dict[str, list[dict[str, Any]]]:
@@ -24,7 +22,7 @@ def collect(queries: dict[str, DataFrame]) -> dict[str, list[dict[str, Any]]]:
     # One SQL expression per query, not a column object per field: each PySpark column is a round
     # trip to the JVM, and a check's plan was a few thousand of them (about 1 s of a small check).
     tagged = [
-        df.selectExpr(f"{_quoted(name)} AS part", "to_json(struct(*), map('ignoreNullFields', 'false')) AS row")
+        df.selectExpr(f"{literal(name)} AS part", "to_json(struct(*), map('ignoreNullFields', 'false')) AS row")
         for name, df in queries.items()
     ]
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in queries}

@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 
 from checkers import parts
 from checkers.faults import fault_windows
+from checkers.sql import double
 from checkers.tables import NEMESIS, committed_send, evidenced_ops
 
 BUCKETS = 200
@@ -58,19 +59,22 @@ def bucket_width_ns(end_ns: int) -> int:
 def queries(ops: DataFrame, end_ns: int) -> dict[str, DataFrame]:
     """The aggregations `build` reads (checkers/parts.py collects them with the check's others)."""
     width = bucket_width_ns(end_ns)
-    bucket_s = width / 1e9
-    bucket = lambda c: (F.floor(F.col(c) / F.lit(width)) * F.lit(bucket_s)).alias("t")  # noqa: E731
-    done = ops.where((F.col("process") != NEMESIS) & F.col("ctime").isNotNull())
-    lat = (F.col("ctime") - F.col("itime")) / F.lit(1e6)
+    bucket_s = double(width / 1e9)
+    bucket = f"floor(ctime / {width}) * {bucket_s} AS t"
+    done = ops.where(f"process != '{NEMESIS}' AND ctime IS NOT NULL")
+    lat = f"(ctime - itime) / {double(1e6)}"
     return {
-        "series.throughput": done.groupBy(bucket("ctime"), "type")
-        .agg((F.count("*") / F.lit(bucket_s)).alias("per_s"))
+        "series.throughput": done.selectExpr(bucket, "`type`")
+        .groupBy("t", "type")
+        .agg(F.expr(f"count(1) / {bucket_s}").alias("per_s"))
         .orderBy("t"),
-        "series.latency": done.where(F.col("type") == "ok")
-        .groupBy(bucket("ctime"), "f")
-        .agg(F.percentile_approx(lat, 0.5).alias("p50"), F.percentile_approx(lat, 0.99).alias("p99"))
+        "series.latency": done.where("`type` = 'ok'")
+        .selectExpr(bucket, "f", f"{lat} AS lat")
+        .groupBy("t", "f")
+        .agg(F.expr(f"percentile_approx(lat, {double(0.5)})").alias("p50"),
+             F.expr(f"percentile_approx(lat, {double(0.99)})").alias("p99"))
         .orderBy("t"),
-    }
+    }  # fmt: skip
 
 
 def build(
