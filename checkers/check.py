@@ -207,11 +207,12 @@ def check_history(
     if loaded.empty:
         result = CheckResult("unknown", {}, {}, loaded.warnings, history)
         return _write(result, out_dir, None, report)
-    paired = tables.pair(loaded.events).persist(StorageLevel.MEMORY_AND_DISK)
-    fl = tables.build(paired)
-    cached = [fl.ops, fl.micro.persist(StorageLevel.MEMORY_AND_DISK), paired]
+    paired = tables.pair(loaded.events)
+    rows = tables.flat(paired).persist(StorageLevel.MEMORY_AND_DISK)
+    fl = tables.split(rows)
+    cached = [fl.ops, fl.micro, rows]
     try:
-        result, plots = _check(loaded, cached, report, say, run_dir)
+        result, plots = _check(loaded, cached, report, say, run_dir, paired)
     finally:
         for df in cached:
             df.unpersist()
@@ -219,19 +220,25 @@ def check_history(
 
 
 def _check(
-    loaded: load.Loaded, cached: list[DataFrame], report: bool, say: Callable[[str], None], run_dir: Path | None
+    loaded: load.Loaded,
+    cached: list[DataFrame],
+    report: bool,
+    say: Callable[[str], None],
+    run_dir: Path | None,
+    paired: DataFrame,
 ) -> tuple[CheckResult, series.Series | None]:
     """The check proper: two Spark actions for a valid history (the first facts, then every
     small result at once; checkers/parts.py), a third for the report's offset timelines when
     anomalies were found. `cached` holds the tables (ops, micro, then any other the caller
-    persisted; it unpersists them all)."""
+    persisted; it unpersists them all); `paired` is the uncached pairing, for a history too broken
+    to build them (its first problem then says why)."""
     history = loaded.path
     ops, micro = cached[:2]
     try:
         first = parts.collect({"facts": facts_query(ops), "evidenced": tables.evidenced_ops(micro)})
     except Exception:
         first = None  # a history broken enough to fail the micro-ops: its first problem says why
-    facts = (first or parts.collect({"facts": facts_query(ops)}))["facts"][0]
+    facts = (first or parts.collect({"facts": facts_query(paired)}))["facts"][0]
     if facts["problem"] is not None:
         raise BadHistory(f"{history}: {facts['problem']['problem']}")
     if first is None:

@@ -1,4 +1,4 @@
-"""From events to the two tables the checker works on: operations, and one flat table of micro-ops.
+"""From events to the one flat table the checker works on: operations and micro-ops.
 
 Every invoke is paired with the next event of its process (its completion) by one window over
 the process's events in index order (one shuffle by process); an invoke with no completion by the
@@ -6,8 +6,9 @@ end of the file is `info`. An operation is named by the index of the event that 
 of its invoke when none did). The same window counts the process's assignments so far and keeps
 the latest one's function: what the reference rules (checkers/references.py) need from outside a
 key. Micro-ops come from the completion when it carries them, else from the invoke; completion
-micro-op i answers invoke micro-op i. They are exploded into rows of one shape (a send, a read, or
-a key an assign/subscribe holds), which the rules see one key at a time (checkers/per_key.py).
+micro-op i answers invoke micro-op i. Operations and micro-ops are rows of one table (`flat`, the
+one table the check caches): an `op` row per operation, and a row of one shape per send, read, or
+key an assign/subscribe holds, which the rules see one key at a time (checkers/per_key.py).
 """
 
 from __future__ import annotations
@@ -88,44 +89,71 @@ def pair(events: DataFrame) -> DataFrame:
     )
 
 
-def build(paired: DataFrame) -> Tables:
-    """The two tables from `pair`'s operations (the caller caches those: both tables start there,
-    and the file is read and shuffled by process once)."""
-    client = paired.where(f"process != '{NEMESIS}' AND (f IN {in_list(CLIENT_FS)} OR {ASSIGN_SQL})")
-    micro_json = "coalesce(from_json(cvalue, 'array<array<string>>'), from_json(ivalue, 'array<array<string>>'))"
-    keys_json = (
-        "coalesce(from_json(cvalue, 'array<string>'), from_json(ivalue, 'array<string>'),"
-        " CAST(array() AS array<string>))"
+#: The flat table's columns: an operation's own (the `op` row of each operation carries them)
+#: and a micro-op's (kind, key, pos, offset, value; null on `op` rows).
+OP_COLUMNS = ("op", "invoke", "process", "f", "`type`", "itime", "ctime", "`error`", "phase", "problem")
+MICRO_COLUMNS = (
+    "kind", "key", "op", "process", "f", "`type`", "pos", "offset", "`value`", "n_assign", "mode", "`time`",
+)  # fmt: skip
+
+
+def flat(paired: DataFrame) -> DataFrame:
+    """One table of every operation (kind `op`) and every micro-op (kind `send`, `read`, or
+    `assign`: a key an assign/subscribe holds), from `pair`'s rows; the caller caches it.
+
+    One chain of generators over `paired` makes all of them, so the file is read and shuffled by
+    process once and no raw JSON is cached; each operation's value is parsed once (Spark's
+    VARIANT: `parse_json`, then typed reads of its parts)."""
+    client = f"(process != '{NEMESIS}' AND (f IN {in_list(CLIENT_FS)} OR {ASSIGN_SQL}))"
+    # Micro-ops from the completion when it carries them, else from the invoke.
+    array_of = "try_variant_get(try_parse_json({}), '$', 'array<variant>')"
+    micro_ops = f"coalesce({array_of.format('cvalue')}, {array_of.format('ivalue')}, array())"
+    held_keys = "coalesce(from_json(cvalue, 'array<string>'), from_json(ivalue, 'array<string>'), array())"
+    unit = "named_struct('unit', {}, 'm', {}, 'held', {}, 'mpos', {})"
+    op_unit = unit.format("'op'", "CAST(NULL AS VARIANT)", "CAST(NULL AS STRING)", "0")
+    micro_unit = unit.format("'micro'", "m", "CAST(NULL AS STRING)", "i")
+    held_unit = unit.format("'assign'", "CAST(NULL AS VARIANT)", "k", "0")
+    units = f"""concat(
+        array({op_unit}),
+        CASE WHEN {client} AND NOT {ASSIGN_SQL} THEN transform({micro_ops}, (m, i) -> {micro_unit}) ELSE array() END,
+        CASE WHEN {client} AND {ASSIGN_SQL} THEN transform({held_keys}, k -> {held_unit}) ELSE array() END
+    )"""
+    # Every row as (key, [[offset, value], ...]): an operation or a held key one empty pair, a send
+    # one pair (a bare value: no offset), a poll one entry per key it read.
+    none = "array(CAST(array(NULL, NULL) AS array<bigint>))"
+    send_pair = (
+        "array(array(try_variant_get(u.m, '$[2][0]', 'bigint'),"
+        " coalesce(try_variant_get(u.m, '$[2][1]', 'bigint'), try_variant_get(u.m, '$[2]', 'bigint'))))"
     )
-    common = ["op", "process", "f", "`type`", "n_assign", "mode", "ctime AS `time`"]
-    ops_micro = client.where(f"NOT {ASSIGN_SQL}").selectExpr(*common, f"posexplode({micro_json}) AS (mpos, m)")
-    pair_col = "from_json(m[2], 'array<bigint>')"
-    sends = ops_micro.where("m[0] = 'send'").selectExpr(
-        "'send' AS kind", "m[1] AS key", "op", "process", "f", "`type`", "CAST(mpos AS BIGINT) AS pos",
-        f"{pair_col}[0] AS offset", f"coalesce({pair_col}[1], CAST(m[2] AS BIGINT)) AS `value`",
-        "n_assign", "mode", "`time`",
-    ).where("`value` IS NOT NULL")  # fmt: skip
+    mkind = "try_variant_get(u.m, '$[0]', 'string')"
+    mkey = "try_variant_get(u.m, '$[1]', 'string')"
+    entries = f"""CASE
+        WHEN u.unit = 'op' THEN array(named_struct('key', CAST(NULL AS STRING), 'value', {none}))
+        WHEN u.unit = 'assign' THEN array(named_struct('key', u.held, 'value', {none}))
+        WHEN {mkind} = 'send' THEN array(named_struct('key', {mkey}, 'value', {send_pair}))
+        WHEN {mkind} = 'poll' THEN map_entries(try_variant_get(u.m, '$[1]', 'map<string,array<array<bigint>>>'))
+    END"""
+    carried = [*OP_COLUMNS, "n_assign", "mode"]
+    kind = f"CASE WHEN u.unit != 'micro' THEN u.unit WHEN {mkind} = 'send' THEN 'send' ELSE 'read' END AS kind"
+    return (
+        paired.selectExpr(*carried, f"explode({units}) AS u")
+        .selectExpr(*carried, kind, "u.mpos AS mpos", f"inline({entries}) AS (key, pairs)")
+        .selectExpr(*carried, "kind", "mpos", "key", "posexplode(pairs) AS (ipos, pair)")
+        .selectExpr(
+            *carried, "kind", "key", "ctime AS `time`", "pair[0] AS offset", "pair[1] AS `value`",
+            f"""CASE kind WHEN 'op' THEN CAST(NULL AS BIGINT) WHEN 'assign' THEN CAST(0 AS BIGINT)
+                WHEN 'send' THEN CAST(mpos AS BIGINT) ELSE mpos * {1 << 32} + ipos END AS pos""",
+        )
+        .where("kind != 'send' OR `value` IS NOT NULL")
+    )  # fmt: skip
 
-    polls = ops_micro.where("m[0] = 'poll' AND size(m) > 1")
-    per_key = polls.selectExpr(
-        "op", "process", "f", "`type`", "n_assign", "mode", "`time`", "mpos",
-        "explode(from_json(m[1], 'map<string,array<array<bigint>>>')) AS (key, `value`)",
-    )  # fmt: skip
-    reads = per_key.selectExpr("*", "posexplode(`value`) AS (ipos, pair)").selectExpr(
-        "'read' AS kind", "key", "op", "process", "f", "`type`",
-        f"mpos * {1 << 32} + ipos AS pos",
-        "pair[0] AS offset", "pair[1] AS `value`",
-        "n_assign", "mode", "`time`",
-    )  # fmt: skip
 
-    held = client.where(ASSIGN_SQL).selectExpr(
-        "'assign' AS kind", f"explode({keys_json}) AS key", "op", "process", "f", "`type`",
-        "CAST(0 AS BIGINT) AS pos", "CAST(NULL AS BIGINT) AS offset", "CAST(NULL AS BIGINT) AS `value`",
-        "n_assign", "mode", "ctime AS `time`",
-    )  # fmt: skip
-    micro = sends.unionByName(reads).unionByName(held)
-    ops = paired.drop("ivalue", "cvalue", "n_assign", "mode")
-    return Tables(ops, micro)
+def split(rows: DataFrame) -> Tables:
+    """The operations and the micro-ops of `flat`'s table."""
+    return Tables(
+        rows.where("kind = 'op'").selectExpr(*OP_COLUMNS),
+        rows.where("kind != 'op'").selectExpr(*MICRO_COLUMNS),
+    )
 
 
 def evidenced_ops(micro: DataFrame) -> DataFrame:
