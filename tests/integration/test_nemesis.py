@@ -4,6 +4,7 @@ import time
 
 import pytest
 from kafka import KafkaAdminClient, KafkaProducer
+from kafka.errors import KafkaTimeoutError
 
 from harness.cluster import KafkaCluster
 from harness.config import FAULT_DETECTION
@@ -42,13 +43,13 @@ def nemesis(cluster, tmp_path):
         wait_for(lambda: len(isr(cluster)) == 3, 90, "the ISR to recover after the test")
 
 
-def describe(cluster, avoid: str | None = None) -> dict:
-    """Partition faults/0 as the cluster sees it, asked of brokers other than `avoid` (a paused
+def describe(cluster, avoid: str | None = None, topic: str = "faults") -> dict:
+    """Partition 0 of `topic` as the cluster sees it, asked of brokers other than `avoid` (a paused
     broker accepts connections through docker's proxy and never answers)."""
     servers = ",".join(n.bootstrap_server for n in cluster.brokers if n.alias != avoid)
     with KafkaAdminClient(bootstrap_servers=servers, request_timeout_ms=3000) as admin:
-        (topic,) = admin.describe_topics(["faults"])
-    return topic["partitions"][0]
+        (described,) = admin.describe_topics([topic])
+    return described["partitions"][0]
 
 
 def isr(cluster, avoid: str | None = None) -> list[int]:
@@ -74,12 +75,37 @@ def wait_for(predicate, timeout_s: float, what: str):
 def produce(cluster, count: int, topic: str = "faults") -> None:
     """acks=all records to partition 0. Not idempotent: an idempotent producer first asks some
     broker for a producer id, and with one broker cut off that request can go to it and hang past
-    the flush (seen once in CI); what these tests need is only records for the ISR to replicate."""
-    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", enable_idempotence=False)
-    for i in range(count):
-        producer.send(topic, value=str(i).encode() * 20, partition=0)
-    producer.flush(30)
-    producer.close()
+    the flush (seen once in CI); what these tests need is only records for the ISR to replicate.
+
+    The flush may take 90 s: on the loaded CI machine an acks=all produce right after a fault can
+    wait out a whole request timeout (the ISR shrink, or a restarted broker's catch-up, behind it)
+    and be sent again; a 30 s flush, one request timeout, failed twice in CI that way. A flush that
+    still times out names how many records were left and how the partition looked."""
+    producer = KafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers, acks="all", enable_idempotence=False, request_timeout_ms=20000
+    )
+    try:
+        futures = [producer.send(topic, value=str(i).encode() * 20, partition=0) for i in range(count)]
+        try:
+            producer.flush(90)
+        except KafkaTimeoutError as e:
+            left = sum(not f.is_done for f in futures)
+            raise AssertionError(
+                f"{left} of {count} records to {topic}/0 unacknowledged after 90 s; {state(cluster, topic)}"
+            ) from e
+        for future in futures:
+            future.get(timeout=0)  # flush() does not raise for a failed record
+    finally:
+        producer.close(timeout=5)
+
+
+def state(cluster, topic: str) -> str:
+    """Partition 0 of `topic` as the cluster describes it, for a failure message."""
+    try:
+        p = describe(cluster, topic=topic)
+        return f"leader {p['leader_id']}, replicas {p['replicas']}, ISR {p['isr_nodes']}"
+    except Exception as e:  # noqa: BLE001 (only for the message)
+        return f"not described: {e!r}"
 
 
 def new_topic(cluster, name: str, configs: dict[str, str]) -> None:
