@@ -9,7 +9,10 @@ Scripted (`--nemesis-script FILE`, JSON): a list of steps, each
 `for` (optional) heals the fault that long after it started. Steps may not overlap: each
 starts after the previous one (and its `for`) ended.
 
-Either way every fault is healed before the final read phase (stop_and_heal).
+Either way every fault is healed before the final read phase (stop_and_heal). A schedule that
+crashes (a bug in the schedule, not a fault that failed to apply: the nemesis records those) ends
+the workload phase, is healed like any other, and then fails the run with `ScheduleCrash`: a run
+whose faults silently stopped would otherwise check as VALID on traffic no fault touched.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import UsageError
+from harness.errors import KafkaChaosError, UsageError
 from nemesis.core import FAULTS, HEALS, Nemesis
 from nemesis.partition import RANDOM_SHAPES, SHAPES
 
@@ -83,6 +86,10 @@ def load_script(path: Path) -> list[Step]:
         raise UsageError(f"nemesis script {path} is not JSON: {exc.msg} at line {exc.lineno}") from None
 
 
+class ScheduleCrash(KafkaChaosError):
+    """The fault schedule itself died: the run did not get the faults it asked for."""
+
+
 class Schedule:
     """Runs in a thread beside the workload; stop_and_heal() ends it and heals everything."""
 
@@ -92,6 +99,7 @@ class Schedule:
         self.finished = threading.Event()  # set by schedules that end before the workload does
         self.thread = threading.Thread(target=self._guarded, name="nemesis", daemon=True)
         self.started = 0.0
+        self.crashed: Exception | None = None
 
     def start(self) -> Schedule:
         self.started = time.monotonic()
@@ -101,8 +109,9 @@ class Schedule:
     def _guarded(self) -> None:
         try:
             self.loop()
-        except Exception:  # noqa: BLE001 (a broken schedule must not leave faults in place)
-            pass
+        except Exception as exc:  # noqa: BLE001 (kept for stop_and_heal, which heals, then raises it)
+            self.crashed = exc
+            self.finished.set()  # no more faults will come: the workload phase ends now
 
     def loop(self) -> None:
         raise NotImplementedError
@@ -112,10 +121,14 @@ class Schedule:
         return not self.stop.wait(max(0.0, t - time.monotonic()))
 
     def stop_and_heal(self) -> None:
+        """Stop the schedule and heal every fault; then, once, raise ScheduleCrash if it crashed."""
         self.stop.set()
         if self.thread.is_alive():
             self.thread.join(timeout=120)
         self.nemesis.heal_all()
+        crashed, self.crashed = self.crashed, None
+        if crashed is not None:
+            raise ScheduleCrash(f"the nemesis schedule crashed: {type(crashed).__name__}: {crashed}") from crashed
 
 
 class RandomSchedule(Schedule):

@@ -1,0 +1,97 @@
+"""A schedule's control flow with a stand-in nemesis (no Kafka): a crash is healed, then raised."""
+
+import threading
+import time
+
+import pytest
+
+from harness.history import HistoryWriter
+from nemesis.schedule import RandomSchedule, ScheduleCrash, ScriptedSchedule, Step
+from workloads import runner as runner_module
+from workloads.context import RunContext
+from workloads.options import WorkloadOptions
+from workloads.runner import Runner
+
+
+class Nemesis:
+    """Records what the schedule asked; `broken` makes `run` fail the way a harness bug would."""
+
+    def __init__(self, broken: bool):
+        self.broken = broken
+        self.calls: list[str] = []
+
+    def run(self, fault, target="random", shape="isolate"):
+        self.calls.append(fault)
+        if self.broken:
+            raise KeyError("a bug in the schedule's own code")
+        return {"nodes": ["kafka-1"]}
+
+    def heal_all(self):
+        self.calls.append("heal_all")
+
+
+def wait_until(event: threading.Event) -> None:
+    assert event.wait(5), "the schedule did not get that far"
+
+
+@pytest.mark.parametrize("broken", [True, False])
+def test_a_crashed_schedule_is_healed_then_raised_once(broken):
+    nemesis = Nemesis(broken)
+    schedule = ScriptedSchedule(nemesis, [Step(0.0, "kill", "random", "isolate", None)]).start()
+    if broken:
+        wait_until(schedule.finished)  # a crash ends the workload phase at once
+    else:
+        time.sleep(0.3)
+        assert not schedule.finished.is_set()
+    if broken:
+        with pytest.raises(ScheduleCrash, match="KeyError: .a bug in the schedule's own code"):
+            schedule.stop_and_heal()
+    else:
+        schedule.stop_and_heal()
+    assert nemesis.calls == ["kill", "heal_all"]
+    schedule.stop_and_heal()  # raised once: the runner's own clean-up may call it again
+    assert nemesis.calls == ["kill", "heal_all", "heal_all"]
+
+
+def test_a_random_schedule_that_crashes_is_not_swallowed():
+    nemesis = Nemesis(broken=True)
+    schedule = RandomSchedule(nemesis, ["pause"], interval=0.05, seed=1).start()
+    wait_until(schedule.finished)
+    with pytest.raises(ScheduleCrash):
+        schedule.stop_and_heal()
+    assert nemesis.calls == ["pause", "heal_all"]
+
+
+class Stepping:
+    process = 0
+
+    def __init__(self, *args):
+        pass
+
+    def step(self, rng):
+        time.sleep(0.01)
+        return "ok"
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("broken", [True, False])
+def test_a_run_whose_schedule_crashed_fails_after_healing(tmp_path, monkeypatch, broken):
+    monkeypatch.setattr(runner_module, "_client", lambda ctx, pool, slot, process: Stepping())
+    monkeypatch.setattr(Runner, "_final_phase", lambda self, slot, targets: None)
+    nemesis = Nemesis(broken)
+    schedule = ScriptedSchedule(nemesis, [Step(0.2, "kill", "random", "isolate", None)])
+    with HistoryWriter(tmp_path / "h.jsonl") as history:
+        ctx = RunContext(
+            history=history, opts=WorkloadOptions(concurrency=2, time_limit=3, rate=100), bootstrap_servers=""
+        )
+        started = time.monotonic()
+        if broken:
+            with pytest.raises(ScheduleCrash):
+                Runner(ctx, faults=schedule).run()
+        else:
+            Runner(ctx, faults=schedule).run()
+    elapsed = time.monotonic() - started
+    assert nemesis.calls[:2] == ["kill", "heal_all"]
+    assert (elapsed < 2.0) == broken, elapsed  # a crash ends the 3 s workload phase early
