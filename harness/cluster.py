@@ -28,7 +28,7 @@ from testcontainers.core.network import Network
 
 from harness.admin import live_brokers
 from harness.cleanup import labels_for, remove_by_label
-from harness.config import ClusterShape, render_server_properties
+from harness.config import ClusterShape
 from harness.engine import docker_client
 from harness.errors import ClusterStartError
 from harness.images import Log, ensure_image
@@ -201,7 +201,8 @@ class KafkaCluster:
                     run_id=self.run_id,
                     cluster_id=self.cluster_id,
                     node_dir=self.workdir / spec.alias,
-                    properties=render_server_properties(spec, specs, port, self.config),
+                    peers=specs,
+                    config=self.config,
                     network=self.network,
                     external_port=port,
                     heap=self.heap,
@@ -215,7 +216,7 @@ class KafkaCluster:
     def check_nodes_running(self) -> None:
         """ClusterStartError with the log tail of any node that is no longer running."""
         for node in self.nodes:
-            status = node.status()
+            status = node.state()
             if status != "running":
                 raise ClusterStartError(
                     f"node {node.alias} is {status} during start-up of Kafka {self.version}; "

@@ -3,18 +3,23 @@
 The data directory lives on the host so that a disk can be wiped (or a log truncated) from
 outside while the node is down; the logs live there too so a run keeps them for its report.
 Each node has the NET_ADMIN capability for the iptables faults of the nemesis.
+
+Like testcontainers' own containers, the constructor only records settings; `start()` creates
+the node's folders, renders its server.properties and starts the container.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from testcontainers.core.container import DockerContainer
+from testcontainers.core.exceptions import ContainerStartException
 from testcontainers.core.network import Network
 
 from harness.cleanup import labels_for
-from harness.config import CONFIG_DIR, DATA_DIR, EXTERNAL_PORT, LOG_DIR, NodeSpec
+from harness.config import CONFIG_DIR, DATA_DIR, EXTERNAL_PORT, LOG_DIR, NodeSpec, render_server_properties
 
 
 class KafkaNode(DockerContainer):
@@ -28,7 +33,8 @@ class KafkaNode(DockerContainer):
         run_id: str,
         cluster_id: str,
         node_dir: Path,
-        properties: str,
+        peers: Sequence[NodeSpec],
+        config: Mapping[str, str],
         network: Network,
         external_port: int | None,
         heap: str,
@@ -38,9 +44,8 @@ class KafkaNode(DockerContainer):
         self.spec = spec
         self.node_dir = node_dir
         self.external_port = external_port
-        for sub in ("data", "logs", "config"):
-            (node_dir / sub).mkdir(parents=True, exist_ok=True)
-        (node_dir / "config" / "server.properties").write_text(properties)
+        self.peers = tuple(peers)  # every node of the cluster, this one included
+        self.config = dict(config)  # broker settings over the harness's defaults
         env = {"KAFKA_CLUSTER_ID": cluster_id, "KAFKA_HEAP_OPTS": heap}
         if metadata_version:
             env["KAFKA_RELEASE_VERSION"] = metadata_version
@@ -60,6 +65,15 @@ class KafkaNode(DockerContainer):
             user=f"{os.getuid()}:{os.getgid()}",
             labels=labels_for(run_id, node=spec.alias, role=",".join(spec.roles)),
         )
+
+    def start(self) -> KafkaNode:
+        """Create the node's folders, render its server.properties, start its container."""
+        for sub in ("data", "logs", "config"):
+            (self.node_dir / sub).mkdir(parents=True, exist_ok=True)
+        properties = render_server_properties(self.spec, list(self.peers), self.external_port, self.config)
+        (self.node_dir / "config" / "server.properties").write_text(properties)
+        super().start()
+        return self
 
     @property
     def alias(self) -> str:
@@ -81,31 +95,28 @@ class KafkaNode(DockerContainer):
     def bootstrap_server(self) -> str | None:
         return f"127.0.0.1:{self.external_port}" if self.external_port else None
 
-    def status(self) -> str:
-        """Docker's view: running, paused, exited, ... ('absent' before start or after removal)."""
-        container = self._container
-        if container is None:
-            return "absent"
+    def state(self) -> str:
+        """Docker's view now: running, paused, exited, ... ('absent' before start or after removal).
+        Not testcontainers' `status`, which is the last state docker-py fetched."""
         try:
+            container = self.get_wrapped_container()
             container.reload()
-        except Exception:  # removed underneath us
+        except Exception:  # not started (ContainerStartException), or removed underneath us
             return "absent"
         return str(container.status)
 
     def log_tail(self, lines: int = 30) -> str:
-        if self._container is None:
-            return ""
         try:
-            return self._container.logs(tail=lines).decode(errors="replace").rstrip()
+            return self.get_wrapped_container().logs(tail=lines).decode(errors="replace").rstrip()
+        except ContainerStartException:
+            return ""
         except Exception:
             log = self.logs_dir / "server.log"
             return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.exists() else ""
 
     def save_container_log(self) -> None:
         """Keep the container's stdout (format output included) beside server.log."""
-        if self._container is None:
-            return
         try:
-            (self.logs_dir / "container.log").write_bytes(self._container.logs())
+            (self.logs_dir / "container.log").write_bytes(self.get_wrapped_container().logs())
         except Exception:
-            pass
+            pass  # never started, or already removed: there is nothing to keep

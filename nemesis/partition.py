@@ -109,7 +109,7 @@ def apply(nodes: Sequence[KafkaNode], grudge: Grudge, network: str) -> None:
     the partition takes effect everywhere at about the same moment. A stopped node has no rules
     to replace (they went with its network namespace); a grudge against it is enforced on the
     other side."""
-    running = [n for n in nodes if n.status() == "running"]
+    running = [n for n in nodes if n.state() == "running"]
     by_alias = {n.alias: n for n in running}
     grudge = {alias: grudge.get(alias, set()) for alias in by_alias}
     involved = set(grudge) | {enemy for enemies in grudge.values() for enemy in enemies}
@@ -138,7 +138,7 @@ _RESET = (
 
 def heal(nodes: Sequence[KafkaNode]) -> list[str]:
     """Remove every rule the nemesis added, on every running node; the aliases healed."""
-    running = [n for n in nodes if n.status() == "running"]
+    running = [n for n in nodes if n.state() == "running"]
     with ThreadPoolExecutor(max_workers=len(running) or 1) as pool:
         futures = [pool.submit(exec_root, n, "sh", "-c", f"iptables -F {CHAIN} 2>/dev/null || true") for n in running]
         for future in futures:

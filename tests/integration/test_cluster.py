@@ -2,10 +2,13 @@
 
 import pytest
 from kafka import TopicPartition
+from testcontainers.core.network import Network
 
 from harness.admin import live_brokers
 from harness.cluster import KafkaCluster
+from harness.config import ClusterShape
 from harness.errors import ClusterStartError
+from harness.node import KafkaNode
 from harness.smoke import account, produce, produce_and_read_back, read_all
 from harness.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
 
@@ -74,6 +77,29 @@ def test_pinned_metadata_version_is_what_the_cluster_runs(assert_nothing_left):
     # kafka-python 3.0.12 answers {feature: {"supported": .., "finalized": ..}}, not its docstring's shape.
     assert features["metadata.version"]["finalized"] == (8, 8)  # IBP_3_4_IV0 has feature level 8
     assert_nothing_left(run_id)
+
+
+def test_a_node_only_records_its_settings_until_it_starts(docker_api, assert_nothing_left, tmp_path):
+    """testcontainers' lifecycle: the constructor writes nothing and creates nothing; start() does."""
+    (spec,) = ClusterShape(brokers=1).nodes()
+    node = KafkaNode(
+        "kafka-chaos-no-such-image",
+        spec,
+        run_id="recordonly",
+        cluster_id="AAAAAAAAAAAAAAAAAAAAAA",
+        node_dir=tmp_path / spec.alias,
+        peers=[spec],
+        config={"num.partitions": "7"},
+        network=Network(),
+        external_port=None,
+        heap="-Xmx256m",
+    )
+    assert not (tmp_path / spec.alias).exists()
+    assert node.state() == "absent" and node.log_tail() == ""
+    assert node.status == "not_started"  # testcontainers' own property, not shadowed
+    node.save_container_log()  # nothing to keep yet, and no error
+    assert not (tmp_path / spec.alias).exists()
+    assert_nothing_left("recordonly")
 
 
 def test_node_that_cannot_start_fails_fast_with_its_log(assert_nothing_left):

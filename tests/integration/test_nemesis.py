@@ -127,7 +127,7 @@ def victim_of(done: dict) -> str:
 def test_killed_follower_leaves_the_isr_and_returns_after_start(cluster, nemesis, tmp_path):
     victim = victim_of(nemesis.run("kill", f"follower:{KEY}"))
     node_id = cluster.node(victim).node_id
-    wait_for(lambda: cluster.node(victim).status() == "exited", 10, f"{victim}'s container to exit")
+    wait_for(lambda: cluster.node(victim).state() == "exited", 10, f"{victim}'s container to exit")
     wait_for(lambda: node_id not in isr(cluster), 30, f"{victim} to leave the ISR")
     nemesis.run("start")
     wait_for(lambda: node_id in isr(cluster), 60, f"{victim} to rejoin the ISR")
@@ -138,7 +138,7 @@ def test_killed_follower_leaves_the_isr_and_returns_after_start(cluster, nemesis
 def test_paused_follower_drops_out_and_returns_after_resume(cluster, nemesis):
     victim = victim_of(nemesis.run("pause", f"follower:{KEY}"))
     node_id = cluster.node(victim).node_id
-    assert cluster.node(victim).status() == "paused"
+    assert cluster.node(victim).state() == "paused"
     wait_for(lambda: node_id not in isr(cluster, avoid=victim), 60, f"paused {victim} to leave the ISR")
     nemesis.run("resume")
     wait_for(lambda: node_id in isr(cluster), 60, f"{victim} to rejoin the ISR")
@@ -210,4 +210,4 @@ def test_target_that_does_not_exist_is_a_recorded_failure(cluster, nemesis, tmp_
     done = nemesis.run("kill", "leader:nosuchtopic/0")
     assert "error" in done
     assert [e["type"] for e in nemesis_events(tmp_path)] == ["invoke", "fail"]
-    assert all(n.status() == "running" for n in cluster.nodes)
+    assert all(n.state() == "running" for n in cluster.nodes)
