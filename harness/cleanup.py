@@ -14,6 +14,7 @@ every kafka-chaos container, live runs' too.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -101,6 +102,33 @@ def owned_by(client: docker.DockerClient, pid: int) -> tuple[list, list]:
     return _where(client, lambda labels: owner_pid(labels) == pid)
 
 
+def _removal_in_progress(error: APIError) -> bool:
+    """Whether the engine refused a removal because another one of the same container runs."""
+    return error.status_code == 409 and "already in progress" in str(error.explanation or "")
+
+
+def remove_container(container, patience_s: float = 60.0) -> None:
+    """Remove one container, volumes with it. Another cleaner may be at the same container at the
+    same moment (a second `clean`, another pytest worker's start, the run's own exit): the engine
+    then answers 409 "removal already in progress". That is not a failure, but its network can
+    only go once the container is gone, so wait for that (up to `patience_s`)."""
+    try:
+        container.remove(force=True, v=True)
+        return
+    except NotFound:
+        return
+    except APIError as error:
+        if not _removal_in_progress(error):
+            raise
+    deadline = time.monotonic() + patience_s
+    while time.monotonic() < deadline:
+        try:
+            container.reload()
+        except NotFound:
+            return
+        time.sleep(0.2)
+
+
 def remove_by_label(
     client: docker.DockerClient, run_id: str | None = None, everything: bool = False
 ) -> tuple[int, int]:
@@ -111,10 +139,7 @@ def remove_by_label(
     else:
         containers, networks = leftovers(client)
     for container in containers:
-        try:
-            container.remove(force=True, v=True)
-        except NotFound:
-            pass
+        remove_container(container)
     for network in networks:
         try:
             network.remove()

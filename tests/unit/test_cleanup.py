@@ -3,8 +3,12 @@
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
-from harness.cleanup import OWNER, labels_for, owner_alive, owner_of, owner_pid
+import pytest
+from docker.errors import APIError, NotFound
+
+from harness.cleanup import OWNER, labels_for, owner_alive, owner_of, owner_pid, remove_container
 
 
 def test_this_process_owns_what_it_labels_and_is_alive():
@@ -32,3 +36,41 @@ def test_an_unlabelled_object_has_no_living_owner():
     assert owner_pid({}) is None
     assert not owner_alive({})
     assert not owner_alive({OWNER: "garbage"})
+
+
+class _Container:
+    """Stands in for docker's Container: its removal fails with `error`, and it stays listed for
+    `reloads` more inspections."""
+
+    def __init__(self, error: Exception | None, reloads: int = 2):
+        self.error, self.reloads, self.removed = error, reloads, False
+
+    def remove(self, force: bool, v: bool) -> None:
+        if self.error:
+            raise self.error
+        self.removed = True
+
+    def reload(self) -> None:
+        if self.reloads == 0:
+            raise NotFound("gone")
+        self.reloads -= 1
+
+
+def _conflict(explanation: str) -> APIError:
+    return APIError("409 Client Error", response=SimpleNamespace(status_code=409), explanation=explanation)
+
+
+def test_a_removal_another_cleaner_started_is_waited_for_not_raised():
+    # CI: two pytest workers' start-up cleaning removed the same dead run's container at once.
+    busy = _Container(_conflict("removal of container 393da352 is already in progress"))
+    remove_container(busy, patience_s=5)
+    assert busy.reloads == 0  # it waited until the container was gone
+
+
+def test_another_conflict_still_fails():
+    with pytest.raises(APIError):
+        remove_container(_Container(_conflict("You cannot remove a running container")), patience_s=5)
+    plain = _Container(None)
+    remove_container(plain)
+    assert plain.removed
+    remove_container(_Container(NotFound("already gone")))
