@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from checkers.run_dir import RunDir
+
 ROOT = Path(__file__).resolve().parent.parent
 VERSIONS = ("3.5.2", "3.9.1", "4.1.1", "4.3.1")
 NEMESES = ("kill", "pause", "partition", "wipe", "lose-unflushed", "kill,pause,partition")
@@ -54,9 +56,10 @@ print(json.dumps({"runs": sum(runs.values()), "invalid": invalid}))
 
 
 def write_store(store: Path, count: int, template: Path | None) -> None:
-    base_config = json.loads((template / "config.json").read_text()) if template else {}
-    base_results = json.loads((template / "results.json").read_text()) if template else {"stats": {}}
-    base_summary = json.loads((template / "summary.json").read_text()) if template else {"complete": True}
+    base = RunDir(template) if template else None
+    base_config = json.loads(base.config.read_text()) if base else {}
+    base_results = json.loads(base.results.read_text()) if base else {"stats": {}}
+    base_summary = json.loads(base.summary.read_text()) if base else {"complete": True}
     for i in range(count):
         version, nemesis, day = VERSIONS[i % 4], NEMESES[(i // 4) % 6], (i // 24) % 90
         run_dir = store / f"night-{day}" / f"{version}-{nemesis.replace(',', '-')}" / f"r{i}"
@@ -68,9 +71,10 @@ def write_store(store: Path, count: int, template: Path | None) -> None:
         anomalies = {"lost-write": {"count": 5, "errors": 5, "examples": []},
                      "unseen": {"count": 2, "errors": 2, "examples": []}} if bad else {}  # fmt: skip
         results = {**base_results, "valid": not bad, "anomalies": anomalies}
-        (run_dir / "config.json").write_text(json.dumps(config))
-        (run_dir / "results.json").write_text(json.dumps(results))
-        (run_dir / "summary.json").write_text(json.dumps(base_summary))
+        files = RunDir(run_dir)
+        files.config.write_text(json.dumps(config))
+        files.results.write_text(json.dumps(results))
+        files.summary.write_text(json.dumps(base_summary))
 
 
 def timed(cmd: list[str]) -> tuple[float, dict]:

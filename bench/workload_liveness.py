@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from checkers.faults import ENDS  # noqa: E402 (what undoes each fault)
+from checkers.run_dir import CONFIG, RunDir  # noqa: E402
 
 VARIANTS = {
     "safe": [],
@@ -69,7 +70,7 @@ LEADER = re.compile(r"^\[([\d-]+ [\d:]+,\d+)\] INFO \[RaftManager (?:id|nodeId)=
 
 def controller_windows(run_dir: Path, events: list[dict], live: dict) -> list[tuple[str, float]]:
     """("controller" or "broker", ok ops/s in the window / before faults) for each held fault."""
-    t0 = json.loads((run_dir / "config.json").read_text())["history_started_unix_ms"]
+    t0 = json.loads(RunDir(run_dir).config.read_text())["history_started_unix_ms"]
     leaders = []
     for log in run_dir.glob("cluster/*/logs/server.log"):
         for line in log.read_text(errors="replace").splitlines():
@@ -100,13 +101,13 @@ def measured_again(store: Path) -> list[dict]:
     from harness.history import read_history
 
     runs = []
-    for config_path in sorted(store.glob("*/2*/config.json")):
-        config = json.loads(config_path.read_text())
-        summary_path = config_path.with_name("summary.json")
-        summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    for config_path in sorted(store.glob(f"*/2*/{CONFIG}")):
+        files = RunDir(config_path.parent)
+        config = json.loads(files.config.read_text())
+        summary = json.loads(files.summary.read_text()) if files.summary.exists() else {}
         if not summary.get("complete"):
             continue  # a run that crashed or was stopped: its history ends early
-        events = list(read_history(config_path.with_name("history.jsonl")))
+        events = list(read_history(files.history))
         live = measure(count_events(events))
         runs.append({
             "windows": controller_windows(config_path.parent, events, live),

@@ -22,6 +22,7 @@ from checkers import report as report_page
 from checkers.anomalies import INSTANCES, NAMES
 from checkers.errors import BadHistory
 from checkers.faults import MAX_NEMESIS_OPS
+from checkers.run_dir import REPORT, RESULTS
 from checkers.sql import literal
 from checkers.tables import NEMESIS
 
@@ -51,7 +52,7 @@ class CheckResult:
     def load(cls, results: Path) -> CheckResult:
         """The result a check wrote (results.json), with the report beside it if there is one."""
         data = json.loads(Path(results).read_text(encoding="utf-8"))
-        report = Path(results).with_name("report.html")
+        report = Path(results).with_name(REPORT)
         return cls(
             data["valid"], data["anomalies"], data["stats"], data.get("warnings", []),
             Path(data["history"]) if data.get("history") else None, Path(results),
@@ -315,12 +316,12 @@ def _warnings(st: dict[str, Any], ok_poll: bool) -> list[str]:
 
 def _write(result: CheckResult, out_dir: Path, plots: series.Series | None, report: bool) -> CheckResult:
     out_dir.mkdir(parents=True, exist_ok=True)
-    result.results_path = out_dir / "results.json"
+    result.results_path = out_dir / RESULTS
     tmp = result.results_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(result.to_json(), indent=2, sort_keys=False) + "\n", encoding="utf-8")
     tmp.replace(result.results_path)
     if report:
-        result.report_path = report_page.write(out_dir / "report.html", result, plots)
+        result.report_path = report_page.write(out_dir / REPORT, result, plots)
     return result
 
 

@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from checkers.errors import BadHistory, first_line
+from checkers.run_dir import HISTORY
 from checkers.sql import in_list
 
 CORRUPT = "_corrupt_record"
@@ -123,7 +124,7 @@ def open_uri(spark: SparkSession, uri: str) -> HadoopFile:
             raise BadHistory(f"no history at {uri}")
         status = fs.getFileStatus(path)
         if status.isDirectory():
-            path = jvm.org.apache.hadoop.fs.Path(path, "history.jsonl")
+            path = jvm.org.apache.hadoop.fs.Path(path, HISTORY)
             if not fs.exists(path):
                 raise BadHistory(f"no history at {path.toString()}")
             status = fs.getFileStatus(path)
@@ -146,7 +147,7 @@ def resolve(path: str | Path) -> Path:
     """A run directory (its history.jsonl) or a history file."""
     p = Path(path)
     if p.is_dir():
-        p = p / "history.jsonl"
+        p = p / HISTORY
     if not p.exists():
         raise BadHistory(f"no history at {p}")
     if not p.is_file():

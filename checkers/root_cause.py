@@ -27,8 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-TIMELINE = "metadata-timeline.json"
-REPLICAS = "replicas.json"
+from checkers.run_dir import RunDir
 
 
 def load_json(path: Path) -> dict[str, Any] | None:
@@ -165,8 +164,9 @@ def build(
 ) -> dict[str, Any] | None:
     """The root-cause section of results.json, or None when the run holds no metadata timeline.
     `groups` attributes every lost write (lost_write_groups, bound to the check's tables)."""
-    timeline = load_json(run_dir / TIMELINE)
-    replicas = load_json(run_dir / REPLICAS)
+    files = RunDir(run_dir)
+    timeline = load_json(files.timeline)
+    replicas = load_json(files.replicas)
     if timeline is None and replicas is None:
         return None
     events = (timeline or {}).get("events", [])

@@ -31,6 +31,7 @@ from pyspark.sql import types as T
 from checkers import spark as spark_session
 from checkers.errors import BadHistory, first_line
 from checkers.load import is_uri
+from checkers.run_dir import CONFIG, RESULTS, SUMMARY
 from checkers.svg import PALETTE, Chart
 
 VERDICTS = ("valid", "invalid", "unknown", "unchecked")
@@ -86,7 +87,7 @@ def _files(spark: SparkSession, store: str) -> DataFrame:
     listing of the store (which also holds histories and node logs) and one read, materialized."""
     df = (
         spark.read.option("recursiveFileLookup", "true")
-        .option("pathGlobFilter", "{config,results,summary}.json")
+        .option("pathGlobFilter", "{" + ",".join((CONFIG, RESULTS, SUMMARY)) + "}")
         .text(store, wholetext=True)
     )
     path = F.input_file_name()
@@ -104,7 +105,7 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
     kept (between-faults / before-faults ok operations/s) and stalled (a liveness warning)."""
     j = lambda col, path: F.get_json_object(F.col(col), path)  # noqa: E731
     files = _files(spark, store)
-    configs = files.where(F.col("name") == "config.json").select("dir", F.col("value").alias("config"))
+    configs = files.where(F.col("name") == CONFIG).select("dir", F.col("value").alias("config"))
     configs = configs.where(j("config", "$.kafka_version").isNotNull())
     scenario, script = j("config", "$.nemesis.scenario"), j("config", "$.nemesis.script")
     faults = F.from_json(j("config", "$.nemesis.faults"), _FAULTS)
@@ -133,7 +134,7 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
     pick = Window.partitionBy("run_id").orderBy(is_link.cast("int"), "dir")
     runs = runs.withColumn("_n", F.row_number().over(pick)).where("_n = 1").drop("_n")
     kept, warning = "$.liveness.ratios.ops_per_s.between_faults", "$.liveness.warning"
-    results = files.where(F.col("name") == "results.json").select(
+    results = files.where(F.col("name") == RESULTS).select(
         "dir",
         j("value", "$.valid").alias("valid"),
         F.from_json(j("value", "$.anomalies"), _ANOMALIES).alias("anomalies"),
@@ -142,7 +143,7 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
         j("value", "$.liveness").isNotNull().alias("r_live"),
     )
     # Liveness from the checker, else from the run's own summary (a run never checked).
-    summaries = files.where(F.col("name") == "summary.json").select(
+    summaries = files.where(F.col("name") == SUMMARY).select(
         "dir", j("value", kept).cast("double").alias("s_kept"), j("value", warning).alias("s_warning")
     )
     verdict = (
@@ -202,7 +203,7 @@ def trend(store: str | Path, master: str | None = None, session: SparkSession | 
         path = Path(store)
         if not path.is_dir():
             raise BadHistory(f"{store}: not a directory")
-        if not any(path.rglob("config.json")):
+        if not any(path.rglob(CONFIG)):
             raise BadHistory(f"{store}: no run directories (no config.json under it)")
         where = str(path.resolve())
     sp = session or spark_session.session(master)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from checkers.run_dir import RunDir
 from harness.cluster import KafkaCluster
 from harness.errors import KafkaChaosError, UsageError
 from harness.images import Log
@@ -98,7 +99,7 @@ class ChaosResult:
 
         return Counter(
             e["f"]
-            for e in read_history(self.run_dir / "history.jsonl")
+            for e in read_history(RunDir(self.run_dir).history)
             if e["process"] == "nemesis" and e["type"] == "ok"
         )
 
@@ -197,7 +198,7 @@ def _scenario_run(spec, store, name, seed, log, progress, spark_master) -> Chaos
     if outcome.error is not None:
         raise KafkaChaosError(f"scenario {scenario.name} on Kafka {spec.version} could not run: {outcome.error}")
     run_dir = Path(outcome.run_dir)
-    checked = CheckResult.load(run_dir / "results.json")
+    checked = CheckResult.load(RunDir(run_dir).results)
     result = _result(spec.version, f"scenario:{scenario.name}", run_dir, checked, format_summary(checked), {})
     result.script = outcome.script
     if outcome.script != "completed":

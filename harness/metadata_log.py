@@ -19,17 +19,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from checkers.run_dir import RunDir
 from harness.logdump import dump, records, segment_files
 from harness.versions import KafkaVersion
 
 METADATA_DIR = "__cluster_metadata-0"
-TIMELINE = "metadata-timeline.json"
 NO_CHANGE = -2  # PartitionChangeRecord.leader when the leader stays
 
 
 def metadata_source(run_dir: Path) -> Path | None:
     """The longest metadata log among the nodes (a controller's; a wiped broker has a short one)."""
-    candidates = [p for p in (run_dir / "cluster").glob(f"*/data/{METADATA_DIR}") if segment_files(p)]
+    candidates = [p / METADATA_DIR for p in RunDir(run_dir).node_data_dirs() if segment_files(p / METADATA_DIR)]
     controllers = [p for p in candidates if p.parts[-3].startswith("controller")] or candidates
     return max(controllers, key=lambda p: sum(f.stat().st_size for f in p.glob("*.log")), default=None)
 
@@ -118,12 +118,12 @@ def write_timeline(run_dir: Path, version: KafkaVersion) -> Path | None:
     source = metadata_source(run_dir)
     if source is None:
         return None
-    config = json.loads((run_dir / "config.json").read_text())
+    config = json.loads(RunDir(run_dir).config.read_text())
     topic = config.get("workload", {}).get("topic", "chaos")
     t0 = float(config.get("history_started_unix_ms") or 0)
     output = dump(version, source, segment_files(source), "--cluster-metadata-decoder")
     events = replay(list(records(output)), topic, version, t0)
-    path = run_dir / TIMELINE
+    path = RunDir(run_dir).timeline
     path.write_text(
         json.dumps({"source": str(source.relative_to(run_dir)), "topic": topic, "events": events}, indent=1) + "\n"
     )

@@ -17,10 +17,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from checkers.run_dir import RunDir
 from harness.logdump import dump, records, segment_files
 from harness.versions import KafkaVersion
 
-REPLICAS = "replicas.json"
 MAX_EXAMPLES = 50
 
 
@@ -97,10 +97,11 @@ def against_clients(history: Path, logs: dict[str, dict[str, dict[int, int | str
 
 
 def write_replicas(run_dir: Path, version: KafkaVersion) -> Path | None:
-    config = json.loads((run_dir / "config.json").read_text())
+    run = RunDir(run_dir)
+    config = json.loads(run.config.read_text())
     topic = config.get("workload", {}).get("topic", "chaos")
     logs: dict[str, dict[str, dict[int, int | str]]] = {}
-    for data in sorted((run_dir / "cluster").glob("*/data")):
+    for data in run.node_data_dirs():
         node = data.parent.name
         dirs = [d for d in data.glob(f"{topic}-*") if d.is_dir() and d.name[len(topic) + 1 :].isdigit()]
         files = [f"{d.name}/{name}" for d in dirs for name in segment_files(d)]
@@ -117,9 +118,9 @@ def write_replicas(run_dir: Path, version: KafkaVersion) -> Path | None:
     keys = {key: compare(replicas) for key, replicas in sorted(logs.items())}
     for c in keys.values():
         c["divergent"] = c["divergent"][:MAX_EXAMPLES]
-    if (run_dir / "history.jsonl").exists():
-        for key, seen in against_clients(run_dir / "history.jsonl", logs).items():
+    if run.history.exists():
+        for key, seen in against_clients(run.history, logs).items():
             keys[key]["clients"] = seen
-    path = run_dir / REPLICAS
+    path = run.replicas
     path.write_text(json.dumps({"topic": topic, "keys": keys}, indent=1) + "\n")
     return path

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers import liveness
+from checkers.run_dir import RunDir
 from harness.cluster import KafkaCluster
 from harness.config import FAULT_DETECTION
 from harness.errors import UsageError
@@ -130,14 +131,14 @@ def run_workload(
 
     `notes` receives `history_started_unix_ms`, the wall-clock time of the history's time 0."""
     create_topic(cluster, opts)
-    with HistoryWriter(run_dir / "history.jsonl") as history:
+    with HistoryWriter(RunDir(run_dir).history) as history:
         if notes is not None:
             notes["history_started_unix_ms"] = round(history.started_unix_ms)
         ctx = RunContext(history=history, opts=opts, bootstrap_servers=cluster.bootstrap_servers, run_id=cluster.run_id)
         schedule = plan.schedule(Nemesis(cluster, history, seed, observe=progress), seed) if plan else None
         summary = Runner(ctx, progress, seed, schedule).run()
     # Measured from the history file, as the checker measures it (checkers/liveness.py).
-    summary.liveness = liveness.measure(liveness.count_events(read_history(run_dir / "history.jsonl")))
+    summary.liveness = liveness.measure(liveness.count_events(read_history(RunDir(run_dir).history)))
     if summary.liveness["warning"] and progress is not None:
         progress(f"warning: {summary.liveness['warning']}")
     return summary
@@ -168,7 +169,7 @@ def run(
         for key, value in plan.broker_defaults().items():
             cluster.config.setdefault(key, value)
     run_dir = make_run_dir(store, name or opts.workload)
-    cluster.with_workdir(run_dir / "cluster").with_log(log)
+    cluster.with_workdir(RunDir(run_dir).cluster).with_log(log)
     config = {
         "name": name or opts.workload,
         "kafka_version": str(cluster.version),
@@ -179,7 +180,7 @@ def run(
         "nemesis": plan.describe() if plan else {},
         "seed": seed,
     }
-    _write_json(run_dir / "config.json", config)
+    _write_json(RunDir(run_dir).config, config)
     started = time.monotonic()
     summary: WorkloadSummary | None = None
     try:
@@ -192,9 +193,9 @@ def run(
     finally:
         if summary is not None:
             config["effective_producer_config"] = summary.effective_producer_config
-        _write_json(run_dir / "config.json", config)
+        _write_json(RunDir(run_dir).config, config)
         _write_json(
-            run_dir / "summary.json",
+            RunDir(run_dir).summary,
             {
                 "complete": summary is not None,
                 "wall_s": round(time.monotonic() - started, 3),

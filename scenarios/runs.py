@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checkers.run_dir import RunDir
 from harness.cluster import KafkaCluster
 from harness.errors import UsageError
 from harness.images import Log
@@ -112,7 +113,7 @@ def run_once(
         report = schedules[0].report()
         outcome.script, outcome.script_error = report["outcome"], report["error"]
         if run_dir is not None:
-            (run_dir / "scenario.json").write_text(
+            RunDir(run_dir).scenario.write_text(
                 json.dumps({"scenario": scenario.name, "version": version, "metadata_version": mv, **report}, indent=2)
                 + "\n"
             )

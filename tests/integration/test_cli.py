@@ -113,6 +113,15 @@ def test_run_with_check_prints_a_verdict(docker_api, tmp_path):
     assert [line for line in proc.stderr.splitlines() if line.startswith("kafka-chaos:")] == []
     run_dir = Path(out["run_dir"])
     assert Path(out["check"]["results"]) == run_dir / "results.json" and (run_dir / "report.html").exists()
+    # A run directory's layout and config.json's keys are an interface (trend, reproduce, users' scripts).
+    assert sorted(p.name for p in run_dir.iterdir()) == [
+        "cluster", "config.json", "history.jsonl", "report.html", "results.json", "summary.json",
+    ]  # fmt: skip
+    assert sorted(p.name for p in (run_dir / "cluster" / "kafka-1").iterdir()) == ["config", "data", "logs"]
+    assert sorted(json.loads((run_dir / "config.json").read_text())) == [
+        "broker_config", "cluster_id", "effective_producer_config", "history_started_unix_ms", "kafka_version",
+        "metadata_version", "name", "nemesis", "run_id", "seed", "shape", "workload",
+    ]  # fmt: skip
     assert_no_leftovers(docker_api)
     human = subprocess.run([*CLI, "check", str(run_dir), "--no-report"], capture_output=True, text=True, timeout=600)
     assert human.returncode == 0 and "verdict: VALID" in human.stdout, human.stderr[-2000:]

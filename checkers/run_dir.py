@@ -1,0 +1,70 @@
+"""A run directory's files, named in one place.
+
+`kafka-chaos run` writes one directory per run (store/<name>/<timestamp>/); the checker, `trend`,
+`reproduce` and the scenarios read it, and users' scripts do too, so its layout is an interface.
+This module is the only place where the name of one of its files is spelled. It lives in
+checkers/ because the checkers are the lowest layer that reads a run directory (they need
+nothing but its files); the harness and the scenarios, above them, import it from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+HISTORY = "history.jsonl"  # the run's evidence (../shared/history-format.md)
+CONFIG = "config.json"  # what ran: version, shape, broker config, workload, nemesis, seed
+SUMMARY = "summary.json"  # how the run went: counts, timings, liveness
+RESULTS = "results.json"  # the check's verdict and anomalies
+REPORT = "report.html"  # the check's page
+SCENARIO = "scenario.json"  # a scenario's script: its steps, roles and outcome
+TIMELINE = "metadata-timeline.json"  # the KRaft metadata log, decoded (harness/metadata_log.py)
+REPLICAS = "replicas.json"  # each replica's log against what clients saw (harness/replica_logs.py)
+CLUSTER = "cluster"  # one folder per node: config/, data/, logs/
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """One run directory; each property is the path of one of its files."""
+
+    path: Path
+
+    @property
+    def history(self) -> Path:
+        return self.path / HISTORY
+
+    @property
+    def config(self) -> Path:
+        return self.path / CONFIG
+
+    @property
+    def summary(self) -> Path:
+        return self.path / SUMMARY
+
+    @property
+    def results(self) -> Path:
+        return self.path / RESULTS
+
+    @property
+    def report(self) -> Path:
+        return self.path / REPORT
+
+    @property
+    def scenario(self) -> Path:
+        return self.path / SCENARIO
+
+    @property
+    def timeline(self) -> Path:
+        return self.path / TIMELINE
+
+    @property
+    def replicas(self) -> Path:
+        return self.path / REPLICAS
+
+    @property
+    def cluster(self) -> Path:
+        return self.path / CLUSTER
+
+    def node_data_dirs(self) -> list[Path]:
+        """Each node's data folder (its log directory), in node order."""
+        return sorted(self.cluster.glob("*/data"))
