@@ -52,7 +52,7 @@ ENDGAME = 10_000  # operations before the target at which the generator starts t
 CHILD = """
 import json, resource, sys, time
 t0 = time.perf_counter()
-from checkers.check import check_history
+from kafka_chaos.checkers.check import check_history
 t1 = time.perf_counter()
 r = check_history(sys.argv[1], sys.argv[2], report=sys.argv[3] == "1")
 t2 = time.perf_counter()

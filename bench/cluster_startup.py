@@ -16,17 +16,14 @@ import shutil
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from docker.errors import ImageNotFound
 
-from docker.errors import ImageNotFound  # noqa: E402
-
-from harness.cluster import KafkaCluster  # noqa: E402
-from harness.engine import docker_client  # noqa: E402
-from harness.images import BASE_IMAGE, image_tag  # noqa: E402
-from harness.maven import jars_dir  # noqa: E402
-from harness.versions import DEFAULT_VERSION, KafkaVersion  # noqa: E402
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.engine import docker_client
+from kafka_chaos.harness.images import BASE_IMAGE, image_tag
+from kafka_chaos.harness.maven import jars_dir
+from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
 
 
 def make_cold(version: KafkaVersion, base: bool) -> None:

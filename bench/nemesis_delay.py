@@ -13,17 +13,14 @@ from __future__ import annotations
 import argparse
 import logging
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from harness.cluster import KafkaCluster  # noqa: E402
-from harness.history import HistoryWriter, read_history  # noqa: E402
-from harness.versions import DEFAULT_VERSION  # noqa: E402
-from nemesis.core import HEALS, Nemesis  # noqa: E402
-from nemesis.schedule import ScriptedSchedule, Step  # noqa: E402
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.history import HistoryWriter, read_history
+from kafka_chaos.harness.versions import DEFAULT_VERSION
+from kafka_chaos.nemesis.core import HEALS, Nemesis
+from kafka_chaos.nemesis.schedule import ScriptedSchedule, Step
 
 FAULTS = ("kill", "pause", "partition")
 

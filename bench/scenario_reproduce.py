@@ -17,11 +17,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from kafka_chaos.scenarios.registry import get
+from kafka_chaos.scenarios.reproduce import parse_targets, reproduce
 
-from scenarios.registry import get  # noqa: E402
-from scenarios.reproduce import parse_targets, reproduce  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> int:

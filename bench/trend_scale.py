@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from checkers.run_dir import RunDir
+from kafka_chaos.checkers.run_dir import RunDir
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSIONS = ("3.5.2", "3.9.1", "4.1.1", "4.3.1")
@@ -103,8 +103,8 @@ def main() -> int:
         walls, baselines = [], []
         for n in range(1, args.repeats + 1):
             b_wall, b = timed([sys.executable, "-c", BASELINE, str(store)])
-            t_wall, t = timed([sys.executable, "-m", "harness.cli", "trend", str(store), "--json", "--quiet",
-                               "--out", str(base / f"out-{size}")])  # fmt: skip
+            t_wall, t = timed([sys.executable, "-m", "kafka_chaos.harness.cli", "trend", str(store),
+                               "--json", "--quiet", "--out", str(base / f"out-{size}")])  # fmt: skip
             walls.append(t_wall)
             baselines.append(b_wall)
             invalid = sum(r["invalid"] for r in t["rows"])

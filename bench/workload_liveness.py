@@ -31,11 +31,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from kafka_chaos.checkers.faults import ENDS  # (what undoes each fault)
+from kafka_chaos.checkers.run_dir import CONFIG, RunDir
 
-from checkers.faults import ENDS  # noqa: E402 (what undoes each fault)
-from checkers.run_dir import CONFIG, RunDir  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 VARIANTS = {
     "safe": [],
@@ -97,8 +96,8 @@ def controller_windows(run_dir: Path, events: list[dict], live: dict) -> list[tu
 
 def measured_again(store: Path) -> list[dict]:
     """The liveness of every run directory under `store`, measured now from its history."""
-    from checkers.liveness import count_events, measure
-    from harness.history import read_history
+    from kafka_chaos.checkers.liveness import count_events, measure
+    from kafka_chaos.harness.history import read_history
 
     runs = []
     for config_path in sorted(store.glob(f"*/2*/{CONFIG}")):

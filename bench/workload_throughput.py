@@ -29,18 +29,16 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
-
-from harness.cluster import KafkaCluster  # noqa: E402
-from harness.config import FAULT_DETECTION  # noqa: E402
-from harness.run import NemesisPlan, create_topic, run_workload  # noqa: E402
-from harness.versions import DEFAULT_VERSION  # noqa: E402
-from nemesis.core import Nemesis  # noqa: E402
-from nemesis.schedule import RandomSchedule, parse_fault_list  # noqa: E402
-from workloads.options import WorkloadOptions  # noqa: E402
-from workloads.producers import close_producer  # noqa: E402
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.config import FAULT_DETECTION
+from kafka_chaos.harness.run import NemesisPlan, create_topic, run_workload
+from kafka_chaos.harness.versions import DEFAULT_VERSION
+from kafka_chaos.nemesis.core import Nemesis
+from kafka_chaos.nemesis.schedule import RandomSchedule, parse_fault_list
+from kafka_chaos.workloads.options import WorkloadOptions
+from kafka_chaos.workloads.producers import close_producer
 
 
 def options(topic: str, seconds: float, concurrency: int) -> WorkloadOptions:

@@ -17,14 +17,14 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from checkers import liveness, load, parts, per_key, root_cause, series, spark, stats, tables, tallies
-from checkers import report as report_page
-from checkers.anomalies import INSTANCES, NAMES
-from checkers.errors import BadHistory
-from checkers.faults import MAX_NEMESIS_OPS
-from checkers.run_dir import REPORT, RESULTS
-from checkers.sql import literal
-from checkers.tables import NEMESIS
+from kafka_chaos.checkers import liveness, load, parts, per_key, root_cause, series, spark, stats, tables, tallies
+from kafka_chaos.checkers import report as report_page
+from kafka_chaos.checkers.anomalies import INSTANCES, NAMES
+from kafka_chaos.checkers.errors import BadHistory
+from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS
+from kafka_chaos.checkers.run_dir import REPORT, RESULTS
+from kafka_chaos.checkers.sql import literal
+from kafka_chaos.checkers.tables import NEMESIS
 
 MAX_EXAMPLES = 10
 EXIT_CODES = {True: 0, False: 1, "unknown": 3}

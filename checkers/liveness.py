@@ -34,8 +34,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from checkers.faults import MAX_NEMESIS_OPS, fault_windows
-from checkers.sql import in_list
+from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS, fault_windows
+from kafka_chaos.checkers.sql import in_list
 
 BUCKET_S = 0.1
 MAX_BUCKETS = 200_000  # coarser buckets beyond this (a run of over 5.5 hours)

@@ -26,9 +26,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from checkers.errors import BadHistory, first_line
-from checkers.run_dir import HISTORY
-from checkers.sql import in_list
+from kafka_chaos.checkers.errors import BadHistory, first_line
+from kafka_chaos.checkers.run_dir import HISTORY
+from kafka_chaos.checkers.sql import in_list
 
 CORRUPT = "_corrupt_record"
 SCHEMA = T.StructType(

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from checkers.anomalies import instances, one
-from checkers.version_order import KeyView
+from kafka_chaos.checkers.anomalies import instances, one
+from kafka_chaos.checkers.version_order import KeyView
 
 MAX_OPS = 8  # operations named per instance
 

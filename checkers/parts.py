@@ -14,7 +14,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from checkers.sql import literal
+from kafka_chaos.checkers.sql import literal
 
 
 def collect(queries: dict[str, DataFrame]) -> dict[str, list[dict[str, Any]]]:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection
 
 import pandas as pd
 
-from checkers import (
+from kafka_chaos.checkers import (
     aborted_read,
     garbage_read,
     lost_write,
@@ -25,7 +25,7 @@ from checkers import (
     tallies,
     version_order,
 )
-from checkers.anomalies import INSTANCE_COLUMNS
+from kafka_chaos.checkers.anomalies import INSTANCE_COLUMNS
 
 RULES = (lost_write, offsets, aborted_read, garbage_read, poll_order, send_order, precommitted_read)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from checkers.anomalies import instances, pairs
+from kafka_chaos.checkers.anomalies import instances, pairs
 
 PREV = ("op", "last_idx", "last_offset", "last_value", "n_assign", "n_assign_key")
 

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from checkers.anomalies import BY_NAME
-from checkers.svg import PALETTE, Chart
+from kafka_chaos.checkers.anomalies import BY_NAME
+from kafka_chaos.checkers.svg import PALETTE, Chart
 
 if TYPE_CHECKING:
-    from checkers.check import CheckResult
-    from checkers.series import Series
+    from kafka_chaos.checkers.check import CheckResult
+    from kafka_chaos.checkers.series import Series
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}

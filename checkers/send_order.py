@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from checkers.anomalies import step_instances
-from checkers.references import across, per_op, with_references
-from checkers.version_order import KeyView
+from kafka_chaos.checkers.anomalies import step_instances
+from kafka_chaos.checkers.references import across, per_op, with_references
+from kafka_chaos.checkers.version_order import KeyView
 
 
 def rules(k: KeyView) -> list[pd.DataFrame]:

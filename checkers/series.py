@@ -15,10 +15,10 @@ import pandas as pd
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from checkers import parts
-from checkers.faults import fault_windows
-from checkers.sql import double
-from checkers.tables import NEMESIS, committed_send, evidenced_ops
+from kafka_chaos.checkers import parts
+from kafka_chaos.checkers.faults import fault_windows
+from kafka_chaos.checkers.sql import double
+from kafka_chaos.checkers.tables import NEMESIS, committed_send, evidenced_ops
 
 BUCKETS = 200
 TIMELINE_KEYS = 4

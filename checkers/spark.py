@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
-from checkers.errors import BadHistory, first_line
+from kafka_chaos.checkers.errors import BadHistory, first_line
 
 DEFAULT_MASTER = "local[2]"
 LOG4J = Path(__file__).with_name("log4j2.properties")
@@ -184,8 +184,8 @@ def _ship_code(spark: SparkSession) -> None:
     package = Path(__file__).resolve().parent
     archive = Path(tempfile.gettempdir()) / f"kafka-chaos-checkers-{os.getpid()}.zip"
     with zipfile.ZipFile(archive, "w") as zf:
-        for source in sorted(package.glob("*.py")):
-            zf.write(source, f"{package.name}/{source.name}")
+        for source in sorted(package.glob("*.py")):  # as kafka_chaos/checkers/ (a namespace package)
+            zf.write(source, f"kafka_chaos/checkers/{source.name}")
     spark.sparkContext.addPyFile(str(archive))
     atexit.register(lambda: archive.unlink(missing_ok=True))
 
@@ -207,7 +207,7 @@ def warm_python(spark: SparkSession) -> None:
     _warmed.add(id(sc))
 
     def run() -> None:
-        from checkers.per_key import warm
+        from kafka_chaos.checkers.per_key import warm
 
         try:
             spark.range(1).groupBy("id").applyInPandas(warm, "id long").collect()

@@ -11,8 +11,8 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from checkers.sql import double
-from checkers.tables import NEMESIS
+from kafka_chaos.checkers.sql import double
+from kafka_chaos.checkers.tables import NEMESIS
 
 QUANTILES = (0.5, 0.9, 0.99)
 

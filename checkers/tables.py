@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from checkers.sql import in_list
+from kafka_chaos.checkers.sql import in_list
 
 NEMESIS = "nemesis"
 CLIENT_FS = ("send", "poll", "txn")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from checkers.anomalies import INSTANCE_COLUMNS
-from checkers.version_order import KeyView
+from kafka_chaos.checkers.anomalies import INSTANCE_COLUMNS
+from kafka_chaos.checkers.version_order import KeyView
 
 PREFIX = "#"
 VALUES = "#values"  # slots: VALUE_SLOTS

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from checkers.run_dir import RunDir
-from harness.cluster import KafkaCluster
-from harness.errors import KafkaChaosError, UsageError
-from harness.images import Log
-from harness.versions import DEFAULT_VERSION, KafkaVersion
+from kafka_chaos.checkers.run_dir import RunDir
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.errors import KafkaChaosError, UsageError
+from kafka_chaos.harness.images import Log
+from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
 
 
 @dataclass
@@ -95,7 +95,7 @@ class ChaosResult:
     @property
     def faults(self) -> Counter:
         """Nemesis operations that succeeded, by name (kill, start, pause, ...), read from the history."""
-        from harness.history import read_history
+        from kafka_chaos.harness.history import read_history
 
         return Counter(
             e["f"]
@@ -138,7 +138,7 @@ class ChaosResult:
 
 def workload_options(overrides: dict[str, Any]):  # noqa: ANN201 (WorkloadOptions; imported lazily)
     """WorkloadOptions from keyword arguments; an unknown one is a UsageError naming it."""
-    from workloads.options import WorkloadOptions
+    from kafka_chaos.workloads.options import WorkloadOptions
 
     known = {f.name for f in fields(WorkloadOptions)}
     unknown = sorted(set(overrides) - known)
@@ -169,13 +169,13 @@ def chaos_run(
     `script`: timed steps (nemesis/schedule.py); `scenario`: a library scenario or scenario file,
     with its own cluster shape, config and workload (scenarios/); `config`: broker overrides on
     top of the spec's; other keywords are workload options (workloads/options.py)."""
-    from checkers.check import CheckResult, check_history, format_summary
+    from kafka_chaos.checkers.check import CheckResult, check_history, format_summary
 
     if scenario is not None:
         if nemesis or script is not None or workload or config:
             raise UsageError("a scenario brings its own nemesis, workload and config: pass only scenario=")
         return _scenario_run(spec, store, scenario, seed, log, progress, spark_master)
-    from harness.run import nemesis_plan, run
+    from kafka_chaos.harness.run import nemesis_plan, run
 
     opts = workload_options(workload)
     plan = nemesis_plan(nemesis, interval, script)
@@ -186,9 +186,9 @@ def chaos_run(
 
 
 def _scenario_run(spec, store, name, seed, log, progress, spark_master) -> ChaosResult:  # noqa: ANN001
-    from checkers.check import CheckResult, format_summary
-    from scenarios.registry import get
-    from scenarios.runs import run_once
+    from kafka_chaos.checkers.check import CheckResult, format_summary
+    from kafka_chaos.scenarios.registry import get
+    from kafka_chaos.scenarios.runs import run_once
 
     scenario = get(name)
     outcome = run_once(

@@ -19,8 +19,8 @@ from typing import Any
 
 from docker.errors import DockerException
 
-from harness.errors import KafkaChaosError, UsageError
-from harness.versions import DEFAULT_VERSION, KafkaVersion
+from kafka_chaos.harness.errors import KafkaChaosError, UsageError
+from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,7 +50,7 @@ def _emit_json(data: dict[str, Any]) -> None:
 
 def _progress():  # noqa: ANN202
     """Live progress on stderr (harness/progress.py), or none with --quiet."""
-    from harness.progress import LiveProgress
+    from kafka_chaos.harness.progress import LiveProgress
 
     return None if _quiet else LiveProgress(prefix="kafka-chaos: ")
 
@@ -97,7 +97,7 @@ def _bool(text: str) -> bool:
 
 def _add_workload_options(p: argparse.ArgumentParser) -> None:
     """Workload options; defaults (the safe configuration) live in workloads/options.py."""
-    from workloads.options import WorkloadOptions as W
+    from kafka_chaos.workloads.options import WorkloadOptions as W
 
     p.add_argument("--workload", default=W.workload, help="queue or txn (default queue)")
     p.add_argument("--time-limit", type=_number, default=W.time_limit, help="seconds of workload (default 30)")
@@ -126,8 +126,8 @@ def _add_workload_options(p: argparse.ArgumentParser) -> None:
 
 
 def _cluster(args: argparse.Namespace, command: str):
-    from harness.chaos import ClusterSpec
-    from harness.config import parse_overrides
+    from kafka_chaos.harness.chaos import ClusterSpec
+    from kafka_chaos.harness.config import parse_overrides
 
     if args.controllers and args.brokers is None:
         raise UsageError("--controllers needs --brokers (dedicated controllers plus brokers)")
@@ -159,7 +159,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from harness.smoke import produce_and_read_back
+    from kafka_chaos.harness.smoke import produce_and_read_back
 
     if args.records < 1:
         raise UsageError(f"--records must be at least 1, got {args.records}")
@@ -176,7 +176,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _workload_options(args: argparse.Namespace):
-    from workloads.options import WorkloadOptions
+    from kafka_chaos.workloads.options import WorkloadOptions
 
     return WorkloadOptions(
         workload=args.workload, topic=args.topic, keys=args.keys, replication_factor=args.replication_factor,
@@ -190,14 +190,14 @@ def _workload_options(args: argparse.Namespace):
 
 
 def _nemesis_plan(args: argparse.Namespace):
-    from harness.run import nemesis_plan
+    from kafka_chaos.harness.run import nemesis_plan
 
     return nemesis_plan(args.nemesis, args.nemesis_interval, args.nemesis_script)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from checkers.liveness import format_liveness
-    from harness.run import run
+    from kafka_chaos.checkers.liveness import format_liveness
+    from kafka_chaos.harness.run import run
 
     opts = _workload_options(args)  # bad input exits 2 before anything starts
     plan = _nemesis_plan(args)
@@ -227,15 +227,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print(line)
         if result is not None:
-            from checkers.check import format_summary
+            from kafka_chaos.checkers.check import format_summary
 
             print(format_summary(result))
     return result.exit_code if result is not None else 0
 
 
 def _checked(path: str | Path, out: str | None, master: str | None, report: bool):  # noqa: ANN202
-    from checkers.check import check_history
-    from checkers.errors import BadHistory
+    from kafka_chaos.checkers.check import check_history
+    from kafka_chaos.checkers.errors import BadHistory
 
     try:
         return check_history(path, out, master, report=report, progress=_progress())
@@ -244,7 +244,7 @@ def _checked(path: str | Path, out: str | None, master: str | None, report: bool
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from checkers.check import format_summary
+    from kafka_chaos.checkers.check import format_summary
 
     result = _checked(args.path, args.out, args.spark_master, report=not args.no_report)
     if args.json:
@@ -255,7 +255,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
-    from scenarios.registry import SCENARIOS
+    from kafka_chaos.scenarios.registry import SCENARIOS
 
     for name, scenario in SCENARIOS.items():
         print(f"{name:<26} {scenario.one_line()}")
@@ -263,8 +263,8 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from scenarios.registry import get
-    from scenarios.reproduce import markdown, parse_targets, reproduce
+    from kafka_chaos.scenarios.registry import get
+    from kafka_chaos.scenarios.reproduce import markdown, parse_targets, reproduce
 
     scenario = get(args.scenario)
     targets = parse_targets(args.kafka)
@@ -282,8 +282,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
-    from scenarios.bisect import bisect
-    from scenarios.registry import get
+    from kafka_chaos.scenarios.bisect import bisect
+    from kafka_chaos.scenarios.registry import get
 
     scenario = get(args.scenario)
     progress = _progress()
@@ -308,9 +308,9 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 
 
 def cmd_trend(args: argparse.Namespace) -> int:
-    from checkers import trend
-    from checkers.errors import BadHistory
-    from checkers.load import is_uri, local_of
+    from kafka_chaos.checkers import trend
+    from kafka_chaos.checkers.errors import BadHistory
+    from kafka_chaos.checkers.load import is_uri, local_of
 
     store = local_of(args.store) if is_uri(args.store) else Path(args.store)
     if args.out is None and store is None:
@@ -331,8 +331,8 @@ def cmd_trend(args: argparse.Namespace) -> int:
 
 
 def cmd_images_build(args: argparse.Namespace) -> int:
-    from harness.engine import docker_client
-    from harness.images import ensure_image
+    from kafka_chaos.harness.engine import docker_client
+    from kafka_chaos.harness.images import ensure_image
 
     version = KafkaVersion.parse(args.kafka)
     started = time.monotonic()
@@ -343,8 +343,8 @@ def cmd_images_build(args: argparse.Namespace) -> int:
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
-    from harness.cleanup import remove_by_label
-    from harness.engine import docker_client
+    from kafka_chaos.harness.cleanup import remove_by_label
+    from kafka_chaos.harness.engine import docker_client
 
     containers, networks = remove_by_label(docker_client(start=False), args.run, everything=args.all)
     print(f"removed {containers} container(s) and {networks} network(s)")

@@ -26,15 +26,15 @@ from kafka import KafkaAdminClient, KafkaProducer
 from kafka.errors import KafkaError, TopicAlreadyExistsError
 from testcontainers.core.network import Network
 
-from harness.admin import live_brokers
-from harness.cleanup import labels_for, remove_by_label
-from harness.config import ClusterShape
-from harness.engine import docker_client
-from harness.errors import ClusterStartError
-from harness.images import Log, ensure_image
-from harness.node import KafkaNode
-from harness.ports import allocate
-from harness.versions import DEFAULT_VERSION, KafkaVersion
+from kafka_chaos.harness.admin import live_brokers
+from kafka_chaos.harness.cleanup import labels_for, remove_by_label
+from kafka_chaos.harness.config import ClusterShape
+from kafka_chaos.harness.engine import docker_client
+from kafka_chaos.harness.errors import ClusterStartError
+from kafka_chaos.harness.images import Log, ensure_image
+from kafka_chaos.harness.node import KafkaNode
+from kafka_chaos.harness.ports import allocate
+from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
 
 logger = logging.getLogger(__name__)
 READY_TOPIC = "__kafka_chaos_ready"

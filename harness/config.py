@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from harness.errors import UsageError
+from kafka_chaos.harness.errors import UsageError
 
 INTERNAL_PORT = 9092  # broker-to-broker and container-to-container clients
 CONTROLLER_PORT = 9093  # KRaft quorum

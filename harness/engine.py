@@ -15,7 +15,7 @@ from pathlib import Path
 import docker
 from docker.errors import DockerException
 
-from harness.errors import UsageError
+from kafka_chaos.harness.errors import UsageError
 
 DOCKERD_LOG = Path("/var/log/kafka-chaos-dockerd.log")
 

@@ -21,10 +21,10 @@ from pathlib import Path
 import docker
 from docker.errors import APIError, BuildError, ImageNotFound
 
-from harness.errors import KafkaChaosError
-from harness.maven import resolve_broker_jars
-from harness.paths import RECIPES, cache_dir
-from harness.versions import KafkaVersion
+from kafka_chaos.harness.errors import KafkaChaosError
+from kafka_chaos.harness.maven import resolve_broker_jars
+from kafka_chaos.harness.paths import RECIPES, cache_dir
+from kafka_chaos.harness.versions import KafkaVersion
 
 IMAGE_REPO = "kafka-chaos/kafka"
 BASE_IMAGE = "kafka-chaos/base:bookworm-jre17"

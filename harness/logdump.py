@@ -13,11 +13,11 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from harness.cleanup import labels_for, remove_by_label
-from harness.engine import docker_client
-from harness.images import ensure_image
-from harness.maven import resolve_tools_jars
-from harness.versions import KafkaVersion
+from kafka_chaos.harness.cleanup import labels_for, remove_by_label
+from kafka_chaos.harness.engine import docker_client
+from kafka_chaos.harness.images import ensure_image
+from kafka_chaos.harness.maven import resolve_tools_jars
+from kafka_chaos.harness.versions import KafkaVersion
 
 _RECORD = re.compile(r"^\|?\s*offset: (\d+)\s.*?CreateTime: (-?\d+)(.*)$")
 #: The tool's class: in the broker's core jar through 3.x, in kafka-tools from 4.0 on.

@@ -16,9 +16,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.errors import KafkaChaosError, UsageError
-from harness.paths import RECIPES, cache_dir
-from harness.versions import KafkaVersion
+from kafka_chaos.harness.errors import KafkaChaosError, UsageError
+from kafka_chaos.harness.paths import RECIPES, cache_dir
+from kafka_chaos.harness.versions import KafkaVersion
 
 RELOAD4J = ("ch.qos.reload4j", "reload4j", "1.2.25")
 _COMPLETE = ".complete"

@@ -19,9 +19,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from checkers.run_dir import RunDir
-from harness.logdump import dump, records, segment_files
-from harness.versions import KafkaVersion
+from kafka_chaos.checkers.run_dir import RunDir
+from kafka_chaos.harness.logdump import dump, records, segment_files
+from kafka_chaos.harness.versions import KafkaVersion
 
 METADATA_DIR = "__cluster_metadata-0"
 NO_CHANGE = -2  # PartitionChangeRecord.leader when the leader stays

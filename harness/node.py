@@ -18,8 +18,8 @@ from testcontainers.core.container import DockerContainer
 from testcontainers.core.exceptions import ContainerStartException
 from testcontainers.core.network import Network
 
-from harness.cleanup import labels_for
-from harness.config import CONFIG_DIR, DATA_DIR, EXTERNAL_PORT, LOG_DIR, NodeSpec, render_server_properties
+from kafka_chaos.harness.cleanup import labels_for
+from kafka_chaos.harness.config import CONFIG_DIR, DATA_DIR, EXTERNAL_PORT, LOG_DIR, NodeSpec, render_server_properties
 
 
 class KafkaNode(DockerContainer):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: The repository's docker/ folder: the image recipes.
+#: The image recipes: the checkout's docker/ folder, or kafka_chaos/docker/ beside this package
+#: where it is installed from a wheel (package data; pyproject.toml).
 RECIPES = Path(__file__).resolve().parent.parent / "docker"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from harness.errors import UsageError
+from kafka_chaos.harness.errors import UsageError
 
 
 def _bindable(port: int) -> bool:

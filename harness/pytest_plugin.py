@@ -35,8 +35,8 @@ from typing import Any
 
 import pytest
 
-from checkers.liveness import format_liveness
-from harness.versions import DEFAULT_VERSION, KafkaVersion
+from kafka_chaos.checkers.liveness import format_liveness
+from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
 
 log = logging.getLogger("kafka_chaos")
 FIXTURES = ("kafka_version", "kafka_spec", "kafka_cluster", "chaos_run")
@@ -154,8 +154,8 @@ def kafka_version() -> str:
 @pytest.fixture
 def kafka_spec(request: pytest.FixtureRequest, kafka_version: str):  # noqa: ANN201 (harness.chaos.ClusterSpec)
     """The cluster this test asks for: marker first, then the command line, then 3 combined nodes."""
-    from harness.chaos import ClusterSpec
-    from harness.errors import UsageError
+    from kafka_chaos.harness.chaos import ClusterSpec
+    from kafka_chaos.harness.errors import UsageError
 
     mark, opt = _marker(request.node), request.config.getoption
     shape: dict[str, Any] = {}
@@ -175,7 +175,7 @@ def kafka_spec(request: pytest.FixtureRequest, kafka_version: str):  # noqa: ANN
 @pytest.fixture
 def kafka_cluster(kafka_spec, tmp_path: Path) -> Iterator[Any]:
     """A started KafkaCluster (harness/cluster.py) of the test's spec, removed after the test."""
-    from harness.errors import KafkaChaosError
+    from kafka_chaos.harness.errors import KafkaChaosError
 
     try:
         cluster = kafka_spec.build().with_workdir(tmp_path / "cluster").with_log(log.info)
@@ -196,9 +196,9 @@ def _run_name(node: pytest.Item) -> str:
 def chaos_run(request: pytest.FixtureRequest, kafka_spec) -> Callable[..., Any]:
     """chaos_run(nemesis=..., interval=..., script=..., scenario=..., config=..., seed=..., **workload)
     -> ChaosResult (.valid, .anomalies, .report, .lost, .faults, .run_dir). See harness/chaos.py."""
-    from harness.chaos import chaos_run as run
-    from harness.errors import KafkaChaosError
-    from harness.progress import LiveProgress
+    from kafka_chaos.harness.chaos import chaos_run as run
+    from kafka_chaos.harness.errors import KafkaChaosError
+    from kafka_chaos.harness.progress import LiveProgress
 
     opt = request.config.getoption
     store = Path(opt("kafka_store") or request.config.rootpath / "store")

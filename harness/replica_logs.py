@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from checkers.run_dir import RunDir
-from harness.logdump import dump, records, segment_files
-from harness.versions import KafkaVersion
+from kafka_chaos.checkers.run_dir import RunDir
+from kafka_chaos.harness.logdump import dump, records, segment_files
+from kafka_chaos.harness.versions import KafkaVersion
 
 MAX_EXAMPLES = 50
 

@@ -19,15 +19,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from checkers import liveness
-from checkers.run_dir import RunDir
-from harness.cluster import KafkaCluster
-from harness.config import FAULT_DETECTION
-from harness.errors import UsageError
-from harness.history import HistoryWriter, read_history
-from harness.images import Log
-from nemesis.core import Nemesis
-from nemesis.schedule import (
+from kafka_chaos.checkers import liveness
+from kafka_chaos.checkers.run_dir import RunDir
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.config import FAULT_DETECTION
+from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.harness.history import HistoryWriter, read_history
+from kafka_chaos.harness.images import Log
+from kafka_chaos.nemesis.core import Nemesis
+from kafka_chaos.nemesis.schedule import (
     RandomSchedule,
     Schedule,
     ScriptedSchedule,
@@ -36,9 +36,9 @@ from nemesis.schedule import (
     parse_fault_list,
     parse_script,
 )
-from workloads.context import RunContext
-from workloads.options import WorkloadOptions
-from workloads.runner import Progress, Runner, WorkloadSummary
+from kafka_chaos.workloads.context import RunContext
+from kafka_chaos.workloads.options import WorkloadOptions
+from kafka_chaos.workloads.runner import Progress, Runner, WorkloadSummary
 
 
 def make_run_dir(store: Path, name: str) -> Path:

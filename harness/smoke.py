@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError
 
-from harness.cluster import KafkaCluster
+from kafka_chaos.harness.cluster import KafkaCluster
 
 
 @dataclass

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import total_ordering
 
-from harness.errors import UsageError
+from kafka_chaos.harness.errors import UsageError
 
 #: Newest release whose artifacts all resolve from Maven Central when this was written.
 DEFAULT_VERSION = "4.3.1"

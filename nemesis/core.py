@@ -12,15 +12,15 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from harness.cluster import KafkaCluster
-from harness.history import FAIL, INFO, NEMESIS, OK, HistoryWriter
-from nemesis import partition as net
-from nemesis.kill import kill, start, wait_stopped
-from nemesis.pause import pause, resume
-from nemesis.stop import stop
-from nemesis.targets import TargetError, resolve
-from nemesis.unflushed import lose_unflushed
-from nemesis.wipe import wipe
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.history import FAIL, INFO, NEMESIS, OK, HistoryWriter
+from kafka_chaos.nemesis import partition as net
+from kafka_chaos.nemesis.kill import kill, start, wait_stopped
+from kafka_chaos.nemesis.pause import pause, resume
+from kafka_chaos.nemesis.stop import stop
+from kafka_chaos.nemesis.targets import TargetError, resolve
+from kafka_chaos.nemesis.unflushed import lose_unflushed
+from kafka_chaos.nemesis.wipe import wipe
 
 FAULTS = ("kill", "stop", "start", "pause", "resume", "wipe", "lose-unflushed", "partition", "heal")
 #: What undoes a fault that stays in place (wipe and lose-unflushed restart the node themselves).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from harness.node import KafkaNode
+from kafka_chaos.harness.node import KafkaNode
 
 
 def container(node: KafkaNode):

@@ -14,8 +14,8 @@ import signal
 import time
 from pathlib import Path
 
-from harness.node import KafkaNode
-from nemesis.docker_ops import container, wait_status
+from kafka_chaos.harness.node import KafkaNode
+from kafka_chaos.nemesis.docker_ops import container, wait_status
 
 STOPPED = {"exited", "dead", "created"}
 

@@ -20,8 +20,8 @@ import random
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from harness.node import KafkaNode
-from nemesis.docker_ops import exec_root, network_ip
+from kafka_chaos.harness.node import KafkaNode
+from kafka_chaos.nemesis.docker_ops import exec_root, network_ip
 
 CHAIN = "KAFKA-CHAOS"
 SHAPES = ("isolate", "halves", "majorities-ring", "bridge", "cut")

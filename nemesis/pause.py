@@ -7,8 +7,8 @@ import time
 
 from docker.errors import APIError
 
-from harness.node import KafkaNode
-from nemesis.docker_ops import container, wait_status
+from kafka_chaos.harness.node import KafkaNode
+from kafka_chaos.nemesis.docker_ops import container, wait_status
 
 FREEZE_ATTEMPTS = 3
 

@@ -24,9 +24,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import KafkaChaosError, UsageError
-from nemesis.core import FAULTS, HEALS, Nemesis
-from nemesis.partition import RANDOM_SHAPES, SHAPES
+from kafka_chaos.harness.errors import KafkaChaosError, UsageError
+from kafka_chaos.nemesis.core import FAULTS, HEALS, Nemesis
+from kafka_chaos.nemesis.partition import RANDOM_SHAPES, SHAPES
 
 RANDOM_FAULTS = ("kill", "pause", "partition", "wipe", "lose-unflushed")
 

@@ -9,9 +9,9 @@ empty disk (KAFKA-14139) stop it; `start` brings it back, as after `kill`.
 
 from __future__ import annotations
 
-from harness.node import KafkaNode
-from nemesis.docker_ops import container
-from nemesis.kill import wait_stopped
+from kafka_chaos.harness.node import KafkaNode
+from kafka_chaos.nemesis.docker_ops import container
+from kafka_chaos.nemesis.kill import wait_stopped
 
 
 def stop(node: KafkaNode, timeout_s: int = 30) -> None:

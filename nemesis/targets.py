@@ -20,8 +20,8 @@ from typing import Any
 from kafka import KafkaAdminClient
 from kafka.errors import KafkaError
 
-from harness.cluster import KafkaCluster
-from harness.node import KafkaNode
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.node import KafkaNode
 
 KINDS = ("random", "leader:KEY", "follower:KEY", "controller", "controllers", "minority", "majority", "NODE[,NODE]")
 

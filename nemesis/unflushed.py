@@ -23,8 +23,8 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.node import KafkaNode
-from nemesis.kill import kill, start, wait_stopped
+from kafka_chaos.harness.node import KafkaNode
+from kafka_chaos.nemesis.kill import kill, start, wait_stopped
 
 CHECKPOINT = "recovery-point-offset-checkpoint"
 _BATCH_HEADER = struct.Struct(">qi")  # baseOffset, batchLength

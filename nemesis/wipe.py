@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import shutil
 
-from harness.node import KafkaNode
-from nemesis.kill import kill, start, wait_stopped
+from kafka_chaos.harness.node import KafkaNode
+from kafka_chaos.nemesis.kill import kill, start, wait_stopped
 
 
 def empty_dir(path) -> None:

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from scenarios.base import LOSS, SAFE, Scenario
-from scenarios.script import Script
+from kafka_chaos.scenarios.base import LOSS, SAFE, Scenario
+from kafka_chaos.scenarios.script import Script
 
 ROUNDS = 2
 

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.versions import KafkaVersion
-from nemesis.core import Nemesis
-from nemesis.schedule import Schedule
-from scenarios.script import Script, ScriptStopped, StepTimeout
+from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.nemesis.core import Nemesis
+from kafka_chaos.nemesis.schedule import Schedule
+from kafka_chaos.scenarios.script import Script, ScriptStopped, StepTimeout
 
 #: What a scenario expects of a version: its acknowledged writes are lost, or they are safe.
 LOSS, SAFE = "loss", "safe"

@@ -15,11 +15,11 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.errors import UsageError
-from harness.images import Log
-from harness.versions import KafkaVersion
-from scenarios.base import Scenario
-from scenarios.runs import RunOutcome, run_once
+from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.harness.images import Log
+from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.scenarios.base import Scenario
+from kafka_chaos.scenarios.runs import RunOutcome, run_once
 
 METADATA_URL = "https://repo1.maven.org/maven2/org/apache/kafka/kafka_2.13/maven-metadata.xml"
 

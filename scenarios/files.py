@@ -23,12 +23,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UsageError
-from nemesis.core import HEALS
-from nemesis.schedule import Step, parse_script
-from scenarios.base import LOSS, SAFE, Scenario
-from scenarios.script import Script
-from workloads.options import WorkloadOptions
+from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.nemesis.core import HEALS
+from kafka_chaos.nemesis.schedule import Step, parse_script
+from kafka_chaos.scenarios.base import LOSS, SAFE, Scenario
+from kafka_chaos.scenarios.script import Script
+from kafka_chaos.workloads.options import WorkloadOptions
 
 FIELDS = {"name", "story", "cluster", "workload", "expect", "steps"}
 CLUSTER_FIELDS = {"controllers", "brokers", "config", "metadata_version"}

@@ -35,8 +35,8 @@ run out too. The script then stops at step 1 and the run counts as not set up.
 
 from __future__ import annotations
 
-from scenarios.base import LOSS, LOSS_WORKLOAD, SAFE, Scenario, at_least, metadata_at_least
-from scenarios.script import Script, StepTimeout
+from kafka_chaos.scenarios.base import LOSS, LOSS_WORKLOAD, SAFE, Scenario, at_least, metadata_at_least
+from kafka_chaos.scenarios.script import Script, StepTimeout
 
 
 def script(s: Script) -> None:

@@ -19,8 +19,8 @@ Expected: loss on 3.x and on 4.0 (ELR a preview there, off by default); no loss 
 
 from __future__ import annotations
 
-from scenarios.base import LOSS, LOSS_WORKLOAD, SAFE, Scenario, at_least
-from scenarios.script import Script
+from kafka_chaos.scenarios.base import LOSS, LOSS_WORKLOAD, SAFE, Scenario, at_least
+from kafka_chaos.scenarios.script import Script
 
 
 def script(s: Script) -> None:

@@ -20,10 +20,10 @@ from typing import Any
 
 from kafka.errors import KafkaError
 
-from harness.admin import topic_metadata_from
-from harness.cluster import KafkaCluster
-from nemesis.core import Nemesis
-from nemesis.targets import partition_in, resolve
+from kafka_chaos.harness.admin import topic_metadata_from
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.nemesis.core import Nemesis
+from kafka_chaos.nemesis.targets import partition_in, resolve
 
 
 class StepTimeout(Exception):

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from scenarios.base import LOSS, LOSS_WORKLOAD, SAFE, Scenario, at_least
-from scenarios.script import Script, StepTimeout
+from kafka_chaos.scenarios.base import LOSS, LOSS_WORKLOAD, SAFE, Scenario, at_least
+from kafka_chaos.scenarios.script import Script, StepTimeout
 
 
 def _script(force: bool):

@@ -6,10 +6,10 @@ from typing import Any
 
 from kafka import KafkaConsumer, TopicPartition
 
-from harness.history import INFO, OK
-from workloads.context import RunContext
-from workloads.outcomes import describe
-from workloads.values import decode
+from kafka_chaos.harness.history import INFO, OK
+from kafka_chaos.workloads.context import RunContext
+from kafka_chaos.workloads.outcomes import describe
+from kafka_chaos.workloads.values import decode
 
 
 def topic_partition(key: str) -> TopicPartition:

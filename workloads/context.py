@@ -8,8 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.history import INVOKE, HistoryWriter
-from workloads.options import WorkloadOptions
+from kafka_chaos.harness.history import INVOKE, HistoryWriter
+from kafka_chaos.workloads.options import WorkloadOptions
 
 
 @dataclass

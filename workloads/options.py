@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from harness.errors import UsageError
+from kafka_chaos.harness.errors import UsageError
 
 WORKLOADS = ("queue", "txn")
 ACKS = ("0", "1", "all")

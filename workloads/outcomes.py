@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from kafka.errors import KafkaError
 
-from harness.history import FAIL, INFO
+from kafka_chaos.harness.history import FAIL, INFO
 
 #: Produce and transaction errors that prove the write did not happen, and why.
 DEFINITE: dict[str, str] = {

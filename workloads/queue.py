@@ -15,12 +15,12 @@ from typing import Any
 from kafka import KafkaProducer
 from kafka.errors import KafkaConfigurationError
 
-from harness.history import FAIL, INFO, OK
-from workloads.consumer import PollingConsumer, record_failed_assign, topic_partition
-from workloads.context import RunContext
-from workloads.outcomes import classify, describe
-from workloads.producers import OVERDUE_MARGIN_S, close_producer, wedged
-from workloads.values import encode
+from kafka_chaos.harness.history import FAIL, INFO, OK
+from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign, topic_partition
+from kafka_chaos.workloads.context import RunContext
+from kafka_chaos.workloads.outcomes import classify, describe
+from kafka_chaos.workloads.producers import OVERDUE_MARGIN_S, close_producer, wedged
+from kafka_chaos.workloads.values import encode
 
 
 class ProducerPool:

@@ -17,12 +17,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from harness.errors import KafkaChaosError
-from harness.history import INFO
-from workloads.consumer import PollingConsumer, record_failed_assign
-from workloads.context import RunContext
-from workloads.queue import ProducerPool, QueueClient
-from workloads.txn import TxnClient
+from kafka_chaos.harness.errors import KafkaChaosError
+from kafka_chaos.harness.history import INFO
+from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign
+from kafka_chaos.workloads.context import RunContext
+from kafka_chaos.workloads.queue import ProducerPool, QueueClient
+from kafka_chaos.workloads.txn import TxnClient
 
 Progress = Callable[[str], None]
 

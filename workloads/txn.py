@@ -17,12 +17,12 @@ from typing import Any
 
 from kafka import KafkaProducer
 
-from harness.history import FAIL, INFO, OK
-from workloads.consumer import PollingConsumer, record_failed_assign, topic_partition
-from workloads.context import RunContext
-from workloads.outcomes import describe
-from workloads.producers import close_producer
-from workloads.values import encode
+from kafka_chaos.harness.history import FAIL, INFO, OK
+from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign, topic_partition
+from kafka_chaos.workloads.context import RunContext
+from kafka_chaos.workloads.outcomes import describe
+from kafka_chaos.workloads.producers import close_producer
+from kafka_chaos.workloads.values import encode
 
 
 class WatchdogTimeout(Exception):

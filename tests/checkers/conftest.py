@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from checkers import spark
-from checkers.check import CheckResult, check_history
+from kafka_chaos.checkers import spark
+from kafka_chaos.checkers.check import CheckResult, check_history
 from tests.checkers.builder import History
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from checkers.anomalies import BY_NAME, NAMES
+from kafka_chaos.checkers.anomalies import BY_NAME, NAMES
 from tests.checkers import histories as H
 
 pytestmark = pytest.mark.spark
@@ -79,7 +79,7 @@ def test_names_match_the_shared_contract():
 
 
 def test_docs_show_the_anomaly_table():
-    from checkers.anomalies import markdown_table
+    from kafka_chaos.checkers.anomalies import markdown_table
 
     docs = Path(__file__).resolve().parents[2] / "docs" / "checker.md"
     assert markdown_table() in docs.read_text()

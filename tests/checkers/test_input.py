@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from checkers.errors import BadHistory
-from harness.cli import main
+from kafka_chaos.checkers.errors import BadHistory
+from kafka_chaos.harness.cli import main
 from tests.checkers import histories as H
 from tests.checkers.builder import History
 

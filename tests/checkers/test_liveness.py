@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from checkers.check import format_summary
-from checkers.liveness import count_events, measure
+from kafka_chaos.checkers.check import format_summary
+from kafka_chaos.checkers.liveness import count_events, measure
 from tests.checkers.builder import TimedHistory
 
 pytestmark = pytest.mark.spark

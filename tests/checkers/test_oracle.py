@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from checkers.anomalies import BY_NAME
+from kafka_chaos.checkers.anomalies import BY_NAME
 from tests.checkers import histories as H
 from tests.checkers import oracle
 from tests.checkers.builder import History

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 
-from checkers import per_key
+from kafka_chaos.checkers import per_key
 from tests.checkers import histories as H
 from tests.checkers import oracle
 from tests.checkers.test_properties import INJECTIONS, MODELS, QUICK

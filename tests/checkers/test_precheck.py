@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from checkers import load
-from checkers.errors import BadHistory
-from harness.cli import main
+from kafka_chaos.checkers import load
+from kafka_chaos.checkers.errors import BadHistory
+from kafka_chaos.harness.cli import main
 from tests.checkers import histories as H
 
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from checkers.anomalies import BY_NAME
+from kafka_chaos.checkers.anomalies import BY_NAME
 from tests.checkers.builder import History
 
 pytestmark = pytest.mark.spark

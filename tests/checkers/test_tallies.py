@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from checkers import tallies, version_order
+from kafka_chaos.checkers import tallies, version_order
 
 COLUMNS = [
     "kind",

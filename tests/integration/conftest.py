@@ -1,7 +1,7 @@
 import pytest
 
-from harness.cleanup import find_by_label, remove_by_label
-from harness.engine import docker_client
+from kafka_chaos.harness.cleanup import find_by_label, remove_by_label
+from kafka_chaos.harness.engine import docker_client
 from tests.integration.leftovers import docker_lock
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.cleanup import leftovers
+from kafka_chaos.harness.cleanup import leftovers
 
 LOCK = Path(tempfile.gettempdir()) / "kafka-chaos-tests.lock"
 

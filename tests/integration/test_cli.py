@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.cleanup import leftovers, owned_by
+from kafka_chaos.harness.cleanup import leftovers, owned_by
 from tests.integration.leftovers import assert_no_leftovers, docker_lock
 
 pytestmark = pytest.mark.cluster
-CLI = [sys.executable, "-m", "harness.cli"]
+CLI = [sys.executable, "-m", "kafka_chaos.harness.cli"]
 
 
 def start_up(*args: str) -> subprocess.Popen:

@@ -4,13 +4,13 @@ import pytest
 from kafka import TopicPartition
 from testcontainers.core.network import Network
 
-from harness.admin import live_brokers
-from harness.cluster import KafkaCluster
-from harness.config import ClusterShape
-from harness.errors import ClusterStartError
-from harness.node import KafkaNode
-from harness.smoke import account, produce, produce_and_read_back, read_all
-from harness.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
+from kafka_chaos.harness.admin import live_brokers
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.config import ClusterShape
+from kafka_chaos.harness.errors import ClusterStartError
+from kafka_chaos.harness.node import KafkaNode
+from kafka_chaos.harness.smoke import account, produce, produce_and_read_back, read_all
+from kafka_chaos.harness.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
 
 pytestmark = pytest.mark.cluster
 

@@ -10,12 +10,12 @@ timeout, which wedges the shared producer; the workload must replace it and writ
 
 import pytest
 
-from harness.cluster import KafkaCluster
-from harness.config import FAULT_DETECTION
-from harness.run import NemesisPlan, run
-from harness.versions import DEFAULT_VERSION
-from nemesis.schedule import parse_script
-from workloads.options import WorkloadOptions
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.config import FAULT_DETECTION
+from kafka_chaos.harness.run import NemesisPlan, run
+from kafka_chaos.harness.versions import DEFAULT_VERSION
+from kafka_chaos.nemesis.schedule import parse_script
+from kafka_chaos.workloads.options import WorkloadOptions
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 

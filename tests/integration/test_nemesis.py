@@ -6,14 +6,14 @@ import pytest
 from kafka import KafkaAdminClient, KafkaProducer
 from kafka.errors import KafkaTimeoutError
 
-from harness.cluster import KafkaCluster
-from harness.config import FAULT_DETECTION
-from harness.history import HistoryWriter, read_history
-from harness.versions import DEFAULT_VERSION
-from nemesis import partition
-from nemesis.core import Nemesis
-from nemesis.kill import kill, start, wait_stopped
-from nemesis.unflushed import drop_unflushed
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.config import FAULT_DETECTION
+from kafka_chaos.harness.history import HistoryWriter, read_history
+from kafka_chaos.harness.versions import DEFAULT_VERSION
+from kafka_chaos.nemesis import partition
+from kafka_chaos.nemesis.core import Nemesis
+from kafka_chaos.nemesis.kill import kill, start, wait_stopped
+from kafka_chaos.nemesis.unflushed import drop_unflushed
 
 # One cluster (a module fixture) serves the module: its tests share an xdist worker.
 pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("nemesis-cluster")]

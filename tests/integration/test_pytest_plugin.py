@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.versions import DEFAULT_VERSION
+from kafka_chaos.harness.versions import DEFAULT_VERSION
 from tests.integration.leftovers import assert_no_leftovers
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1500)]
@@ -33,7 +33,7 @@ def test_kills_are_survived(chaos_run):
 
 @pytest.mark.kafka(nodes=1)
 def test_a_started_cluster(kafka_cluster):
-    from harness.admin import live_brokers
+    from kafka_chaos.harness.admin import live_brokers
 
     with kafka_cluster.admin() as admin:
         assert len(live_brokers(admin)) == 1
@@ -103,7 +103,7 @@ def trend_of(store: Path, nights: Path) -> None:
     (earlier / "config.json").write_text(json.dumps(config))
 
     proc = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "trend", str(nights), "--json", "--quiet"],
+        [sys.executable, "-m", "kafka_chaos.harness.cli", "trend", str(nights), "--json", "--quiet"],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr

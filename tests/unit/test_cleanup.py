@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 from docker.errors import APIError, NotFound
 
-from harness.cleanup import OWNER, labels_for, owner_alive, owner_of, owner_pid, remove_container
+from kafka_chaos.harness.cleanup import OWNER, labels_for, owner_alive, owner_of, owner_pid, remove_container
 
 
 def test_this_process_owns_what_it_labels_and_is_alive():

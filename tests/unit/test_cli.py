@@ -4,7 +4,7 @@ import socket
 
 import pytest
 
-from harness.cli import main
+from kafka_chaos.harness.cli import main
 
 
 @pytest.mark.parametrize(
@@ -40,8 +40,8 @@ def test_port_in_use_is_refused():
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        from harness.errors import UsageError
-        from harness.ports import allocate
+        from kafka_chaos.harness.errors import UsageError
+        from kafka_chaos.harness.ports import allocate
 
         with pytest.raises(UsageError, match=f"port 127.0.0.1:{port} is in use"):
             allocate(3, base=port)

@@ -1,6 +1,6 @@
 import base64
 
-from harness.cluster import new_cluster_id
+from kafka_chaos.harness.cluster import new_cluster_id
 
 
 def test_cluster_ids_are_kraft_uuids_that_never_look_like_options():

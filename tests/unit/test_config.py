@@ -1,7 +1,7 @@
 import pytest
 
-from harness.config import ClusterShape, parse_overrides, render_server_properties
-from harness.errors import UsageError
+from kafka_chaos.harness.config import ClusterShape, parse_overrides, render_server_properties
+from kafka_chaos.harness.errors import UsageError
 
 
 def props(text: str) -> dict[str, str]:

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from harness.history import HistoryFormatError, HistoryWriter, ReadReport, read_history
+from kafka_chaos.harness.history import HistoryFormatError, HistoryWriter, ReadReport, read_history
 
 
 def write_example(path):

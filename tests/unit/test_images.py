@@ -3,8 +3,8 @@
 import pytest
 from docker.errors import APIError, ImageNotFound
 
-from harness import images
-from harness.versions import KafkaVersion
+from kafka_chaos.harness import images
+from kafka_chaos.harness.versions import KafkaVersion
 
 
 class FakeImage:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from checkers.liveness import count_events, format_liveness, measure
+from kafka_chaos.checkers.liveness import count_events, format_liveness, measure
 from tests.checkers.builder import TimedHistory
 
 
@@ -151,7 +151,7 @@ def test_the_summary_line_shows_rates_ratios_and_the_warning():
 def test_the_throughput_plot_shows_a_stall_as_zero():
     import pandas as pd
 
-    from checkers.series import _zero_filled
+    from kafka_chaos.checkers.series import _zero_filled
 
     seen = pd.DataFrame({"t": [0.0, 0.5, 2.5], "type": ["ok", "ok", "ok"], "per_s": [10.0, 12.0, 8.0]})
     filled = _zero_filled(seen, 0.5, 6)

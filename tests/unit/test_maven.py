@@ -1,4 +1,4 @@
-from harness.maven import RELOAD4J, logging_binding
+from kafka_chaos.harness.maven import RELOAD4J, logging_binding
 
 
 def libs(tmp_path, *names):

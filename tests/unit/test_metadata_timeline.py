@@ -2,9 +2,9 @@
 
 import json
 
-from harness.logdump import records
-from harness.metadata_log import replay
-from harness.versions import KafkaVersion
+from kafka_chaos.harness.logdump import records
+from kafka_chaos.harness.metadata_log import replay
+from kafka_chaos.harness.versions import KafkaVersion
 
 T0 = 1_000_000.0
 

@@ -3,10 +3,10 @@ import struct
 
 import pytest
 
-from harness.errors import UsageError
-from nemesis.partition import bridge, halves, isolate, majorities_ring, shape
-from nemesis.schedule import parse_fault_list, parse_script
-from nemesis.unflushed import cut_segment, drop_unflushed, read_checkpoint
+from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.nemesis.partition import bridge, halves, isolate, majorities_ring, shape
+from kafka_chaos.nemesis.schedule import parse_fault_list, parse_script
+from kafka_chaos.nemesis.unflushed import cut_segment, drop_unflushed, read_checkpoint
 
 NODES = ["kafka-1", "kafka-2", "kafka-3", "kafka-4", "kafka-5"]
 

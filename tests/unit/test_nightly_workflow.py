@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.cli import build_parser
-from harness.versions import KafkaVersion
-from nemesis.schedule import parse_fault_list
+from kafka_chaos.harness.cli import build_parser
+from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.nemesis.schedule import parse_fault_list
 
 WORKFLOW = Path(__file__).parents[2] / ".github" / "workflows" / "nightly.yml"
 

@@ -5,7 +5,7 @@ import threading
 
 from kafka.producer.transaction_manager import ProducerIdAndEpoch, TransactionManager, TransactionState
 
-from workloads.producers import wedged
+from kafka_chaos.workloads.producers import wedged
 
 
 class Producer:

@@ -3,12 +3,12 @@ out in a log."""
 
 import io
 
-from harness.progress import LiveProgress
+from kafka_chaos.harness.progress import LiveProgress
 
 
 def test_in_a_log_the_status_line_prints_every_few_seconds_and_events_always(monkeypatch):
     clock = iter([0.0, 0.5, 1.0, 10.5, 11.0])
-    monkeypatch.setattr("harness.progress.time.monotonic", lambda: next(clock))
+    monkeypatch.setattr("kafka_chaos.harness.progress.time.monotonic", lambda: next(clock))
     out = io.StringIO()
     p = LiveProgress(out, every=10.0, tty=False, prefix="kc: ")
     for n in range(5):
@@ -37,7 +37,7 @@ def test_lines_can_go_to_a_logger_instead():
 
 
 def test_the_nemesis_tells_progress_of_each_completed_operation():
-    from nemesis.core import Nemesis
+    from kafka_chaos.nemesis.core import Nemesis
 
     lines: list[str] = []
     nemesis = Nemesis(cluster=None, observe=lines.append)  # type: ignore[arg-type] (act needs no cluster)

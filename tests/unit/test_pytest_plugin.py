@@ -4,7 +4,7 @@ The fixtures on real clusters are tested in tests/integration/test_pytest_plugin
 
 import pytest
 
-from harness.versions import DEFAULT_VERSION
+from kafka_chaos.harness.versions import DEFAULT_VERSION
 
 SPEC_TEST = """
 import pytest

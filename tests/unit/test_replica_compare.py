@@ -2,7 +2,7 @@
 
 import json
 
-from harness.replica_logs import against_clients, compare, replica_values
+from kafka_chaos.harness.replica_logs import against_clients, compare, replica_values
 
 
 def test_compare_finds_offsets_where_replicas_disagree():

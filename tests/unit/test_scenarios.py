@@ -5,15 +5,15 @@ import json
 
 import pytest
 
-from harness.errors import UsageError
-from harness.versions import KafkaVersion
-from nemesis.partition import cut
-from scenarios import bisect as bisect_mod
-from scenarios.base import LOSS, SAFE
-from scenarios.files import from_dict, load
-from scenarios.registry import SCENARIOS, get
-from scenarios.reproduce import Row, Target, markdown, parse_targets
-from scenarios.runs import RunOutcome
+from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.nemesis.partition import cut
+from kafka_chaos.scenarios import bisect as bisect_mod
+from kafka_chaos.scenarios.base import LOSS, SAFE
+from kafka_chaos.scenarios.files import from_dict, load
+from kafka_chaos.scenarios.registry import SCENARIOS, get
+from kafka_chaos.scenarios.reproduce import Row, Target, markdown, parse_targets
+from kafka_chaos.scenarios.runs import RunOutcome
 
 V = KafkaVersion.parse
 
@@ -40,7 +40,7 @@ def test_expectations(name, version, mv, expected):
 
 
 def test_every_library_scenario_tells_its_story_and_validates_its_workload():
-    from scenarios.runs import workload_options
+    from kafka_chaos.scenarios.runs import workload_options
 
     for scenario in SCENARIOS.values():
         assert scenario.story.strip().startswith(scenario.name.split("-config")[0].replace("acks-all", "acks1"))

@@ -5,12 +5,12 @@ import time
 
 import pytest
 
-from harness.history import HistoryWriter
-from nemesis.schedule import RandomSchedule, ScheduleCrash, ScriptedSchedule, Step
-from workloads import runner as runner_module
-from workloads.context import RunContext
-from workloads.options import WorkloadOptions
-from workloads.runner import Runner
+from kafka_chaos.harness.history import HistoryWriter
+from kafka_chaos.nemesis.schedule import RandomSchedule, ScheduleCrash, ScriptedSchedule, Step
+from kafka_chaos.workloads import runner as runner_module
+from kafka_chaos.workloads.context import RunContext
+from kafka_chaos.workloads.options import WorkloadOptions
+from kafka_chaos.workloads.runner import Runner
 
 
 class Nemesis:

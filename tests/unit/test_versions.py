@@ -1,7 +1,7 @@
 import pytest
 
-from harness.errors import UsageError
-from harness.versions import DEFAULT_VERSION, OLDEST_SUPPORTED, KafkaVersion
+from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.harness.versions import DEFAULT_VERSION, OLDEST_SUPPORTED, KafkaVersion
 
 
 @pytest.mark.parametrize("text", ["3.4.0", "3.4.1", "3.9.1", "4.0.0", "4.3.1", " 3.7.2 "])

@@ -3,9 +3,9 @@ from pathlib import Path
 import pytest
 from kafka.errors import KafkaTimeoutError, MessageSizeTooLargeError, NotEnoughReplicasAfterAppendError
 
-from harness.errors import UsageError
-from workloads.options import WorkloadOptions
-from workloads.outcomes import classify, describe, markdown_table
+from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.workloads.options import WorkloadOptions
+from kafka_chaos.workloads.outcomes import classify, describe, markdown_table
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "history.md"
 
