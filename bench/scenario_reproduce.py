@@ -17,8 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from kafka_chaos.runs.reproduce import parse_targets, reproduce
 from kafka_chaos.scenarios.registry import get
-from kafka_chaos.scenarios.reproduce import parse_targets, reproduce
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -103,7 +103,7 @@ def main() -> int:
         walls, baselines = [], []
         for n in range(1, args.repeats + 1):
             b_wall, b = timed([sys.executable, "-c", BASELINE, str(store)])
-            t_wall, t = timed([sys.executable, "-m", "kafka_chaos.harness.cli", "trend", str(store),
+            t_wall, t = timed([sys.executable, "-m", "kafka_chaos.frontends.cli", "trend", str(store),
                                "--json", "--quiet", "--out", str(base / f"out-{size}")])  # fmt: skip
             walls.append(t_wall)
             baselines.append(b_wall)

@@ -33,10 +33,10 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.config import FAULT_DETECTION
-from kafka_chaos.harness.run import NemesisPlan, create_topic, run_workload
 from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.schedule import RandomSchedule, parse_fault_list
+from kafka_chaos.runs.run import NemesisPlan, create_topic, run_workload
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.producers import close_producer
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,76 +21,12 @@ from kafka_chaos.checkers import report as report_page
 from kafka_chaos.checkers.anomalies import INSTANCES, NAMES
 from kafka_chaos.checkers.errors import BadHistory
 from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS
+from kafka_chaos.checkers.result import CheckResult
 from kafka_chaos.checkers.run_dir import REPORT, RESULTS
 from kafka_chaos.checkers.sql import literal
 from kafka_chaos.checkers.tables import NEMESIS
 
 MAX_EXAMPLES = 10
-EXIT_CODES = {True: 0, False: 1, "unknown": 3}
-
-
-@dataclass
-class CheckResult:
-    valid: bool | str
-    anomalies: dict[str, dict[str, Any]]
-    stats: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)
-    history: Path | str | None = None  # a local file, or the URI Spark read
-    results_path: Path | None = None
-    report_path: Path | None = None
-    #: Lost writes explained by the metadata timeline, when the run directory has one (root_cause.py).
-    root_cause: dict[str, Any] | None = None
-    #: Ok operations/s before, in and between faults (checkers/liveness.py).
-    liveness: dict[str, Any] | None = None
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_CODES[self.valid]
-
-    @classmethod
-    def load(cls, results: Path) -> CheckResult:
-        """The result a check wrote (results.json), with the report beside it if there is one."""
-        data = json.loads(Path(results).read_text(encoding="utf-8"))
-        report = Path(results).with_name(REPORT)
-        return cls(
-            data["valid"], data["anomalies"], data["stats"], data.get("warnings", []),
-            Path(data["history"]) if data.get("history") else None, Path(results),
-            report if report.exists() else None, data.get("root_cause"), data.get("liveness"),
-        )  # fmt: skip
-
-    @property
-    def errors(self) -> list[str]:
-        return list(self.error_counts)
-
-    @property
-    def error_counts(self) -> dict[str, int]:
-        """Anomaly name -> its error instances, for the anomalies that have any."""
-        return {n: int(a["errors"]) for n, a in self.anomalies.items() if a["errors"]}
-
-    def brief(self) -> dict[str, Any]:
-        """The verdict for machines (`--json`, the pytest plugin): error counts, not examples."""
-        return {
-            "valid": self.valid,
-            "errors": self.error_counts,
-            "values": self.stats.get("values"),
-            "warnings": self.warnings,
-            "liveness": self.liveness,
-            "history": str(self.history) if self.history else None,
-            "results": str(self.results_path) if self.results_path else None,
-            "report": str(self.report_path) if self.report_path else None,
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "valid": self.valid,
-            "anomalies": self.anomalies,
-            "errors": self.errors,
-            "stats": self.stats,
-            "warnings": self.warnings,
-            "liveness": self.liveness,
-            "history": str(self.history) if self.history else None,
-            **({"root_cause": self.root_cause} if self.root_cause is not None else {}),
-        }
 
 
 def all_instances(micro: DataFrame, evidenced: Collection[int], width: int) -> DataFrame:

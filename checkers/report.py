@@ -19,7 +19,7 @@ from kafka_chaos.checkers.anomalies import BY_NAME
 from kafka_chaos.checkers.svg import PALETTE, Chart
 
 if TYPE_CHECKING:
-    from kafka_chaos.checkers.check import CheckResult
+    from kafka_chaos.checkers.result import CheckResult
     from kafka_chaos.checkers.series import Series
 
 CSS = """

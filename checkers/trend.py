@@ -1,6 +1,6 @@
 """`kafka-chaos trend STORE`: the history of many runs, per Kafka version, nemesis and day.
 
-A nightly job leaves one run directory per run (harness/run.py). This Spark job reads every
+A nightly job leaves one run directory per run (runs/run.py). This Spark job reads every
 run directory under STORE, however deep, from two small files: `config.json` (Kafka version,
 nemesis, start time, run id) and `results.json` (the checker's verdict and anomaly counts).
 Histories are not read, so a store of stripped run directories (the nightly workflow keeps

@@ -7,6 +7,7 @@ from pathlib import Path
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.scenarios import acks1_failover, kafka_14139, last_replica_standing, unclean_election
 from kafka_chaos.scenarios.base import Scenario
+from kafka_chaos.scenarios.files import load
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
@@ -27,7 +28,5 @@ def get(name_or_path: str) -> Scenario:
         return SCENARIOS[name_or_path]
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml", ".json", ".py"):
-        from kafka_chaos.scenarios.files import load
-
         return load(path)
     raise UsageError(f"unknown scenario {name_or_path!r}: expected one of {', '.join(SCENARIOS)}, or a scenario file")

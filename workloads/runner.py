@@ -39,7 +39,7 @@ class WorkloadSummary:
     #: Producers retired as broken (workloads/producers.py), by reason.
     replaced_producers: dict[str, int] = field(default_factory=dict)
     #: Ok operations/s before, in and between faults: measured from the history after the run
-    #: (harness/run.py, checkers/liveness.py).
+    #: (runs/run.py, checkers/liveness.py).
     liveness: dict[str, Any] | None = None
 
     @property

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kafka_chaos.checkers.errors import BadHistory
-from kafka_chaos.harness.cli import main
+from kafka_chaos.frontends.cli import main
 from tests.checkers import histories as H
 from tests.checkers.builder import History
 
@@ -126,7 +126,7 @@ def test_the_jvm_chatter_stays_off_the_terminal(tmp_path: Path):
     """A fresh process (its own JVM): stderr has our progress lines and nothing of Spark's."""
     path = H.unseen(False).write(tmp_path / "h.jsonl")
     root = Path(__file__).resolve().parents[2]
-    cli = "import sys; from harness.cli import main; sys.exit(main())"
+    cli = "import sys; from frontends.cli import main; sys.exit(main())"
     done = subprocess.run(
         [sys.executable, "-c", cli, "check", str(path), "--no-report"], cwd=root, capture_output=True, text=True
     )

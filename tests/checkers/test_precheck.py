@@ -9,7 +9,7 @@ import pytest
 
 from kafka_chaos.checkers import load
 from kafka_chaos.checkers.errors import BadHistory
-from kafka_chaos.harness.cli import main
+from kafka_chaos.frontends.cli import main
 from tests.checkers import histories as H
 
 

@@ -25,7 +25,7 @@ from tests.checkers.test_trend import make_run
 # One standalone cluster (a module fixture) serves the module: its tests share an xdist worker.
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark-standalone")]
 ROOT = Path(__file__).resolve().parents[2]
-CLI = "import sys; from harness.cli import main; sys.exit(main())"
+CLI = "import sys; from frontends.cli import main; sys.exit(main())"
 
 
 def _free_port() -> int:

@@ -127,7 +127,7 @@ def test_a_store_without_runs_is_bad_input(tmp_path, spark_session):
 
 
 def test_the_command_says_what_is_wrong_with_the_store_and_exits_2(tmp_path, capsys):
-    from kafka_chaos.harness.cli import main
+    from kafka_chaos.frontends.cli import main
 
     assert main(["trend", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err.strip().splitlines()

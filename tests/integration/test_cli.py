@@ -15,7 +15,7 @@ from kafka_chaos.harness.cleanup import leftovers, owned_by
 from tests.integration.leftovers import assert_no_leftovers, docker_lock
 
 pytestmark = pytest.mark.cluster
-CLI = [sys.executable, "-m", "kafka_chaos.harness.cli"]
+CLI = [sys.executable, "-m", "kafka_chaos.frontends.cli"]
 
 
 def start_up(*args: str) -> subprocess.Popen:

@@ -12,9 +12,9 @@ import pytest
 
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.config import FAULT_DETECTION
-from kafka_chaos.harness.run import NemesisPlan, run
 from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.nemesis.schedule import parse_script
+from kafka_chaos.runs.run import NemesisPlan, run
 from kafka_chaos.workloads.options import WorkloadOptions
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.cluster
 def test_ctrl_c_during_a_fault_heals_and_cleans_up(tmp_path, docker_api):
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"at": 1, "fault": "partition", "shape": "halves", "for": 300}]))
-    cmd = [sys.executable, "-m", "kafka_chaos.harness.cli", "run", "--time-limit", "300", "--store", str(tmp_path),
+    cmd = [sys.executable, "-m", "kafka_chaos.frontends.cli", "run", "--time-limit", "300", "--store", str(tmp_path),
            "--nemesis-script", str(script), "--quiet"]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     history = tmp_path / "queue" / "latest" / "history.jsonl"

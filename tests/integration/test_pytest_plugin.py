@@ -103,7 +103,7 @@ def trend_of(store: Path, nights: Path) -> None:
     (earlier / "config.json").write_text(json.dumps(config))
 
     proc = subprocess.run(
-        [sys.executable, "-m", "kafka_chaos.harness.cli", "trend", str(nights), "--json", "--quiet"],
+        [sys.executable, "-m", "kafka_chaos.frontends.cli", "trend", str(nights), "--json", "--quiet"],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr

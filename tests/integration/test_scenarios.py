@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from kafka_chaos.harness.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
+from kafka_chaos.runs.scenario import run_once
 from kafka_chaos.scenarios.registry import SCENARIOS
-from kafka_chaos.scenarios.runs import run_once
 from tests.integration.leftovers import assert_no_leftovers
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1800)]
-CLI = [sys.executable, "-m", "kafka_chaos.harness.cli"]
+CLI = [sys.executable, "-m", "kafka_chaos.frontends.cli"]
 FIRST_FIXED = "3.5.2"  # KIP-903's release line
 
 

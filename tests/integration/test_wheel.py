@@ -82,7 +82,7 @@ def test_the_wheel_installed_elsewhere_builds_images_runs_the_demo_and_the_plugi
 
 
 PROBE = """
-import importlib.util, kafka_chaos.harness.cli as cli, docker
+import importlib.util, kafka_chaos.frontends.cli as cli, docker
 print(cli.__file__)
 ours = [name for name in ("harness", "checkers", "nemesis", "workloads", "scenarios") if importlib.util.find_spec(name)]
 print("present:" + ",".join(ours) if ours else "absent")

@@ -11,8 +11,8 @@ import pytest
 from kafka_chaos.checkers.check import check_history
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.history import FIELDS, HistoryWriter, ReadReport, read_history
-from kafka_chaos.harness.run import run
 from kafka_chaos.harness.versions import DEFAULT_VERSION
+from kafka_chaos.runs.run import run
 from kafka_chaos.workloads.options import WorkloadOptions
 from tests.integration.history_facts import sent_and_read
 from tests.integration.leftovers import assert_no_leftovers
@@ -89,7 +89,7 @@ def test_txn_run_commits_are_read_and_aborts_are_not(tmp_path):
 
 
 def test_sigint_leaves_a_readable_history_and_no_containers(tmp_path, docker_api):
-    cmd = [sys.executable, "-m", "kafka_chaos.harness.cli", "run", "--nodes", "1", "--replication-factor", "1",
+    cmd = [sys.executable, "-m", "kafka_chaos.frontends.cli", "run", "--nodes", "1", "--replication-factor", "1",
            "--min-insync-replicas", "1", "--time-limit", "120", "--store", str(tmp_path), "--quiet"]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     history = tmp_path / "queue" / "latest" / "history.jsonl"

@@ -4,7 +4,7 @@ import socket
 
 import pytest
 
-from kafka_chaos.harness.cli import main
+from kafka_chaos.frontends.cli import main
 
 
 @pytest.mark.parametrize(

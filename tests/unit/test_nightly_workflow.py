@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kafka_chaos.harness.cli import build_parser
+from kafka_chaos.frontends.cli import build_parser
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.nemesis.schedule import parse_fault_list
 

@@ -8,12 +8,12 @@ import pytest
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.nemesis.partition import cut
-from kafka_chaos.scenarios import bisect as bisect_mod
+from kafka_chaos.runs import bisect as bisect_mod
+from kafka_chaos.runs.reproduce import Row, Target, markdown, parse_targets
+from kafka_chaos.runs.scenario import RunOutcome
 from kafka_chaos.scenarios.base import LOSS, SAFE
 from kafka_chaos.scenarios.files import from_dict, load
 from kafka_chaos.scenarios.registry import SCENARIOS, get
-from kafka_chaos.scenarios.reproduce import Row, Target, markdown, parse_targets
-from kafka_chaos.scenarios.runs import RunOutcome
 
 V = KafkaVersion.parse
 
@@ -40,7 +40,7 @@ def test_expectations(name, version, mv, expected):
 
 
 def test_every_library_scenario_tells_its_story_and_validates_its_workload():
-    from kafka_chaos.scenarios.runs import workload_options
+    from kafka_chaos.runs.scenario import workload_options
 
     for scenario in SCENARIOS.values():
         assert scenario.story.strip().startswith(scenario.name.split("-config")[0].replace("acks-all", "acks1"))

@@ -11,12 +11,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafka_chaos.checkers.check import check_history
 from kafka_chaos.checkers.run_dir import RunDir
 from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.images import Log
-from kafka_chaos.harness.run import NemesisPlan, run
+from kafka_chaos.harness.metadata_log import write_timeline
+from kafka_chaos.harness.replica_logs import write_replicas
 from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.runs.run import NemesisPlan, run
 from kafka_chaos.scenarios.base import LOSS, Scenario, ScenarioSchedule
 from kafka_chaos.workloads.options import WorkloadOptions
 
@@ -61,8 +65,6 @@ def workload_options(scenario: Scenario) -> WorkloadOptions:
 
 def build_cluster(scenario: Scenario, version: str, metadata_version: str | None) -> KafkaCluster:
     """`metadata_version`: as run_once decided it (the caller's, else the scenario's)."""
-    from kafka_chaos.harness.chaos import ClusterSpec
-
     spec = ClusterSpec(
         version, nodes=scenario.brokers, controllers=scenario.controllers, brokers=scenario.brokers,
         config=scenario.broker_config, metadata_version=metadata_version,
@@ -83,8 +85,6 @@ def run_once(
     evidence: bool = True,
 ) -> RunOutcome:
     """One run: never raises for what Kafka did; a run that could not be made says so in .error."""
-    from kafka_chaos.checkers.check import check_history
-
     parsed = KafkaVersion.parse(version)
     mv = metadata_version or scenario.metadata_version
     opts = workload_options(scenario)
@@ -130,9 +130,6 @@ def run_once(
 
 def collect_evidence(run_dir: Path, version: KafkaVersion, log: Log) -> None:
     """metadata-timeline.json and replicas.json beside the history; a failure here is logged, not fatal."""
-    from kafka_chaos.harness.metadata_log import write_timeline
-    from kafka_chaos.harness.replica_logs import write_replicas
-
     for what, job in (("metadata timeline", write_timeline), ("replica logs", write_replicas)):
         try:
             job(run_dir, version)

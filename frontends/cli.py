@@ -2,6 +2,10 @@
 
 Exit codes: 0 success, 1 the job ran and found a problem, 2 bad input (one line on stderr,
 nothing left running), 130 interrupted. Ctrl-C and SIGTERM tear the cluster down.
+
+Each command imports what it runs inside its own function: `kafka-chaos --help`, `clean` or a
+usage error should not pay for Spark, kafka-python and testcontainers (0.14 s against 0.8 s here). No
+import cycle is dodged this way (tests/unit/test_layers.py).
 """
 
 from __future__ import annotations
@@ -126,7 +130,7 @@ def _add_workload_options(p: argparse.ArgumentParser) -> None:
 
 
 def _cluster(args: argparse.Namespace, command: str):
-    from kafka_chaos.harness.chaos import ClusterSpec
+    from kafka_chaos.harness.cluster_spec import ClusterSpec
     from kafka_chaos.harness.config import parse_overrides
 
     if args.controllers and args.brokers is None:
@@ -190,14 +194,14 @@ def _workload_options(args: argparse.Namespace):
 
 
 def _nemesis_plan(args: argparse.Namespace):
-    from kafka_chaos.harness.run import nemesis_plan
+    from kafka_chaos.runs.run import nemesis_plan
 
     return nemesis_plan(args.nemesis, args.nemesis_interval, args.nemesis_script)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from kafka_chaos.checkers.liveness import format_liveness
-    from kafka_chaos.harness.run import run
+    from kafka_chaos.runs.run import run
 
     opts = _workload_options(args)  # bad input exits 2 before anything starts
     plan = _nemesis_plan(args)
@@ -263,8 +267,8 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    from kafka_chaos.runs.reproduce import markdown, parse_targets, reproduce
     from kafka_chaos.scenarios.registry import get
-    from kafka_chaos.scenarios.reproduce import markdown, parse_targets, reproduce
 
     scenario = get(args.scenario)
     targets = parse_targets(args.kafka)
@@ -282,7 +286,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
-    from kafka_chaos.scenarios.bisect import bisect
+    from kafka_chaos.runs.bisect import bisect
     from kafka_chaos.scenarios.registry import get
 
     scenario = get(args.scenario)

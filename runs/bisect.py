@@ -18,8 +18,8 @@ from pathlib import Path
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.images import Log
 from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.runs.scenario import RunOutcome, run_once
 from kafka_chaos.scenarios.base import Scenario
-from kafka_chaos.scenarios.runs import RunOutcome, run_once
 
 METADATA_URL = "https://repo1.maven.org/maven2/org/apache/kafka/kafka_2.13/maven-metadata.xml"
 

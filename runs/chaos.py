@@ -1,6 +1,6 @@
 """One chaos run in one call: a fresh cluster, a workload, a nemesis, the check, a result.
 
-This is what the pytest plugin's `chaos_run` fixture calls (harness/pytest_plugin.py); plain
+This is what the pytest plugin's `chaos_run` fixture calls (frontends/pytest_plugin.py); plain
 Python can call `chaos_run` too. Every call starts its own cluster, as Jepsen does for every
 test: a run never inherits a broker another run broke.
 
@@ -18,45 +18,16 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from kafka_chaos.checkers.check import CheckResult, check_history, format_summary
 from kafka_chaos.checkers.run_dir import RunDir
-from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
+from kafka_chaos.harness.history import read_history
 from kafka_chaos.harness.images import Log
-from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
-
-
-@dataclass
-class ClusterSpec:
-    """The cluster a chaos test runs on: version, shape, broker config, metadata version."""
-
-    version: str = DEFAULT_VERSION
-    nodes: int = 3
-    controllers: int = 0  # dedicated controllers; with them, `brokers` brokers
-    brokers: int = 3
-    config: dict[str, str] = field(default_factory=dict)
-    metadata_version: str | None = None
-
-    def __post_init__(self) -> None:
-        KafkaVersion.parse(self.version)  # a malformed version is a UsageError here, not in a container
-
-    def build(self, extra_config: dict[str, str] | None = None) -> KafkaCluster:
-        cluster = KafkaCluster(self.version)
-        if self.controllers:
-            cluster.with_dedicated_controllers(self.controllers, self.brokers)
-        else:
-            cluster.with_nodes(self.nodes)
-        cluster.with_config({**self.config, **(extra_config or {})})
-        if self.metadata_version:
-            cluster.with_metadata_version(self.metadata_version)
-        return cluster
-
-    def describe(self) -> str:
-        shape = (
-            f"{self.controllers} controllers + {self.brokers} brokers" if self.controllers else f"{self.nodes} nodes"
-        )
-        return f"Kafka {self.version}, {shape}" + (
-            f", metadata {self.metadata_version}" if self.metadata_version else ""
-        )
+from kafka_chaos.runs.run import nemesis_plan, run
+from kafka_chaos.runs.scenario import run_once
+from kafka_chaos.scenarios.registry import get
+from kafka_chaos.workloads.options import WorkloadOptions
 
 
 @dataclass
@@ -95,8 +66,6 @@ class ChaosResult:
     @property
     def faults(self) -> Counter:
         """Nemesis operations that succeeded, by name (kill, start, pause, ...), read from the history."""
-        from kafka_chaos.harness.history import read_history
-
         return Counter(
             e["f"]
             for e in read_history(RunDir(self.run_dir).history)
@@ -136,10 +105,8 @@ class ChaosResult:
         return [(f"{prefix}.{k}", v) for k, v in pairs]
 
 
-def workload_options(overrides: dict[str, Any]):  # noqa: ANN201 (WorkloadOptions; imported lazily)
+def workload_options(overrides: dict[str, Any]) -> WorkloadOptions:
     """WorkloadOptions from keyword arguments; an unknown one is a UsageError naming it."""
-    from kafka_chaos.workloads.options import WorkloadOptions
-
     known = {f.name for f in fields(WorkloadOptions)}
     unknown = sorted(set(overrides) - known)
     if unknown:
@@ -169,14 +136,10 @@ def chaos_run(
     `script`: timed steps (nemesis/schedule.py); `scenario`: a library scenario or scenario file,
     with its own cluster shape, config and workload (scenarios/); `config`: broker overrides on
     top of the spec's; other keywords are workload options (workloads/options.py)."""
-    from kafka_chaos.checkers.check import CheckResult, check_history, format_summary
-
     if scenario is not None:
         if nemesis or script is not None or workload or config:
             raise UsageError("a scenario brings its own nemesis, workload and config: pass only scenario=")
         return _scenario_run(spec, store, scenario, seed, log, progress, spark_master)
-    from kafka_chaos.harness.run import nemesis_plan, run
-
     opts = workload_options(workload)
     plan = nemesis_plan(nemesis, interval, script)
     label = "none" if plan is None else "script" if plan.script is not None else ",".join(plan.faults)
@@ -186,10 +149,6 @@ def chaos_run(
 
 
 def _scenario_run(spec, store, name, seed, log, progress, spark_master) -> ChaosResult:  # noqa: ANN001
-    from kafka_chaos.checkers.check import CheckResult, format_summary
-    from kafka_chaos.scenarios.registry import get
-    from kafka_chaos.scenarios.runs import run_once
-
     scenario = get(name)
     outcome = run_once(
         scenario, spec.version, store, metadata_version=spec.metadata_version, log=log, progress=progress,

@@ -9,7 +9,7 @@ A chaos test in a few lines:
 
 Fixtures: `kafka_version` (one version per test item; `--kafka-versions` parametrizes),
 `kafka_spec` (the cluster a test asks for: version, shape, broker config), `kafka_cluster` (a
-started cluster, removed after the test) and `chaos_run` (harness/chaos.py: a fresh cluster,
+started cluster, removed after the test) and `chaos_run` (runs/chaos.py: a fresh cluster,
 workload, nemesis and check per call, returning a ChaosResult).
 
 Where the cluster comes from, most specific first: the call (chaos_run's `config=`), the
@@ -23,6 +23,9 @@ A failed test that made chaos runs gets a "kafka-chaos" section: each run's verd
 summary and report path. Every run's result goes into the test's JUnit XML properties
 (kafka_chaos.valid, .anomalies, .report, ...), and the session ends with a table of all runs.
 Live progress goes to the `kafka_chaos` logger (INFO): `--log-cli-level=INFO` shows it.
+
+The fixtures import the runs when first used: the plugin loads in every pytest session of an
+environment where kafka-chaos is installed, and most of those never start a cluster.
 """
 
 from __future__ import annotations
@@ -152,9 +155,9 @@ def kafka_version() -> str:
 
 
 @pytest.fixture
-def kafka_spec(request: pytest.FixtureRequest, kafka_version: str):  # noqa: ANN201 (harness.chaos.ClusterSpec)
+def kafka_spec(request: pytest.FixtureRequest, kafka_version: str):  # noqa: ANN201 (harness.cluster_spec.ClusterSpec)
     """The cluster this test asks for: marker first, then the command line, then 3 combined nodes."""
-    from kafka_chaos.harness.chaos import ClusterSpec
+    from kafka_chaos.harness.cluster_spec import ClusterSpec
     from kafka_chaos.harness.errors import UsageError
 
     mark, opt = _marker(request.node), request.config.getoption
@@ -195,10 +198,10 @@ def _run_name(node: pytest.Item) -> str:
 @pytest.fixture
 def chaos_run(request: pytest.FixtureRequest, kafka_spec) -> Callable[..., Any]:
     """chaos_run(nemesis=..., interval=..., script=..., scenario=..., config=..., seed=..., **workload)
-    -> ChaosResult (.valid, .anomalies, .report, .lost, .faults, .run_dir). See harness/chaos.py."""
-    from kafka_chaos.harness.chaos import chaos_run as run
+    -> ChaosResult (.valid, .anomalies, .report, .lost, .faults, .run_dir). See runs/chaos.py."""
     from kafka_chaos.harness.errors import KafkaChaosError
     from kafka_chaos.harness.progress import LiveProgress
+    from kafka_chaos.runs.chaos import chaos_run as run
 
     opt = request.config.getoption
     store = Path(opt("kafka_store") or request.config.rootpath / "store")

@@ -15,11 +15,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import UsageError
-from kafka_chaos.harness.images import Log
+from kafka_chaos.harness.images import Log, ensure_image
 from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.runs.scenario import RunOutcome, run_once
 from kafka_chaos.scenarios.base import Scenario
-from kafka_chaos.scenarios.runs import RunOutcome, run_once
 
 
 @dataclass(frozen=True)
@@ -116,9 +117,6 @@ def markdown(scenario: Scenario, rows: list[Row]) -> str:
 def prepare_images(targets: list[Target], log: Log) -> None:
     """Build (or find) every version's image first: its time is not a run's, and a version that
     does not exist stops the command (exit 2) before anything runs."""
-    from kafka_chaos.harness.engine import docker_client
-    from kafka_chaos.harness.images import ensure_image
-
     client = docker_client()
     for version in dict.fromkeys(t.version for t in targets):
         ensure_image(client, KafkaVersion.parse(version), log)

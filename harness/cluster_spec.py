@@ -1,0 +1,46 @@
+"""A cluster described before it exists: what a chaos test, a scenario or the CLI asks for.
+
+Kept apart from the runs that use it so that the cluster layer owns it: a scenario's run and a
+chaos run both build their cluster from one, and neither has to import the other for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
+
+
+@dataclass
+class ClusterSpec:
+    """The cluster a chaos test runs on: version, shape, broker config, metadata version."""
+
+    version: str = DEFAULT_VERSION
+    nodes: int = 3
+    controllers: int = 0  # dedicated controllers; with them, `brokers` brokers
+    brokers: int = 3
+    config: dict[str, str] = field(default_factory=dict)
+    metadata_version: str | None = None
+
+    def __post_init__(self) -> None:
+        KafkaVersion.parse(self.version)  # a malformed version is a UsageError here, not in a container
+
+    def build(self, extra_config: dict[str, str] | None = None) -> KafkaCluster:
+        cluster = KafkaCluster(self.version)
+        if self.controllers:
+            cluster.with_dedicated_controllers(self.controllers, self.brokers)
+        else:
+            cluster.with_nodes(self.nodes)
+        cluster.with_config({**self.config, **(extra_config or {})})
+        if self.metadata_version:
+            cluster.with_metadata_version(self.metadata_version)
+        return cluster
+
+    def describe(self) -> str:
+        shape = (
+            f"{self.controllers} controllers + {self.brokers} brokers" if self.controllers else f"{self.nodes} nodes"
+        )
+        return f"Kafka {self.version}, {shape}" + (
+            f", metadata {self.metadata_version}" if self.metadata_version else ""
+        )
