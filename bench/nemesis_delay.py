@@ -19,7 +19,8 @@ from pathlib import Path
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.history import HistoryWriter, read_history
 from kafka_chaos.harness.versions import DEFAULT_VERSION
-from kafka_chaos.nemesis.core import HEALS, Nemesis
+from kafka_chaos.nemesis.core import Nemesis
+from kafka_chaos.nemesis.faults import HEALS
 from kafka_chaos.nemesis.schedule import ScriptedSchedule, Step
 
 FAULTS = ("kill", "pause", "partition")

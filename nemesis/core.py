@@ -15,21 +15,9 @@ from typing import Any
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.history import FAIL, INFO, NEMESIS, OK, HistoryWriter
 from kafka_chaos.nemesis import partition as net
-from kafka_chaos.nemesis.kill import kill, start, wait_stopped
-from kafka_chaos.nemesis.pause import pause, resume
-from kafka_chaos.nemesis.stop import stop
+from kafka_chaos.nemesis.faults import BY_NAME, DOWN, NAMES, PAUSED, THAWED, UP
 from kafka_chaos.nemesis.targets import TargetError, resolve
 from kafka_chaos.nemesis.unflushed import lose_unflushed
-from kafka_chaos.nemesis.wipe import wipe
-
-FAULTS = ("kill", "stop", "start", "pause", "resume", "wipe", "lose-unflushed", "partition", "heal")
-#: What undoes a fault that stays in place (wipe and lose-unflushed restart the node themselves).
-HEALS = {"kill": "start", "stop": "start", "pause": "resume", "partition": "heal"}
-
-
-def _restart(node) -> None:
-    wait_stopped(node)  # a JVM killed a moment ago may not have been reaped yet
-    start(node)
 
 
 class Nemesis:
@@ -60,8 +48,8 @@ class Nemesis:
 
     def run(self, fault: str, target: str = "random", shape: str = "isolate") -> dict[str, Any]:
         """Apply one fault now; returns the completion value recorded in the history."""
-        if fault not in FAULTS:
-            raise ValueError(f"unknown fault {fault!r}: expected one of {', '.join(FAULTS)}")
+        if fault not in NAMES:  # nemesis/faults.py
+            raise ValueError(f"unknown fault {fault!r}: expected one of {', '.join(NAMES)}")
         with self._lock:
             asked: dict[str, Any] = {"target": target} if fault != "heal" else {}
             if fault == "partition":
@@ -109,20 +97,11 @@ class Nemesis:
 
     def _apply(self, fault: str, nodes: list, shape: str, cut: net.Grudge | None = None) -> dict[str, Any]:
         aliases = [n.alias for n in nodes]
-        # Faults on single nodes: what to do to each, and how the state of what to heal changes.
-        per_node = {
-            "kill": (kill, self.killed.add),
-            "stop": (stop, self.killed.add),
-            "start": (_restart, self.killed.discard),
-            "pause": (pause, self.paused.add),
-            "resume": (resume, self.paused.discard),
-            "wipe": (wipe, self.killed.discard),
-        }
-        if fault in per_node:
-            act, note = per_node[fault]
+        record = BY_NAME[fault]
+        if record.act is not None:  # a fault on single nodes (nemesis/faults.py)
             for n in nodes:
-                act(n)
-                note(n.alias)
+                record.act(n)
+                self._note(n.alias, record.leaves)
         elif fault == "lose-unflushed":
             cuts = []
             for n in nodes:
@@ -141,6 +120,13 @@ class Nemesis:
             self.partitioned = False
             return {"nodes": healed}
         return {"nodes": aliases}
+
+    def _note(self, alias: str, leaves: str) -> None:
+        """What to heal: a node left down is started, one left paused is resumed."""
+        change = {
+            DOWN: self.killed.add, UP: self.killed.discard, PAUSED: self.paused.add, THAWED: self.paused.discard,
+        }  # fmt: skip
+        change[leaves](alias)
 
     def act(self, f: str, value: dict[str, Any], action: Callable[[], Any]) -> dict[str, Any]:
         """An operator's action that is not a node fault (a forced election, ...), recorded like one."""

@@ -21,21 +21,21 @@ import json
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
-from kafka_chaos.nemesis.core import FAULTS, HEALS, Nemesis
+from kafka_chaos.nemesis.core import Nemesis
+from kafka_chaos.nemesis.faults import HEALS, NAMES, RANDOM
 from kafka_chaos.nemesis.partition import RANDOM_SHAPES, SHAPES
-
-RANDOM_FAULTS = ("kill", "pause", "partition", "wipe", "lose-unflushed")
 
 
 def parse_fault_list(text: str) -> list[str]:
     faults = [f.strip() for f in text.split(",") if f.strip()]
-    unknown = [f for f in faults if f not in RANDOM_FAULTS]
+    unknown = [f for f in faults if f not in RANDOM]
     if unknown or not faults:
-        raise UsageError(f"unknown fault {', '.join(unknown) or text!r}: expected some of {', '.join(RANDOM_FAULTS)}")
+        raise UsageError(f"unknown fault {', '.join(unknown) or text!r}: expected some of {', '.join(RANDOM)}")
     return faults
 
 
@@ -59,8 +59,8 @@ def parse_script(data: object) -> list[Step]:
         extra = set(raw) - {"at", "fault", "target", "shape", "for"}
         if extra:
             raise UsageError(f"step {i}: unknown field(s) {', '.join(sorted(extra))}")
-        if raw["fault"] not in FAULTS:
-            raise UsageError(f"step {i}: unknown fault {raw['fault']!r}: expected one of {', '.join(FAULTS)}")
+        if raw["fault"] not in NAMES:
+            raise UsageError(f"step {i}: unknown fault {raw['fault']!r}: expected one of {', '.join(NAMES)}")
         if raw.get("shape", "isolate") not in SHAPES:
             raise UsageError(f"step {i}: unknown partition shape {raw['shape']!r}")
         try:
@@ -75,6 +75,22 @@ def parse_script(data: object) -> list[Step]:
         if b.at <= a.at or b.at < end:
             raise UsageError(f"step {i} (at {b.at:g} s) overlaps step {i - 1} (at {a.at:g} s, until {end:g} s)")
     return steps
+
+
+def play(steps: list[Step], wait_until: Callable[[float], bool], apply: Callable[[str, str, str], dict]) -> bool:
+    """Each step at its time (`at` seconds from the start), healed `for` seconds later by the fault
+    that undoes it (nemesis/faults.py); a step that failed is not healed. `wait_until(t)` is False
+    when the schedule was asked to stop first; then so is the result. The one loop of timed steps:
+    `--nemesis-script` and scenario files both play their steps with it."""
+    for step in steps:
+        if not wait_until(step.at):
+            return False
+        value = apply(step.fault, step.target, step.shape)
+        if step.hold is not None and step.fault in HEALS and "error" not in value:
+            if not wait_until(step.at + step.hold):
+                return False
+            apply(HEALS[step.fault], ",".join(value.get("nodes", [])) or "random", "isolate")
+    return True
 
 
 def load_script(path: Path) -> list[Step]:
@@ -157,11 +173,4 @@ class ScriptedSchedule(Schedule):
         self.steps = steps
 
     def loop(self) -> None:
-        for step in self.steps:
-            if not self._sleep_until(self.started + step.at):
-                return
-            value = self.nemesis.run(step.fault, step.target, step.shape)
-            if step.hold is not None and step.fault in HEALS and "error" not in value:
-                if not self._sleep_until(self.started + step.at + step.hold):
-                    return
-                self.nemesis.run(HEALS[step.fault], ",".join(value.get("nodes", [])) or "random")
+        play(self.steps, lambda at: self._sleep_until(self.started + at), self.nemesis.run)

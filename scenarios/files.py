@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_chaos.harness.errors import UsageError
-from kafka_chaos.nemesis.core import HEALS
-from kafka_chaos.nemesis.schedule import Step, parse_script
+from kafka_chaos.nemesis.schedule import Step, parse_script, play
 from kafka_chaos.scenarios.base import LOSS, SAFE, Scenario
 from kafka_chaos.scenarios.script import Script
 from kafka_chaos.workloads.options import WorkloadOptions
@@ -39,12 +38,11 @@ def steps_script(steps: list[Step]):
     """A script that applies timed steps, healing each after its `for`."""
 
     def script(s: Script) -> None:
-        for step in steps:
-            s.sleep(max(0.0, step.at - s.elapsed()))
-            value = s.fault(step.fault, step.target, step.shape)
-            if step.hold is not None and step.fault in HEALS:
-                s.sleep(max(0.0, step.at + step.hold - s.elapsed()))
-                s.fault(HEALS[step.fault], ",".join(value.get("nodes", [])) or "random")
+        def wait_until(at: float) -> bool:
+            s.sleep(max(0.0, at - s.elapsed()))  # raises when the run stops the script
+            return True
+
+        play(steps, wait_until, s.fault)
         s.sleep(TAIL_S)
 
     return script

@@ -1,0 +1,116 @@
+"""Every fault kind in one record: what it does to a node, what undoes it, whether a random
+schedule may pick it, and its line in docs/nemesis.md.
+
+The nemesis (core.py) applies the records, the schedules (schedule.py) and scenario files
+(scenarios/files.py) heal by them, `--nemesis` accepts the ones marked random, and the docs'
+table is this module's output (`python -m kafka_chaos.nemesis.faults`; a test compares). A new
+fault kind is a record here, its action in a module of its own, and its test.
+
+The report's colours live with the report (checkers/svg.py): the checker reads histories, and
+imports nothing of the layers above it (tests/unit/test_layers.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kafka_chaos.harness.node import KafkaNode
+from kafka_chaos.nemesis.kill import kill, start, wait_stopped
+from kafka_chaos.nemesis.pause import pause, resume
+from kafka_chaos.nemesis.stop import stop
+from kafka_chaos.nemesis.wipe import wipe
+
+#: What a fault leaves a node as, for heal_all: down (to start), up (started again), paused (to
+#: resume), thawed (resumed).
+DOWN, UP, PAUSED, THAWED = "down", "up", "paused", "thawed"
+
+
+def _restart(node: KafkaNode) -> None:
+    wait_stopped(node)  # a JVM killed a moment ago may not have been reaped yet
+    start(node)
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    #: What it does, for the docs' table.
+    does: str
+    #: The fault that undoes it when it stays in place (kill -> start); None when it does not stay.
+    undone_by: str | None = None
+    #: How the docs say it is undone (defaults to the name of `undone_by`).
+    undone_doc: str | None = None
+    #: Whether `--nemesis` may pick it for a random schedule.
+    random: bool = False
+    #: Its action on one node; None for the faults the nemesis applies to the network or the disk
+    #: itself (partition, heal, lose-unflushed).
+    act: Callable[[KafkaNode], None] | None = None
+    #: What the node is afterwards (DOWN, UP, PAUSED, THAWED), for the nemesis's list of what to heal.
+    leaves: str | None = None
+
+
+FAULTS: tuple[Fault, ...] = (
+    Fault(
+        "kill", "SIGKILL the broker's JVM (the container's main process)",
+        undone_by="start", undone_doc="`start`: the same container, its disk as it was",
+        random=True, act=kill, leaves=DOWN,
+    ),
+    Fault(
+        "stop",
+        "a clean shutdown: SIGTERM, SIGKILL after 30 s. The broker's controlled shutdown moves its leaderships "
+        "to other ISR members and it is fenced at once, so it can register again right away (a SIGKILLed "
+        "broker keeps its session until `broker.session.timeout.ms`, and the controller refuses a new "
+        "registration of its id until then)",
+        undone_by="start", act=stop, leaves=DOWN,
+    ),
+    Fault("start", "start a stopped or killed node's container again", act=_restart, leaves=UP),
+    Fault(
+        "pause", "freeze the container's processes (cgroup freezer, `docker pause`)",
+        undone_by="resume", random=True, act=pause, leaves=PAUSED,
+    ),
+    Fault("resume", "thaw a paused container", act=resume, leaves=THAWED),
+    Fault(
+        "wipe",
+        "kill, empty the data directory on the host (a replaced disk), start; the entrypoint formats it again "
+        "with the cluster's id (KAFKA-14139, KIP-903)",
+        undone_doc="itself (the node restarts)", random=True, act=wipe, leaves=UP,
+    ),
+    Fault(
+        "lose-unflushed",
+        "kill, cut every partition's log back to its recovery point in `recovery-point-offset-checkpoint` "
+        "(whole segments after it removed, the segment holding it cut at the first batch at or after it, its "
+        "indexes dropped for Kafka to rebuild), start: a power loss, the \"last replica standing\" fault of "
+        "KIP-966. The metadata log is left alone: KRaft fsyncs it on every append",
+        undone_doc="itself", random=True,
+    ),
+    Fault(
+        "partition",
+        "iptables DROP rules inside the containers, in a chain of their own (`KAFKA-CHAOS`), on INPUT and "
+        "OUTPUT, by cluster-network address",
+        undone_by="heal", undone_doc="`heal`: flushes that chain on every node", random=True,
+    ),
+    Fault("heal", "flush every node's `KAFKA-CHAOS` chain: the network whole again"),
+)  # fmt: skip
+
+BY_NAME: dict[str, Fault] = {f.name: f for f in FAULTS}
+NAMES: tuple[str, ...] = tuple(BY_NAME)
+#: What `--nemesis` may mix, in the order the docs list them.
+RANDOM: tuple[str, ...] = tuple(f.name for f in FAULTS if f.random)
+#: fault -> the fault that undoes it, for the faults that stay in place.
+HEALS: dict[str, str] = {f.name: f.undone_by for f in FAULTS if f.undone_by}
+
+
+def markdown_table() -> str:
+    """docs/nemesis.md's table of faults: the faults a user applies, not their undoing steps."""
+    undoing = set(HEALS.values())
+    rows = ["| fault | what it does | undone by |", "|---|---|---|"]
+    for f in FAULTS:
+        if f.name in undoing:
+            continue
+        undone = f.undone_doc or f"`{f.undone_by}`"
+        rows.append(f"| `{f.name}` | {f.does} | {undone} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown_table(), end="")

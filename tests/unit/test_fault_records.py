@@ -1,0 +1,66 @@
+"""The fault records (nemesis/faults.py): the one place a fault kind is described, and what is
+derived from them: the docs' table, the random mix, the heals, and the loop of timed steps."""
+
+from pathlib import Path
+
+import pytest
+
+from kafka_chaos.nemesis import faults
+from kafka_chaos.nemesis.schedule import Step, play
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "nemesis.md"
+
+
+def test_the_docs_table_is_the_records():
+    assert faults.markdown_table() in DOCS.read_text(), (
+        "docs/nemesis.md's fault table differs from nemesis/faults.py: "
+        "paste the output of `python -m kafka_chaos.nemesis.faults`"
+    )
+
+
+def test_every_heal_is_a_fault_and_every_node_fault_says_what_it_leaves():
+    for record in faults.FAULTS:
+        assert record.undone_by is None or record.undone_by in faults.BY_NAME, record.name
+        assert (record.act is None) == (record.leaves is None), record.name
+    assert set(faults.RANDOM) <= set(faults.NAMES)
+    assert not set(faults.RANDOM) & set(faults.HEALS.values())  # a random mix never picks a bare heal
+
+
+class _Nemesis:
+    """Records what was applied; `fails` are faults whose application fails."""
+
+    def __init__(self, fails: tuple[str, ...] = ()):
+        self.applied: list[tuple[str, str]] = []
+        self.fails = fails
+
+    def apply(self, fault: str, target: str, shape: str) -> dict:
+        self.applied.append((fault, target))
+        if fault in self.fails:
+            return {"target": target, "error": "no such node"}
+        return {"target": target, "nodes": ["kafka-2"]}
+
+
+@pytest.mark.parametrize(
+    "steps, fails, applied",
+    [
+        # a held fault is healed by its record's heal, on the nodes it hit
+        ([Step(0, "kill", "leader:t/0", hold=5)], (), [("kill", "leader:t/0"), ("start", "kafka-2")]),
+        ([Step(0, "pause", hold=1), Step(2, "partition", hold=1)], (),
+         [("pause", "random"), ("resume", "kafka-2"), ("partition", "random"), ("heal", "kafka-2")]),
+        # a fault that heals itself, or is not held, gets no heal; nor does one that failed
+        ([Step(0, "wipe", hold=5)], (), [("wipe", "random")]),
+        ([Step(0, "kill")], (), [("kill", "random")]),
+        ([Step(0, "kill", hold=5)], ("kill",), [("kill", "random")]),
+    ],
+)  # fmt: skip
+def test_play_heals_what_its_record_says(steps, fails, applied):
+    nemesis, times = _Nemesis(fails), []
+    assert play(steps, lambda at: times.append(at) or True, nemesis.apply)
+    assert nemesis.applied == applied
+
+
+def test_play_stops_when_asked():
+    nemesis = _Nemesis()
+    steps = [Step(0, "kill", hold=5), Step(10, "pause")]
+    assert not play(steps, lambda at: at < 5, nemesis.apply)  # stopped while the kill was held
+    assert nemesis.applied == [("kill", "random")]
