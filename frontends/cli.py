@@ -80,7 +80,9 @@ _int = _parser_of(int, "a whole number")
 _number = _parser_of(float, "a number")
 
 
-def _add_cluster_options(p: argparse.ArgumentParser) -> None:
+def _add_cluster_options(p: argparse.ArgumentParser, workdir: bool = True) -> None:
+    """`workdir`: whether the command takes --workdir (`run` does not: its cluster's files go in
+    its run directory, where the checker's evidence readers find them)."""
     p.add_argument("--kafka", default=DEFAULT_VERSION, metavar="VERSION", help=f"release (default {DEFAULT_VERSION})")
     p.add_argument("--nodes", type=_int, default=3, help="combined broker+controller nodes (default 3)")
     p.add_argument("--controllers", type=_int, default=0, help="dedicated controllers (with --brokers)")
@@ -88,7 +90,8 @@ def _add_cluster_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="config override (repeatable)")
     p.add_argument("--metadata-version", help="format storage at this metadata version, e.g. 3.4-IV0")
     p.add_argument("--port-base", type=_int, help="publish brokers on 127.0.0.1:PORT, PORT+1, ...")
-    p.add_argument("--workdir", type=Path, help="where configs, data and logs go (default store/<command>/<time>/)")
+    if workdir:
+        p.add_argument("--workdir", type=Path, help="where configs, data and logs go (default store/<command>/<time>/)")
 
 
 def _bool(text: str) -> bool:
@@ -144,7 +147,7 @@ def _cluster(args: argparse.Namespace, command: str):
     cluster = spec.build().with_log(_say)
     if args.port_base:
         cluster.with_port_base(args.port_base)
-    workdir = args.workdir or Path("store") / command / datetime.now().strftime("%Y%m%dT%H%M%S")
+    workdir = getattr(args, "workdir", None) or Path("store") / command / datetime.now().strftime("%Y%m%dT%H%M%S")
     return cluster.with_workdir(workdir)
 
 
@@ -370,7 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_demo)
 
     run = sub.add_parser("run", help="run a workload against a fresh cluster and record its history")
-    _add_cluster_options(run)
+    _add_cluster_options(run, workdir=False)
     _add_workload_options(run)
     run.add_argument("--check", action="store_true", help="check the history when the run ends (exit code of check)")
     run.add_argument("--spark-master", help="Spark master URL for --check (default: local[2], embedded)")

@@ -26,6 +26,8 @@ from kafka_chaos.frontends.cli import main
         (["run", "--acks", "2"], "--acks must be one of 0, 1, all"),
         (["run", "--keys", "0"], "--keys must be at least 1"),
         (["run", "--replication-factor", "5"], "replication factor 5 needs at least as many brokers (3)"),
+        # run keeps its cluster's files in the run directory: a --workdir it ignored was a silent lie
+        (["run", "--workdir", "/tmp/elsewhere"], "unrecognized arguments: --workdir"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
