@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from kafka_chaos.checkers.check import check_history
+from kafka_chaos.checkers.result import CheckResult
 from kafka_chaos.checkers.run_dir import RunDir
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.cluster_spec import ClusterSpec
@@ -41,6 +42,9 @@ class RunOutcome:
     script_error: str | None = None
     wall_s: float = 0.0
     error: str | None = None  # the run could not be made (cluster did not start, ...)
+    #: The check itself, for callers that need more than the table's terms (the pytest plugin's
+    #: chaos_run); not part of the table's JSON.
+    check: CheckResult | None = field(default=None, repr=False, compare=False)
 
     @property
     def reproduced(self) -> bool:
@@ -56,7 +60,8 @@ class RunOutcome:
         return self.reproduced == (self.expected == LOSS)
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "reproduced": self.reproduced, "as_expected": self.as_expected}
+        table = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "check"}
+        return {**table, "reproduced": self.reproduced, "as_expected": self.as_expected}
 
 
 def workload_options(scenario: Scenario) -> WorkloadOptions:
@@ -121,6 +126,7 @@ def run_once(
         if evidence:
             collect_evidence(run_dir, parsed, log)
         result = check_history(run_dir, master=spark_master, report=True)
+        outcome.check = result
         outcome.verdict = result.valid
         outcome.lost = int(result.anomalies.get("lost-write", {}).get("errors", 0))
         outcome.anomalies = {n: c for n, c in result.error_counts.items() if n != "lost-write"}

@@ -2,9 +2,11 @@
 version list of `reproduce`, its table, and bisect's search."""
 
 import json
+from pathlib import Path
 
 import pytest
 
+from kafka_chaos.checkers.result import CheckResult
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.nemesis.partition import cut
@@ -125,6 +127,15 @@ def test_table_rows_are_as_expected_only_when_every_run_is():
     assert "| 3.4.1 | loss | 2 invalid | 20.0, 30 | unseen 4 | 2/2 | 100 s | yes |" in table
     assert "| 3.4.1 | loss | 1 invalid, 1 valid | 5.0, 10 | unseen 4 | 1/2 | 100 s | NO |" in table
     assert json.dumps(safe.to_json())
+
+
+def test_an_outcome_carries_its_check_but_its_json_row_does_not():
+    # chaos_run takes the check from the outcome instead of reading results.json back from disk.
+    checked = outcome("3.4.1", LOSS, 10)
+    row = checked.to_json()
+    checked.check = CheckResult(False, {"lost-write": {"errors": 10}}, {}, results_path=Path("/r/results.json"))
+    assert checked.to_json() == row and "check" not in row
+    assert json.dumps(checked.to_json())
 
 
 def test_bisect_walks_releases_to_the_first_good_one(monkeypatch, tmp_path):
