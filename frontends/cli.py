@@ -17,6 +17,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -102,28 +103,23 @@ def _bool(text: str) -> bool:
     raise UsageError(f"expected true or false, got {text!r}")
 
 
+#: How a WorkloadOptions field's annotation is parsed from its flag (str needs nothing).
+_PARSERS: dict[str, Callable[[str], Any]] = {"int": _int, "int | None": _int, "float": _number, "bool": _bool}
+
+
 def _add_workload_options(p: argparse.ArgumentParser) -> None:
-    """Workload options; defaults (the safe configuration) live in workloads/options.py."""
+    """Workload options: one flag per WorkloadOptions field that names one (workloads/options.py,
+    where the defaults, the safe configuration, live too), then the run's own options."""
     from kafka_chaos.workloads.options import WorkloadOptions as W
 
-    p.add_argument("--workload", default=W.workload, help="queue or txn (default queue)")
-    p.add_argument("--time-limit", type=_number, default=W.time_limit, help="seconds of workload (default 30)")
-    p.add_argument("--final-time-limit", type=_number, default=W.final_time_limit, help="bound on the final read")
-    p.add_argument("--rate", type=_number, default=W.rate, help="target operations/s, all clients (default 2000)")
-    p.add_argument("--concurrency", type=_int, default=W.concurrency, help="client processes (default 16)")
-    p.add_argument("--keys", type=_int, default=W.keys, help="keys = partitions of the topic (default 4)")
-    p.add_argument("--topic", default=W.topic)
-    p.add_argument("--replication-factor", type=_int, default=W.replication_factor)
-    p.add_argument("--min-insync-replicas", type=_int, default=W.min_insync_replicas)
-    p.add_argument("--poll-fraction", type=_number, default=W.poll_fraction)
-    p.add_argument("--send-values", type=_int, default=W.send_values, help="values per send (1..N)")
-    p.add_argument("--acks", default=W.acks, help="0, 1 or all (default all)")
-    p.add_argument("--idempotence", type=_bool, default=W.enable_idempotence, help="true or false (default true)")
-    p.add_argument("--retries", type=_int, default=W.retries, help="default: unlimited within the timeout")
-    p.add_argument("--delivery-timeout-ms", type=_int, default=W.delivery_timeout_ms)
-    p.add_argument("--max-in-flight", type=_int, default=W.max_in_flight_requests_per_connection)
-    p.add_argument("--auto-offset-reset", default=W.auto_offset_reset, help="none, earliest or latest (default none)")
-    p.add_argument("--abort-fraction", type=_number, default=W.txn_abort_fraction, help="txn: deliberate aborts")
+    for option in fields(W):
+        if "flag" not in option.metadata:
+            continue
+        flag, parse = option.metadata["flag"], _PARSERS.get(option.type)
+        p.add_argument(
+            flag, dest=option.name, metavar=flag.lstrip("-").replace("-", "_").upper(), default=option.default,
+            help=option.metadata["help"], **({"type": parse} if parse else {}),
+        )  # fmt: skip
     p.add_argument("--nemesis", help="faults to mix at random: kill,pause,partition,wipe,lose-unflushed")
     p.add_argument("--nemesis-interval", type=_number, default=10.0, help="quiet and hold periods (s, default 10)")
     p.add_argument("--nemesis-script", type=Path, help="JSON list of timed steps (see nemesis/schedule.py)")
@@ -185,15 +181,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _workload_options(args: argparse.Namespace):
     from kafka_chaos.workloads.options import WorkloadOptions
 
-    return WorkloadOptions(
-        workload=args.workload, topic=args.topic, keys=args.keys, replication_factor=args.replication_factor,
-        min_insync_replicas=args.min_insync_replicas, concurrency=args.concurrency, rate=args.rate,
-        time_limit=args.time_limit, final_time_limit=args.final_time_limit, poll_fraction=args.poll_fraction,
-        send_values=args.send_values, acks=args.acks, enable_idempotence=args.idempotence,
-        retries=args.retries, delivery_timeout_ms=args.delivery_timeout_ms,
-        max_in_flight_requests_per_connection=args.max_in_flight, auto_offset_reset=args.auto_offset_reset,
-        txn_abort_fraction=args.abort_fraction,
-    ).validate()  # fmt: skip
+    flagged = {f.name: getattr(args, f.name) for f in fields(WorkloadOptions) if "flag" in f.metadata}
+    return WorkloadOptions(**flagged).validate()
 
 
 def _nemesis_plan(args: argparse.Namespace):

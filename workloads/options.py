@@ -8,7 +8,7 @@ silent seek.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from kafka_chaos.harness.errors import UsageError
@@ -18,60 +18,78 @@ ACKS = ("0", "1", "all")
 OFFSET_RESETS = ("none", "earliest", "latest")
 
 
+def flag(name: str, help: str | None = None) -> dict[str, str | None]:
+    """A field's command-line flag and help: `kafka-chaos run` makes one flag per such field, in
+    field order (frontends/cli.py), and the checks below name the flag."""
+    return {"flag": name, "help": help}
+
+
 @dataclass
 class WorkloadOptions:
-    workload: str = "queue"
-    topic: str = "chaos"
-    keys: int = 4  # partitions of the topic; a key is "topic/partition"
-    replication_factor: int = 3
-    min_insync_replicas: int = 2
-    concurrency: int = 16  # logical client processes
-    rate: float = 2000.0  # target operations per second, all processes together
-    time_limit: float = 30.0  # seconds of workload before the final read phase
-    final_time_limit: float = 60.0  # bound on the final read phase
-    poll_fraction: float = 0.5  # share of operations that are polls
-    send_values: int = 1  # values per send operation (1 to this many)
+    workload: str = field(default="queue", metadata=flag("--workload", "queue or txn (default queue)"))
+    #: Seconds of workload before the final read phase.
+    time_limit: float = field(default=30.0, metadata=flag("--time-limit", "seconds of workload (default 30)"))
+    final_time_limit: float = field(default=60.0, metadata=flag("--final-time-limit", "bound on the final read"))
+    #: Target operations per second, all processes together.
+    rate: float = field(default=2000.0, metadata=flag("--rate", "target operations/s, all clients (default 2000)"))
+    #: Logical client processes.
+    concurrency: int = field(default=16, metadata=flag("--concurrency", "client processes (default 16)"))
+    #: Partitions of the topic; a key is "topic/partition".
+    keys: int = field(default=4, metadata=flag("--keys", "keys = partitions of the topic (default 4)"))
+    topic: str = field(default="chaos", metadata=flag("--topic"))
+    replication_factor: int = field(default=3, metadata=flag("--replication-factor"))
+    min_insync_replicas: int = field(default=2, metadata=flag("--min-insync-replicas"))
+    #: Share of operations that are polls.
+    poll_fraction: float = field(default=0.5, metadata=flag("--poll-fraction"))
+    #: Values per send operation (1 to this many).
+    send_values: int = field(default=1, metadata=flag("--send-values", "values per send (1..N)"))
+    acks: str = field(default="all", metadata=flag("--acks", "0, 1 or all (default all)"))
+    enable_idempotence: bool = field(default=True, metadata=flag("--idempotence", "true or false (default true)"))
+    #: None: kafka-python's default (unlimited, bounded by the delivery timeout).
+    retries: int | None = field(default=None, metadata=flag("--retries", "default: unlimited within the timeout"))
+    delivery_timeout_ms: int = field(default=10000, metadata=flag("--delivery-timeout-ms"))
+    max_in_flight_requests_per_connection: int = field(default=5, metadata=flag("--max-in-flight"))
+    auto_offset_reset: str = field(
+        default="none", metadata=flag("--auto-offset-reset", "none, earliest or latest (default none)")
+    )
+    #: txn workload: transactions deliberately aborted.
+    txn_abort_fraction: float = field(default=0.1, metadata=flag("--abort-fraction", "txn: deliberate aborts"))
+    # No flag: set from Python (chaos_run's keywords) or a scenario.
     poll_keys: int = 2  # keys each process assigns for its polls
     poll_timeout_ms: int = 10  # a poll with nothing new returns after this long
     max_poll_records: int = 500
-    acks: str = "all"
-    enable_idempotence: bool = True
-    retries: int | None = None  # None: kafka-python's default (unlimited, bounded by the delivery timeout)
-    delivery_timeout_ms: int = 10000
     request_timeout_ms: int = 5000
-    max_in_flight_requests_per_connection: int = 5
-    auto_offset_reset: str = "none"
     clients_per_producer: int = 16  # queue workload: processes that share one producer
-    txn_abort_fraction: float = 0.1  # txn workload: transactions deliberately aborted
     txn_max_ops: int = 4
     txn_timeout_s: float = 15.0  # watchdog on commit and abort
 
     def validate(self) -> WorkloadOptions:
+        """UsageError naming the first bad option by its flag (or keyword, where it has none)."""
+        n = named
         if self.workload not in WORKLOADS:
             raise UsageError(f"unknown workload {self.workload!r}: expected one of {', '.join(WORKLOADS)}")
         if not self.rate > 0:
-            raise UsageError(f"--rate must be greater than 0, got {self.rate:g}")
+            raise UsageError(f"{n('rate')} must be greater than 0, got {self.rate:g}")
         if self.acks not in ACKS:
-            raise UsageError(f"--acks must be one of 0, 1, all; got {self.acks!r}")
+            raise UsageError(f"{n('acks')} must be one of 0, 1, all; got {self.acks!r}")
         if self.keys < 1:
-            raise UsageError(f"--keys must be at least 1, got {self.keys}")
+            raise UsageError(f"{n('keys')} must be at least 1, got {self.keys}")
         if self.concurrency < 1:
-            raise UsageError(f"--concurrency must be at least 1, got {self.concurrency}")
+            raise UsageError(f"{n('concurrency')} must be at least 1, got {self.concurrency}")
         if not self.time_limit > 0:
-            raise UsageError(f"--time-limit must be greater than 0, got {self.time_limit:g}")
+            raise UsageError(f"{n('time_limit')} must be greater than 0, got {self.time_limit:g}")
         if self.auto_offset_reset not in OFFSET_RESETS:
-            raise UsageError(f"--auto-offset-reset must be one of {', '.join(OFFSET_RESETS)}")
+            raise UsageError(f"{n('auto_offset_reset')} must be one of {', '.join(OFFSET_RESETS)}")
         if not 0 <= self.poll_fraction <= 1 or not 0 <= self.txn_abort_fraction <= 1:
-            raise UsageError("fractions must be between 0 and 1")
+            raise UsageError(f"{n('poll_fraction')} and {n('txn_abort_fraction')} must be between 0 and 1")
         if self.send_values < 1 or self.txn_max_ops < 1 or self.poll_keys < 1:
-            raise UsageError("--send-values, --txn-max-ops and --poll-keys must be at least 1")
+            raise UsageError(f"{n('send_values')}, {n('txn_max_ops')} and {n('poll_keys')} must be at least 1")
         if self.workload == "txn" and self.acks != "all":
-            raise UsageError("the txn workload needs --acks all (transactions require it)")
+            raise UsageError(f"the txn workload needs {n('acks')} all (transactions require it)")
         if self.acks != "all" and self.enable_idempotence:
             # kafka-python raises KafkaConfigurationError for this once the run has started.
-            raise UsageError(
-                f"--acks {self.acks} needs --idempotence false (the idempotent producer requires acks=all)"
-            )
+            needs = f"{n('acks')} {self.acks} needs {n('enable_idempotence')} false"
+            raise UsageError(f"{needs} (the idempotent producer requires acks=all)")
         return self
 
     @property
@@ -114,3 +132,10 @@ class WorkloadOptions:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def named(option: str) -> str:
+    """How a user names an option: its flag (`--abort-fraction`), or for an option with no flag
+    its keyword (`txn_max_ops`, as chaos_run and scenarios take it)."""
+    spec = next(f for f in fields(WorkloadOptions) if f.name == option)
+    return spec.metadata.get("flag") or option

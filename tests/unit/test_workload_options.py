@@ -1,8 +1,11 @@
+import re
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 from kafka.errors import KafkaTimeoutError, MessageSizeTooLargeError, NotEnoughReplicasAfterAppendError
 
+from kafka_chaos.frontends.cli import _workload_options, build_parser
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.outcomes import classify, describe, markdown_table
@@ -57,3 +60,39 @@ def test_only_errors_that_prove_no_write_are_fail():
 
 def test_docs_show_the_classification_table_as_the_code_has_it():
     assert markdown_table() in DOCS.read_text()
+
+
+def _run_flags() -> set[str]:
+    run = next(a for a in build_parser()._subparsers._group_actions[0].choices.items() if a[0] == "run")[1]
+    return {s for action in run._actions for s in action.option_strings}
+
+
+def test_every_flagged_option_is_a_run_flag_that_reaches_the_option():
+    # A new option is one field with flag(...): its flag, type, default and help follow.
+    argv, want = ["run"], {}
+    for option in fields(WorkloadOptions):
+        if "flag" not in option.metadata:
+            continue
+        value = {"workload": "txn", "acks": "all", "auto_offset_reset": "earliest", "topic": "t"}.get(option.name)
+        if value is None:
+            value = {bool: False, int: 7, float: 0.25}[type(option.default) if option.default is not None else int]
+        argv += [option.metadata["flag"], str(value).lower() if isinstance(value, bool) else str(value)]
+        want[option.name] = value
+    opts = _workload_options(build_parser().parse_args(argv))
+    assert {name: getattr(opts, name) for name in want} == want
+    assert len(want) == 18  # the flags `kafka-chaos run` had before they were generated
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"rate": 0}, {"acks": "2"}, {"keys": 0}, {"concurrency": 0}, {"time_limit": 0}, {"auto_offset_reset": "x"},
+     {"poll_fraction": 2}, {"txn_abort_fraction": -1}, {"send_values": 0}, {"txn_max_ops": 0}, {"poll_keys": 0},
+     {"workload": "txn", "acks": "1"}, {"acks": "1"}],
+)  # fmt: skip
+def test_errors_name_real_flags_or_keywords(changes):
+    with pytest.raises(UsageError) as caught:
+        WorkloadOptions(**changes).validate()
+    message, flags = str(caught.value), _run_flags()
+    assert all(word in flags for word in re.findall(r"--[a-z-]+", message)), message
+    for name in re.findall(r"\b[a-z]+_[a-z_]+\b", message):  # a keyword: an option with no flag
+        assert name in {f.name for f in fields(WorkloadOptions) if "flag" not in f.metadata}, message
