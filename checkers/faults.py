@@ -10,7 +10,8 @@ from typing import Any
 
 #: The nemesis operations read for windows: the first ones (keeps the Python side flat in history size).
 MAX_NEMESIS_OPS = 5000
-#: A fault that stays in place until another nemesis operation undoes it.
+#: A fault that stays in place until another nemesis operation undoes it: a copy of
+#: nemesis/faults.py HEALS (the checker imports nothing above it; tests/unit/test_fault_records.py compares).
 ENDS = {"kill": "start", "stop": "start", "pause": "resume", "partition": "heal"}
 
 

@@ -13,6 +13,7 @@ from html import escape
 W, H = 920, 260
 L, R, T, B = 64, 150, 24, 36
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#7f7f7f")
+#: One per fault kind that is applied (nemesis/faults.py; tests/unit/test_fault_records.py compares).
 FAULT_COLOURS = {
     "kill": "#d62728",
     "stop": "#bcbd22",

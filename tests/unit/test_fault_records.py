@@ -5,6 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from kafka_chaos.checkers.faults import ENDS
+from kafka_chaos.checkers.svg import FAULT_COLOURS
+from kafka_chaos.frontends.cli import build_parser
 from kafka_chaos.nemesis import faults
 from kafka_chaos.nemesis.schedule import Step, play
 
@@ -64,3 +67,14 @@ def test_play_stops_when_asked():
     steps = [Step(0, "kill", hold=5), Step(10, "pause")]
     assert not play(steps, lambda at: at < 5, nemesis.apply)  # stopped while the kill was held
     assert nemesis.applied == [("kill", "random")]
+
+
+def test_the_copies_below_the_nemesis_agree_with_the_records():
+    # The checker (the lowest floor) and the CLI's start-up cannot import nemesis/faults.py, so
+    # they keep their own copies: the heal table, the report's colours, the --nemesis help.
+    assert ENDS == faults.HEALS
+    applied = [f.name for f in faults.FAULTS if f.name not in faults.HEALS.values()]
+    assert set(FAULT_COLOURS) == set(applied)
+    run = next(a for a in build_parser()._subparsers._group_actions[0].choices.items() if a[0] == "run")[1]
+    (nemesis_flag,) = [a for a in run._actions if "--nemesis" in a.option_strings]
+    assert set(nemesis_flag.help.rpartition(": ")[2].split(",")) == set(faults.RANDOM)
