@@ -35,8 +35,9 @@ from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.config import FAULT_DETECTION
 from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.nemesis.core import Nemesis
+from kafka_chaos.nemesis.plan import NemesisPlan
 from kafka_chaos.nemesis.schedule import RandomSchedule, parse_fault_list
-from kafka_chaos.runs.run import NemesisPlan, create_topic, run_workload
+from kafka_chaos.runs.run import create_topic, run_workload
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.producers import close_producer
 

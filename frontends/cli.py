@@ -128,7 +128,7 @@ def _add_workload_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=_int, help="random seed of the generators")
 
 
-def _cluster(args: argparse.Namespace, command: str):
+def _cluster_spec(args: argparse.Namespace):  # noqa: ANN202 (harness.cluster_spec.ClusterSpec)
     from kafka_chaos.harness.cluster_spec import ClusterSpec
     from kafka_chaos.harness.config import parse_overrides
 
@@ -136,11 +136,14 @@ def _cluster(args: argparse.Namespace, command: str):
         raise UsageError("--controllers needs --brokers (dedicated controllers plus brokers)")
     if args.brokers is not None and not args.controllers:
         raise UsageError("--brokers goes with --controllers; use --nodes for combined nodes")
-    spec = ClusterSpec(
+    return ClusterSpec(
         args.kafka, nodes=args.nodes, controllers=args.controllers, brokers=args.brokers or 0,
         config=parse_overrides(args.config), metadata_version=args.metadata_version,
     )  # fmt: skip
-    cluster = spec.build().with_log(_say)
+
+
+def _cluster(args: argparse.Namespace, command: str):
+    cluster = _cluster_spec(args).build().with_log(_say)
     if args.port_base:
         cluster.with_port_base(args.port_base)
     workdir = getattr(args, "workdir", None) or Path("store") / command / datetime.now().strftime("%Y%m%dT%H%M%S")
@@ -180,30 +183,40 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def _workload_options(args: argparse.Namespace):
     from kafka_chaos.workloads.options import WorkloadOptions
+    from kafka_chaos.workloads.registry import check_workload
 
     flagged = {f.name: getattr(args, f.name) for f in fields(WorkloadOptions) if "flag" in f.metadata}
-    return WorkloadOptions(**flagged).validate()
+    return check_workload(WorkloadOptions(**flagged))
 
 
-def _nemesis_plan(args: argparse.Namespace):
-    from kafka_chaos.runs.run import nemesis_plan
+def _run_spec(args: argparse.Namespace):
+    """The run the flags describe, validated (bad input exits 2 before anything starts)."""
+    from kafka_chaos.nemesis.plan import nemesis_plan
+    from kafka_chaos.runs.spec import RunSpec
 
-    return nemesis_plan(args.nemesis, args.nemesis_interval, args.nemesis_script)
+    opts = _workload_options(args)
+    plan = nemesis_plan(args.nemesis, args.nemesis_interval, args.nemesis_script)
+    spec = RunSpec(
+        _cluster_spec(args), opts, plan, seed=args.seed, name=args.name, store=args.store, port_base=args.port_base
+    )
+    return spec.validate()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from kafka_chaos.checkers.errors import BadHistory
     from kafka_chaos.checkers.liveness import format_liveness
-    from kafka_chaos.runs.run import run
+    from kafka_chaos.runs.run import Run
 
-    opts = _workload_options(args)  # bad input exits 2 before anything starts
-    plan = _nemesis_plan(args)
-    cluster = _cluster(args, "run")
+    spec = _run_spec(args)
     progress = _progress()
+    job = Run(spec, progress or _say, progress)
     try:
-        run_dir, summary = run(cluster, opts, args.store, args.name, progress or _say, progress, args.seed, plan)
+        job.execute()
     finally:
         if progress is not None:
             progress.close()
+    result = job.result
+    run_dir, summary = result.run_dir, result.summary
     counts = summary.counts
     line = (
         f"{run_dir}: {summary.operations} operations in the {summary.workload_s:.1f} s workload phase "
@@ -214,19 +227,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     if summary.liveness:
         line += "\n" + format_liveness(summary.liveness)
     out: dict[str, Any] = {"run_dir": str(run_dir), "workload": summary.to_json()}
-    result = _checked(run_dir, None, args.spark_master, report=True) if args.check else None
-    if result is not None:
-        out["check"] = result.brief()
+    checked = None
+    if args.check:
+        try:
+            checked = job.check_now(_progress())
+        except BadHistory as exc:
+            raise UsageError(str(exc)) from None
+        out["check"] = checked.brief()
     if args.json:
         _say(line)
         _emit_json(out)
     else:
         print(line)
-        if result is not None:
+        if checked is not None:
             from kafka_chaos.checkers.check import format_summary
 
-            print(format_summary(result))
-    return result.exit_code if result is not None else 0
+            print(format_summary(checked))
+    return checked.exit_code if checked is not None else 0
 
 
 def _checked(path: str | Path, out: str | None, master: str | None, report: bool):  # noqa: ANN202

@@ -132,6 +132,11 @@ class Schedule:
     def loop(self) -> None:
         raise NotImplementedError
 
+    def report(self) -> dict | None:
+        """What a schedule with a story to tell did (a scenario's: scenario.json); None: nothing
+        beyond the nemesis operations in the history."""
+        return None
+
     def _sleep_until(self, t: float) -> bool:
         """False when asked to stop first."""
         return not self.stop.wait(max(0.0, t - time.monotonic()))

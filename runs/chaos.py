@@ -18,16 +18,19 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.checkers.check import CheckResult, check_history, format_summary
+from kafka_chaos.checkers.check import CheckResult, format_summary
 from kafka_chaos.checkers.run_dir import RunDir
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
 from kafka_chaos.harness.history import read_history
 from kafka_chaos.harness.images import Log
-from kafka_chaos.runs.run import nemesis_plan, run
+from kafka_chaos.nemesis.plan import nemesis_plan
+from kafka_chaos.runs.run import run
 from kafka_chaos.runs.scenario import run_once
+from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.scenarios.registry import get
 from kafka_chaos.workloads.options import WorkloadOptions
+from kafka_chaos.workloads.registry import check_workload
 
 
 @dataclass
@@ -113,7 +116,7 @@ def workload_options(overrides: dict[str, Any]) -> WorkloadOptions:
         raise UsageError(f"unknown workload option(s) {', '.join(unknown)}: expected WorkloadOptions fields")
     if "acks" in overrides:
         overrides = {**overrides, "acks": str(overrides["acks"])}  # acks=1 as a number reads naturally
-    return WorkloadOptions(**overrides).validate()
+    return check_workload(WorkloadOptions(**overrides))
 
 
 def chaos_run(
@@ -140,12 +143,14 @@ def chaos_run(
         if nemesis or script is not None or workload or config:
             raise UsageError("a scenario brings its own nemesis, workload and config: pass only scenario=")
         return _scenario_run(spec, store, scenario, seed, log, progress, spark_master)
-    opts = workload_options(workload)
-    plan = nemesis_plan(nemesis, interval, script)
-    label = "none" if plan is None else "script" if plan.script is not None else ",".join(plan.faults)
-    run_dir, summary = run(spec.build(config), opts, store, name, log, progress, seed, plan)
-    checked: CheckResult = check_history(run_dir, master=spark_master, report=True, progress=progress or log)
-    return _result(spec.version, label, run_dir, checked, format_summary(checked), summary.to_json())
+    run_spec = RunSpec(
+        spec, workload_options(workload), nemesis_plan(nemesis, interval, script), seed=seed, name=name, store=store,
+    ).with_broker_config(config)  # fmt: skip
+    done = run(run_spec, log, progress, check=True, spark_master=spark_master, check_progress=progress or log)
+    label = run_spec.nemesis.short() if run_spec.nemesis else "none"
+    checked: CheckResult = done.check  # type: ignore[assignment] (check=True)
+    workload_json = done.summary.to_json() if done.summary is not None else {}
+    return _result(spec.version, label, done.run_dir, checked, format_summary(checked), workload_json)
 
 
 def _scenario_run(spec, store, name, seed, log, progress, spark_master) -> ChaosResult:  # noqa: ANN001

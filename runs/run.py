@@ -4,6 +4,8 @@ store/<name>/<timestamp>/
     history.jsonl   the history (../shared/history-format.md), written as it happens
     config.json     the cluster and workload options, and the effective producer config
     summary.json    operation counts, throughput, timings (written at the end)
+    scenario.json   a scenario's script: its roles, steps and how it ended (scenario runs)
+    results.json, report.html   the check (checkers/), when the run is checked
     cluster/<node>/ each node's server.properties, data and logs
 store/<name>/latest -> <timestamp>
 """
@@ -13,31 +15,28 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from kafka_chaos.checkers import liveness
+from kafka_chaos.checkers.check import check_history
+from kafka_chaos.checkers.result import CheckResult
 from kafka_chaos.checkers.run_dir import RunDir
 from kafka_chaos.harness.cluster import KafkaCluster
-from kafka_chaos.harness.config import FAULT_DETECTION
-from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.history import HistoryWriter, read_history
 from kafka_chaos.harness.images import Log
+from kafka_chaos.harness.metadata_log import write_timeline
+from kafka_chaos.harness.replica_logs import write_replicas
+from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.nemesis.core import Nemesis
-from kafka_chaos.nemesis.schedule import (
-    RandomSchedule,
-    Schedule,
-    ScriptedSchedule,
-    Step,
-    load_script,
-    parse_fault_list,
-    parse_script,
-)
+from kafka_chaos.nemesis.plan import NemesisPlan
+from kafka_chaos.nemesis.schedule import Schedule
+from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.context import RunContext
 from kafka_chaos.workloads.options import WorkloadOptions
+from kafka_chaos.workloads.registry import get as get_workload
 from kafka_chaos.workloads.runner import Progress, Runner, WorkloadSummary
 
 
@@ -68,54 +67,45 @@ def create_topic(cluster: KafkaCluster, opts: WorkloadOptions) -> None:
     cluster.create_topic(opts.topic, opts.keys, opts.replication_factor, configs, timeout_ms=15000, exist_ok=False)
 
 
-@dataclass
-class NemesisPlan:
-    """What the nemesis does during a run: a random mix, or a script (nemesis/schedule.py)."""
+class WorkloadPhase:
+    """The workload phase on a started cluster: the topic, the history, the workload and its
+    nemesis. What it learns is kept on it as it goes, so that a phase that raised still tells
+    its run how far it got (the history's time 0, the schedule's report)."""
 
-    faults: list[str] = field(default_factory=list)
-    interval: float = 10.0
-    script: list[Step] | None = None
-    #: A schedule of its own (a scenario's script, scenarios/), built on the run's nemesis.
-    custom: Callable[[Nemesis], Schedule] | None = None
-    label: str | None = None
+    def __init__(
+        self,
+        cluster: KafkaCluster,
+        opts: WorkloadOptions,
+        run_dir: Path,
+        progress: Progress | None = None,
+        seed: int | None = None,
+        plan: NemesisPlan | None = None,
+    ) -> None:
+        self.cluster, self.opts, self.run_dir = cluster, opts, RunDir(run_dir)
+        self.progress, self.seed, self.plan = progress, seed, plan
+        #: Wall-clock time of the history's time 0 (config.json's history_started_unix_ms).
+        self.started_unix_ms: int | None = None
+        self.schedule: Schedule | None = None
+        self.summary: WorkloadSummary | None = None
 
-    def schedule(self, nemesis: Nemesis, seed: int | None) -> Schedule | None:
-        if self.custom is not None:
-            return self.custom(nemesis)
-        if self.script is not None:
-            return ScriptedSchedule(nemesis, self.script)
-        if self.faults:
-            return RandomSchedule(nemesis, self.faults, self.interval, seed)
-        return None
-
-    def broker_defaults(self) -> dict[str, str]:
-        """Broker settings this plan needs unless the user set them: fast failure detection
-        (harness/config.py) for random and scripted faults; a scenario brings its own."""
-        return {} if self.custom is not None else dict(FAULT_DETECTION)
-
-    def describe(self) -> dict[str, Any]:
-        if self.custom is not None:
-            return {"scenario": self.label}
-        if self.script is not None:
-            return {"script": [asdict(step) for step in self.script]}
-        return {"faults": self.faults, "interval": self.interval} if self.faults else {}
-
-
-def nemesis_plan(
-    faults: str | list[str] | None, interval: float, script: list[dict] | str | Path | None
-) -> NemesisPlan | None:
-    """A run's nemesis from its options (the command line's, chaos_run's): faults mixed at random
-    every `interval` s, or a script (a JSON file or its decoded steps); None: no nemesis."""
-    if faults and script is not None:
-        raise UsageError("a fault list (--nemesis) and a script (--nemesis-script) exclude each other")
-    if not interval > 0:
-        raise UsageError(f"the nemesis interval must be greater than 0, got {interval:g}")
-    if script is not None:
-        return NemesisPlan(script=parse_script(script) if isinstance(script, list) else load_script(Path(script)))
-    if faults:
-        return NemesisPlan(faults=parse_fault_list(faults if isinstance(faults, str) else ",".join(faults)),
-                           interval=interval)  # fmt: skip
-    return None
+    def run(self) -> WorkloadSummary:
+        create_topic(self.cluster, self.opts)
+        with HistoryWriter(self.run_dir.history) as history:
+            self.started_unix_ms = round(history.started_unix_ms)
+            ctx = RunContext(
+                history=history, opts=self.opts, bootstrap_servers=self.cluster.bootstrap_servers,
+                run_id=self.cluster.run_id, isolation_level=get_workload(self.opts.workload).isolation_level,
+            )  # fmt: skip
+            if self.plan is not None:
+                nemesis = Nemesis(self.cluster, history, self.seed, observe=self.progress)
+                self.schedule = self.plan.schedule(nemesis, self.seed)
+            summary = Runner(ctx, self.progress, self.seed, self.schedule).run()
+        # Measured from the history file, as the checker measures it (checkers/liveness.py).
+        summary.liveness = liveness.measure(liveness.count_events(read_history(self.run_dir.history)))
+        if summary.liveness["warning"] and self.progress is not None:
+            self.progress(f"warning: {summary.liveness['warning']}")
+        self.summary = summary
+        return summary
 
 
 def run_workload(
@@ -125,81 +115,115 @@ def run_workload(
     progress: Progress | None = None,
     seed: int | None = None,
     plan: NemesisPlan | None = None,
-    notes: dict[str, Any] | None = None,
 ) -> WorkloadSummary:
-    """Create the topic, run the workload (and the nemesis) against a started cluster, write the history.
-
-    `notes` receives `history_started_unix_ms`, the wall-clock time of the history's time 0."""
-    create_topic(cluster, opts)
-    with HistoryWriter(RunDir(run_dir).history) as history:
-        if notes is not None:
-            notes["history_started_unix_ms"] = round(history.started_unix_ms)
-        ctx = RunContext(history=history, opts=opts, bootstrap_servers=cluster.bootstrap_servers, run_id=cluster.run_id)
-        schedule = plan.schedule(Nemesis(cluster, history, seed, observe=progress), seed) if plan else None
-        summary = Runner(ctx, progress, seed, schedule).run()
-    # Measured from the history file, as the checker measures it (checkers/liveness.py).
-    summary.liveness = liveness.measure(liveness.count_events(read_history(RunDir(run_dir).history)))
-    if summary.liveness["warning"] and progress is not None:
-        progress(f"warning: {summary.liveness['warning']}")
-    return summary
+    """Create the topic, run the workload (and the nemesis) against a started cluster, write the history."""
+    return WorkloadPhase(cluster, opts, run_dir, progress, seed, plan).run()
 
 
-def check_fits(cluster: KafkaCluster, opts: WorkloadOptions) -> None:
-    brokers = cluster.shape.brokers
-    if opts.replication_factor > brokers:
-        raise UsageError(f"replication factor {opts.replication_factor} needs at least as many brokers ({brokers})")
-    if opts.min_insync_replicas > opts.replication_factor:
-        raise UsageError("min.insync.replicas cannot exceed the replication factor")
+@dataclass
+class RunResult:
+    """What a run made: its directory, the workload's summary, the check and the scenario report."""
+
+    run_dir: Path
+    spec: RunSpec
+    #: None when the workload phase did not finish (the cluster did not start, a crash).
+    summary: WorkloadSummary | None = None
+    #: The checker's result, when the run was checked.
+    check: CheckResult | None = None
+    #: A scenario's report (scenario.json): how its script went.
+    scenario: dict[str, Any] | None = None
+
+
+class Run:
+    """One run from its spec: like a testcontainers container, the constructor only records;
+    `execute()` makes the run directory, starts the cluster, runs the workload phase, writes
+    config.json, summary.json and (for a scenario) scenario.json once, reads the evidence and
+    checks. `result` fills as it goes: a run that raised still has its directory in it."""
+
+    def __init__(
+        self,
+        spec: RunSpec,
+        log: Log = print,
+        progress: Progress | None = None,
+        *,
+        check: bool = False,
+        spark_master: str | None = None,
+        check_progress: Progress | None = None,
+    ) -> None:
+        self.spec, self.log, self.progress = spec, log, progress
+        self.check, self.spark_master, self.check_progress = check, spark_master, check_progress
+        self.result: RunResult | None = None
+
+    def execute(self) -> RunResult:
+        spec = self.spec.validate()
+        cluster = spec.build_cluster()
+        run_dir = make_run_dir(spec.store, spec.run_name)
+        self.result = result = RunResult(run_dir, spec)
+        cluster.with_workdir(RunDir(run_dir).cluster).with_log(self.log)
+        learned: dict[str, Any] = {}
+        started = time.monotonic()
+        phase = WorkloadPhase(cluster, spec.workload, run_dir, self.progress, spec.seed, spec.nemesis)
+        try:
+            with cluster:
+                learned.update(cluster_id=cluster.cluster_id, run_id=cluster.run_id)
+                ready_s = time.monotonic() - started
+                self.log(f"cluster ready in {ready_s:.1f} s; running {spec.workload.workload} for "
+                         f"{spec.workload.time_limit:g} s")  # fmt: skip
+                result.summary = phase.run()
+        finally:
+            result.scenario = phase.schedule.report() if phase.schedule is not None else None
+            self._write(result, cluster, phase, learned, time.monotonic() - started)
+        if spec.evidence:
+            collect_evidence(run_dir, cluster.version, self.log)
+        if self.check:
+            self.check_now(self.check_progress)
+        return result
+
+    def check_now(self, progress: Progress | None = None) -> CheckResult:
+        """Check the run's history (results.json, report.html); kept in `result.check`. For a
+        caller that shows the check's progress apart from the run's (the CLI's `run --check`)."""
+        assert self.result is not None, "check_now() after execute()"
+        self.result.check = check_history(self.result.run_dir, master=self.spark_master, report=True, progress=progress)
+        return self.result.check
+
+    def _write(
+        self, result: RunResult, cluster: KafkaCluster, phase: WorkloadPhase, learned: dict, wall_s: float
+    ) -> None:
+        """config.json, summary.json and scenario.json, each written once, whatever happened."""
+        files = RunDir(result.run_dir)
+        config = self.spec.describe(cluster) | learned
+        if phase.started_unix_ms is not None:
+            config["history_started_unix_ms"] = phase.started_unix_ms
+        if result.summary is not None:
+            config["effective_producer_config"] = result.summary.effective_producer_config
+        _write_json(files.config, config)
+        summary = {} if result.summary is None else result.summary.to_json()
+        _write_json(files.summary, {"complete": result.summary is not None, "wall_s": round(wall_s, 3), **summary})
+        if result.scenario is not None:
+            cluster_spec = self.spec.cluster
+            head = {"scenario": self.spec.nemesis.label if self.spec.nemesis else None,
+                    "version": cluster_spec.version, "metadata_version": cluster_spec.metadata_version}  # fmt: skip
+            files.scenario.write_text(json.dumps({**head, **result.scenario}, indent=2) + "\n")
 
 
 def run(
-    cluster: KafkaCluster,
-    opts: WorkloadOptions,
-    store: Path,
-    name: str | None = None,
+    spec: RunSpec,
     log: Log = print,
     progress: Progress | None = None,
-    seed: int | None = None,
-    plan: NemesisPlan | None = None,
-) -> tuple[Path, WorkloadSummary | None]:
-    """The whole run; the run directory keeps the history even when interrupted."""
-    opts.validate()
-    check_fits(cluster, opts)
-    if plan is not None:
-        for key, value in plan.broker_defaults().items():
-            cluster.config.setdefault(key, value)
-    run_dir = make_run_dir(store, name or opts.workload)
-    cluster.with_workdir(RunDir(run_dir).cluster).with_log(log)
-    config = {
-        "name": name or opts.workload,
-        "kafka_version": str(cluster.version),
-        "shape": asdict(cluster.shape),
-        "broker_config": cluster.config,
-        "metadata_version": cluster.metadata_version,
-        "workload": opts.to_dict(),
-        "nemesis": plan.describe() if plan else {},
-        "seed": seed,
-    }
-    _write_json(RunDir(run_dir).config, config)
-    started = time.monotonic()
-    summary: WorkloadSummary | None = None
-    try:
-        with cluster:
-            config["cluster_id"] = cluster.cluster_id
-            config["run_id"] = cluster.run_id
-            ready_s = time.monotonic() - started
-            log(f"cluster ready in {ready_s:.1f} s; running {opts.workload} for {opts.time_limit:g} s")
-            summary = run_workload(cluster, opts, run_dir, progress, seed, plan, config)
-    finally:
-        if summary is not None:
-            config["effective_producer_config"] = summary.effective_producer_config
-        _write_json(RunDir(run_dir).config, config)
-        _write_json(
-            RunDir(run_dir).summary,
-            {
-                "complete": summary is not None,
-                "wall_s": round(time.monotonic() - started, 3),
-                **({} if summary is None else summary.to_json()),
-            },
-        )
-    return run_dir, summary
+    *,
+    check: bool = False,
+    spark_master: str | None = None,
+    check_progress: Progress | None = None,
+) -> RunResult:
+    """The whole run (runs/spec.py describes it), checked if asked (`check_progress` shows the
+    check's progress); the run directory keeps the history even when interrupted."""
+    return Run(spec, log, progress, check=check, spark_master=spark_master, check_progress=check_progress).execute()
+
+
+def collect_evidence(run_dir: Path, version: KafkaVersion, log: Log) -> None:
+    """metadata-timeline.json and replicas.json beside the history; a failure here is logged, not fatal."""
+    for what, job in (("metadata timeline", write_timeline), ("replica logs", write_replicas)):
+        try:
+            job(run_dir, version)
+        except Exception as exc:  # noqa: BLE001 (evidence is a bonus; the verdict stands without it)
+            log(f"could not read the {what}: {type(exc).__name__}: {exc}")

@@ -5,25 +5,22 @@ timeline and the replicas' logs, read from the run directory after the cluster i
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.checkers.check import check_history
 from kafka_chaos.checkers.result import CheckResult
-from kafka_chaos.checkers.run_dir import RunDir
-from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.images import Log
-from kafka_chaos.harness.metadata_log import write_timeline
-from kafka_chaos.harness.replica_logs import write_replicas
 from kafka_chaos.harness.versions import KafkaVersion
-from kafka_chaos.runs.run import NemesisPlan, run
+from kafka_chaos.nemesis.plan import NemesisPlan
+from kafka_chaos.runs.run import Run
+from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.scenarios.base import LOSS, Scenario, ScenarioSchedule
 from kafka_chaos.workloads.options import WorkloadOptions
+from kafka_chaos.workloads.registry import check_workload
 
 
 @dataclass
@@ -65,16 +62,25 @@ class RunOutcome:
 
 
 def workload_options(scenario: Scenario) -> WorkloadOptions:
-    return WorkloadOptions(**scenario.workload).validate()
+    return check_workload(WorkloadOptions(**scenario.workload))
 
 
-def build_cluster(scenario: Scenario, version: str, metadata_version: str | None) -> KafkaCluster:
-    """`metadata_version`: as run_once decided it (the caller's, else the scenario's)."""
-    spec = ClusterSpec(
+def scenario_spec(
+    scenario: Scenario, version: str, store: Path, metadata_version: str | None = None, seed: int | None = None
+) -> RunSpec:
+    """The run of a scenario on one version: its cluster, its workload, its script as the nemesis.
+    `metadata_version`: the caller's, else the scenario's."""
+    mv = metadata_version or scenario.metadata_version
+    opts = workload_options(scenario)
+    cluster = ClusterSpec(
         version, nodes=scenario.brokers, controllers=scenario.controllers, brokers=scenario.brokers,
-        config=scenario.broker_config, metadata_version=metadata_version,
+        config=scenario.broker_config, metadata_version=mv,
     )  # fmt: skip
-    return spec.build()
+    plan = NemesisPlan(
+        custom=lambda nemesis: ScenarioSchedule(nemesis, scenario.script, opts.topic), label=scenario.name
+    )
+    name = f"{scenario.name}/{version}" + (f"-mv{mv}" if mv else "")
+    return RunSpec(cluster, opts, plan, seed=seed, name=name, store=store, evidence=True)
 
 
 def run_once(
@@ -90,54 +96,26 @@ def run_once(
     evidence: bool = True,
 ) -> RunOutcome:
     """One run: never raises for what Kafka did; a run that could not be made says so in .error."""
-    parsed = KafkaVersion.parse(version)
-    mv = metadata_version or scenario.metadata_version
-    opts = workload_options(scenario)
-    cluster = build_cluster(scenario, version, mv)
-    schedules: list[ScenarioSchedule] = []
-
-    def schedule(nemesis) -> ScenarioSchedule:
-        schedules.append(ScenarioSchedule(nemesis, scenario.script, opts.topic))
-        return schedules[-1]
-
-    plan = NemesisPlan(custom=schedule, label=scenario.name)
-    name = f"{scenario.name}/{version}" + (f"-mv{mv}" if mv else "")
+    spec = scenario_spec(scenario, version, store, metadata_version, seed)
+    spec.evidence = evidence
+    mv = spec.cluster.metadata_version
     started = time.monotonic()
-    outcome = RunOutcome(scenario.name, version, mv, scenario.expectation(parsed, mv), "")
-    run_dir: Path | None = None
+    outcome = RunOutcome(scenario.name, version, mv, scenario.expectation(KafkaVersion.parse(version), mv), "")
+    job = Run(spec, log, progress, check=True, spark_master=spark_master)
     try:
-        run_dir, _summary = run(cluster, opts, store, name, log, progress, seed, plan)
+        job.execute()
     except UsageError:
         raise  # bad input (a port in use, no Docker engine): the command's exit 2, not an outcome
     except Exception as exc:  # noqa: BLE001 (a cluster that did not start is an outcome of the table)
         outcome.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        latest = (store / name / "latest").resolve()
-        run_dir = latest if latest.exists() else None
-    outcome.run_dir = str(run_dir) if run_dir else ""
-    if schedules:
-        report = schedules[0].report()
-        outcome.script, outcome.script_error = report["outcome"], report["error"]
-        if run_dir is not None:
-            RunDir(run_dir).scenario.write_text(
-                json.dumps({"scenario": scenario.name, "version": version, "metadata_version": mv, **report}, indent=2)
-                + "\n"
-            )
-    if outcome.error is None and run_dir is not None:
-        if evidence:
-            collect_evidence(run_dir, parsed, log)
-        result = check_history(run_dir, master=spark_master, report=True)
-        outcome.check = result
-        outcome.verdict = result.valid
-        outcome.lost = int(result.anomalies.get("lost-write", {}).get("errors", 0))
-        outcome.anomalies = {n: c for n, c in result.error_counts.items() if n != "lost-write"}
+    result = job.result
+    outcome.run_dir = str(result.run_dir) if result is not None else ""
+    if result is not None and result.scenario is not None:
+        outcome.script, outcome.script_error = result.scenario["outcome"], result.scenario["error"]
+    if result is not None and result.check is not None:
+        outcome.check = result.check
+        outcome.verdict = result.check.valid
+        outcome.lost = int(result.check.anomalies.get("lost-write", {}).get("errors", 0))
+        outcome.anomalies = {n: c for n, c in result.check.error_counts.items() if n != "lost-write"}
     outcome.wall_s = round(time.monotonic() - started, 1)
     return outcome
-
-
-def collect_evidence(run_dir: Path, version: KafkaVersion, log: Log) -> None:
-    """metadata-timeline.json and replicas.json beside the history; a failure here is logged, not fatal."""
-    for what, job in (("metadata timeline", write_timeline), ("replica logs", write_replicas)):
-        try:
-            job(run_dir, version)
-        except Exception as exc:  # noqa: BLE001 (evidence is a bonus; the verdict stands without it)
-            log(f"could not read the {what}: {type(exc).__name__}: {exc}")

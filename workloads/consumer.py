@@ -32,7 +32,9 @@ class PollingConsumer:
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
-        self.consumer = KafkaConsumer(bootstrap_servers=ctx.bootstrap_servers, **ctx.opts.consumer_config())
+        self.consumer = KafkaConsumer(
+            bootstrap_servers=ctx.bootstrap_servers, **ctx.opts.consumer_config(ctx.isolation_level)
+        )
         self.keys: list[str] = []
 
     def assign(self, process: int, keys: list[str]) -> bool:

@@ -18,6 +18,8 @@ class RunContext:
     opts: WorkloadOptions
     bootstrap_servers: str
     run_id: str = "run"
+    #: The workload's consumers' (workloads/registry.py): read_committed for transactions.
+    isolation_level: str = "read_uncommitted"
     stop: threading.Event = field(default_factory=threading.Event)
     counts: Counter[str] = field(default_factory=Counter)
     max_offsets: dict[str, int] = field(default_factory=dict)

@@ -13,7 +13,6 @@ from typing import Any
 
 from kafka_chaos.harness.errors import UsageError
 
-WORKLOADS = ("queue", "txn")
 ACKS = ("0", "1", "all")
 OFFSET_RESETS = ("none", "earliest", "latest")
 
@@ -64,10 +63,10 @@ class WorkloadOptions:
     txn_timeout_s: float = 15.0  # watchdog on commit and abort
 
     def validate(self) -> WorkloadOptions:
-        """UsageError naming the first bad option by its flag (or keyword, where it has none)."""
+        """UsageError naming the first bad option by its flag (or keyword, where it has none).
+        The workload's name and its own rules are checked with its record (workloads/registry.py
+        check_workload, which calls this)."""
         n = named
-        if self.workload not in WORKLOADS:
-            raise UsageError(f"unknown workload {self.workload!r}: expected one of {', '.join(WORKLOADS)}")
         if not self.rate > 0:
             raise UsageError(f"{n('rate')} must be greater than 0, got {self.rate:g}")
         if self.acks not in ACKS:
@@ -84,8 +83,6 @@ class WorkloadOptions:
             raise UsageError(f"{n('poll_fraction')} and {n('txn_abort_fraction')} must be between 0 and 1")
         if self.send_values < 1 or self.txn_max_ops < 1 or self.poll_keys < 1:
             raise UsageError(f"{n('send_values')}, {n('txn_max_ops')} and {n('poll_keys')} must be at least 1")
-        if self.workload == "txn" and self.acks != "all":
-            raise UsageError(f"the txn workload needs {n('acks')} all (transactions require it)")
         if self.acks != "all" and self.enable_idempotence:
             # kafka-python raises KafkaConfigurationError for this once the run has started.
             needs = f"{n('acks')} {self.acks} needs {n('enable_idempotence')} false"
@@ -119,12 +116,13 @@ class WorkloadOptions:
             config["retries"] = self.retries
         return config
 
-    def consumer_config(self) -> dict[str, Any]:
+    def consumer_config(self, isolation_level: str = "read_uncommitted") -> dict[str, Any]:
+        """kafka-python consumer settings; the isolation level is the workload's (workloads/registry.py)."""
         return {
             "enable_auto_commit": False,
             "group_id": None,
             "auto_offset_reset": self.auto_offset_reset,
-            "isolation_level": "read_committed" if self.workload == "txn" else "read_uncommitted",
+            "isolation_level": isolation_level,
             "request_timeout_ms": max(self.request_timeout_ms, 5000),
             "bootstrap_timeout_ms": 2 * max(self.request_timeout_ms, 5000),
             "max_poll_records": self.max_poll_records,

@@ -21,8 +21,8 @@ from kafka_chaos.harness.errors import KafkaChaosError
 from kafka_chaos.harness.history import INFO
 from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign
 from kafka_chaos.workloads.context import RunContext
-from kafka_chaos.workloads.queue import ProducerPool, QueueClient
-from kafka_chaos.workloads.txn import TxnClient
+from kafka_chaos.workloads.queue import ProducerPool
+from kafka_chaos.workloads.registry import WorkloadClient, get
 
 Progress = Callable[[str], None]
 
@@ -50,10 +50,8 @@ class WorkloadSummary:
         return {**asdict(self), "ops_per_s": round(self.ops_per_s, 1)}
 
 
-def _client(ctx: RunContext, pool: ProducerPool, slot: int, process: int) -> QueueClient | TxnClient:
-    if ctx.opts.workload == "txn":
-        return TxnClient(ctx, slot, process)
-    return QueueClient(ctx, pool, slot, process)
+def _client(ctx: RunContext, pool: ProducerPool, slot: int, process: int) -> WorkloadClient:
+    return get(ctx.opts.workload).client(ctx, pool, slot, process)
 
 
 class WorkloadCrash(KafkaChaosError):
@@ -87,7 +85,7 @@ class Runner:
         self.progress = progress
         self.seed = seed if seed is not None else random.randrange(2**32)
         self.pool = ProducerPool(ctx)
-        self.clients: list[QueueClient | TxnClient] = []
+        self.clients: list[WorkloadClient] = []
         self.deadline = 0.0
         self.final_deadline = 0.0
         self.crashed: BaseException | None = None

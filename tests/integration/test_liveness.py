@@ -10,11 +10,13 @@ timeout, which wedges the shared producer; the workload must replace it and writ
 
 import pytest
 
-from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.config import FAULT_DETECTION
 from kafka_chaos.harness.versions import DEFAULT_VERSION
+from kafka_chaos.nemesis.plan import NemesisPlan
 from kafka_chaos.nemesis.schedule import parse_script
-from kafka_chaos.runs.run import NemesisPlan, run
+from kafka_chaos.runs.run import run
+from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -34,8 +36,10 @@ def test_a_wedged_producer_is_replaced_and_writes_resume_after_the_fault(tmp_pat
     assert set(KAFKA_DEFAULT_DETECTION) == set(FAULT_DETECTION)  # every key given, or `run` applies its own
     opts = WorkloadOptions(time_limit=40, concurrency=8, rate=400)
     plan = NemesisPlan(script=parse_script([{"at": 6, "fault": "pause", "target": "leader:chaos/0", "for": 14}]))
-    cluster = KafkaCluster(DEFAULT_VERSION).with_nodes(3).with_config(KAFKA_DEFAULT_DETECTION)
-    run_dir, summary = run(cluster, opts, tmp_path / "store", log=lambda m: None, seed=3, plan=plan)
+    spec = RunSpec(
+        ClusterSpec(DEFAULT_VERSION, config=KAFKA_DEFAULT_DETECTION), opts, plan, seed=3, store=tmp_path / "store"
+    )
+    summary = run(spec, log=lambda m: None).summary
     live = summary.liveness
     reasons = " ".join(summary.replaced_producers)
     # The fault outlasted the delivery timeout, so the producer wedged and was replaced...

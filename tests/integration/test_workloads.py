@@ -9,10 +9,11 @@ import time
 import pytest
 
 from kafka_chaos.checkers.check import check_history
-from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.history import FIELDS, HistoryWriter, ReadReport, read_history
 from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.runs.run import run
+from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
 from tests.integration.history_facts import sent_and_read
 from tests.integration.leftovers import assert_no_leftovers
@@ -22,8 +23,8 @@ pytestmark = pytest.mark.cluster
 
 def test_queue_run_reads_back_every_acknowledged_send(tmp_path):
     opts = WorkloadOptions(time_limit=10, concurrency=8, rate=500, send_values=2)
-    cluster = KafkaCluster(DEFAULT_VERSION).with_nodes(3)
-    run_dir, summary = run(cluster, opts, tmp_path / "store", log=lambda m: None, seed=7)
+    done = run(RunSpec(ClusterSpec(DEFAULT_VERSION), opts, seed=7, store=tmp_path / "store"), log=lambda m: None)
+    run_dir, summary = done.run_dir, done.summary
     report = ReadReport()
     events = list(read_history(run_dir / "history.jsonl", report))
     assert report.warnings == []
@@ -76,8 +77,8 @@ def test_queue_run_reads_back_every_acknowledged_send(tmp_path):
 
 def test_txn_run_commits_are_read_and_aborts_are_not(tmp_path):
     opts = WorkloadOptions(workload="txn", time_limit=10, concurrency=4, rate=100, txn_abort_fraction=0.3)
-    cluster = KafkaCluster(DEFAULT_VERSION).with_nodes(3)
-    run_dir, summary = run(cluster, opts, tmp_path / "store", log=lambda m: None, seed=11)
+    done = run(RunSpec(ClusterSpec(DEFAULT_VERSION), opts, seed=11, store=tmp_path / "store"), log=lambda m: None)
+    run_dir, summary = done.run_dir, done.summary
     events = list(read_history(run_dir / "history.jsonl"))
     ok_sent, failed_sent, read, _ = sent_and_read(events)
     txns = [e for e in events if e["f"] == "txn" and e["type"] != "invoke"]

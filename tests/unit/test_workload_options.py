@@ -9,6 +9,7 @@ from kafka_chaos.frontends.cli import _workload_options, build_parser
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.outcomes import classify, describe, markdown_table
+from kafka_chaos.workloads.registry import WORKLOADS, check_workload, get
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "history.md"
 
@@ -28,8 +29,16 @@ def test_idempotence_is_always_passed_explicitly():
 
 
 def test_txn_reads_committed_only():
-    assert WorkloadOptions(workload="txn").consumer_config()["isolation_level"] == "read_committed"
-    assert WorkloadOptions().consumer_config()["isolation_level"] == "read_uncommitted"
+    txn, queue = get("txn").isolation_level, get("queue").isolation_level
+    assert WorkloadOptions(workload="txn").consumer_config(txn)["isolation_level"] == "read_committed"
+    assert WorkloadOptions().consumer_config(queue)["isolation_level"] == "read_uncommitted"
+
+
+def test_every_workload_has_a_record_and_the_flag_names_them_all():
+    assert set(WORKLOADS) == {"queue", "txn"}
+    workload_flag = next(f for f in fields(WorkloadOptions) if f.name == "workload")
+    assert all(name in workload_flag.metadata["help"] for name in WORKLOADS)
+    assert get(WorkloadOptions().workload) is WORKLOADS["queue"]  # the default is registered
 
 
 @pytest.mark.parametrize(
@@ -43,7 +52,7 @@ def test_txn_reads_committed_only():
 )  # fmt: skip
 def test_bad_options_are_usage_errors(changes, message):
     with pytest.raises(UsageError, match=message):
-        WorkloadOptions(**changes).validate()
+        check_workload(WorkloadOptions(**changes))
 
 
 def test_keys_are_topic_partitions():

@@ -1,0 +1,83 @@
+"""What the nemesis does during a run, decided before the run starts: a random mix of faults, a
+script of timed steps, or a schedule of the caller's own (a scenario's script, scenarios/).
+
+A plan is part of a run's description (runs/spec.py); it makes its schedule only once the run
+has a nemesis to drive (a started cluster and an open history).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kafka_chaos.harness.config import FAULT_DETECTION
+from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.nemesis.core import Nemesis
+from kafka_chaos.nemesis.schedule import (
+    RandomSchedule,
+    Schedule,
+    ScriptedSchedule,
+    Step,
+    load_script,
+    parse_fault_list,
+    parse_script,
+)
+
+
+@dataclass
+class NemesisPlan:
+    """A random mix (`faults` every `interval` s), a script, or a schedule of its own (`custom`)."""
+
+    faults: list[str] = field(default_factory=list)
+    interval: float = 10.0
+    script: list[Step] | None = None
+    #: A schedule of its own (a scenario's script, scenarios/), built on the run's nemesis.
+    custom: Callable[[Nemesis], Schedule] | None = None
+    label: str | None = None
+
+    def schedule(self, nemesis: Nemesis, seed: int | None) -> Schedule | None:
+        if self.custom is not None:
+            return self.custom(nemesis)
+        if self.script is not None:
+            return ScriptedSchedule(nemesis, self.script)
+        if self.faults:
+            return RandomSchedule(nemesis, self.faults, self.interval, seed)
+        return None
+
+    def broker_defaults(self) -> dict[str, str]:
+        """Broker settings this plan needs unless the user set them: fast failure detection
+        (harness/config.py) for random and scripted faults; a scenario brings its own."""
+        return {} if self.custom is not None else dict(FAULT_DETECTION)
+
+    def describe(self) -> dict[str, Any]:
+        """config.json's `nemesis`."""
+        if self.custom is not None:
+            return {"scenario": self.label}
+        if self.script is not None:
+            return {"script": [asdict(step) for step in self.script]}
+        return {"faults": self.faults, "interval": self.interval} if self.faults else {}
+
+    def short(self) -> str:
+        """One word for a table or a test's name: the scenario, "script", or the fault list."""
+        if self.custom is not None:
+            return f"scenario:{self.label}"
+        return "script" if self.script is not None else ",".join(self.faults) or "none"
+
+
+def nemesis_plan(
+    faults: str | list[str] | None, interval: float, script: list[dict] | str | Path | None
+) -> NemesisPlan | None:
+    """A run's nemesis from its options (the command line's, chaos_run's): faults mixed at random
+    every `interval` s, or a script (a JSON file or its decoded steps); None: no nemesis."""
+    if faults and script is not None:
+        raise UsageError("a fault list (--nemesis) and a script (--nemesis-script) exclude each other")
+    if not interval > 0:
+        raise UsageError(f"the nemesis interval must be greater than 0, got {interval:g}")
+    if script is not None:
+        return NemesisPlan(script=parse_script(script) if isinstance(script, list) else load_script(Path(script)))
+    if faults:
+        return NemesisPlan(faults=parse_fault_list(faults if isinstance(faults, str) else ",".join(faults)),
+                           interval=interval)  # fmt: skip
+    return None

@@ -1,0 +1,82 @@
+"""A run described once: what the CLI's `run`, the pytest plugin's `chaos_run` and a scenario
+each build, validated in one place before any container starts (runs/run.py runs it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.cluster_spec import ClusterSpec
+from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.nemesis.plan import NemesisPlan
+from kafka_chaos.workloads.options import WorkloadOptions
+from kafka_chaos.workloads.registry import CLIENTS, check_workload
+
+
+@dataclass
+class RunSpec:
+    """Everything a run needs: the cluster, the workload, the nemesis, and where the run goes."""
+
+    cluster: ClusterSpec
+    workload: WorkloadOptions = field(default_factory=WorkloadOptions)
+    nemesis: NemesisPlan | None = None
+    seed: int | None = None
+    #: The run's directory is store/<name>/<time>/; default: the workload's name.
+    name: str | None = None
+    store: Path = Path("store")
+    #: The Kafka client the workload speaks (workloads/registry.py).
+    client: str = "kafka-python"
+    #: Host ports from here on (harness/cluster.py); None: any free ones.
+    port_base: int | None = None
+    #: Read the metadata timeline and the replicas' logs into the run directory afterwards (scenarios).
+    evidence: bool = False
+
+    @property
+    def run_name(self) -> str:
+        return self.name or self.workload.workload
+
+    def with_broker_config(self, config: dict[str, str] | None) -> RunSpec:
+        """The same run with broker settings on top of the cluster spec's."""
+        return replace(self, cluster=replace(self.cluster, config={**self.cluster.config, **(config or {})}))
+
+    def validate(self) -> RunSpec:
+        """UsageError naming the first problem: bad workload options, a workload the cluster cannot
+        hold, an unknown client."""
+        check_workload(self.workload)
+        brokers = self.cluster.brokers if self.cluster.controllers else self.cluster.nodes
+        if self.workload.replication_factor > brokers:
+            raise UsageError(
+                f"replication factor {self.workload.replication_factor} needs at least as many brokers ({brokers})"
+            )
+        if self.workload.min_insync_replicas > self.workload.replication_factor:
+            raise UsageError("min.insync.replicas cannot exceed the replication factor")
+        if self.client not in CLIENTS:
+            raise UsageError(f"unknown client {self.client!r}: expected one of {', '.join(CLIENTS)}")
+        return self
+
+    def build_cluster(self) -> KafkaCluster:
+        """The cluster, not started: the spec's, with the nemesis plan's broker defaults under the
+        user's settings."""
+        cluster = self.cluster.build()
+        if self.nemesis is not None:
+            for key, value in self.nemesis.broker_defaults().items():
+                cluster.config.setdefault(key, value)
+        if self.port_base:
+            cluster.with_port_base(self.port_base)
+        return cluster
+
+    def describe(self, cluster: KafkaCluster) -> dict[str, Any]:
+        """config.json's description of the run (the run adds what it learned: runs/run.py)."""
+        return {
+            "name": self.run_name,
+            "kafka_version": str(cluster.version),
+            "shape": asdict(cluster.shape),
+            "broker_config": cluster.config,
+            "metadata_version": cluster.metadata_version,
+            "workload": self.workload.to_dict(),
+            "nemesis": self.nemesis.describe() if self.nemesis else {},
+            "seed": self.seed,
+        }

@@ -1,0 +1,115 @@
+"""RunSpec (runs/spec.py) and Run's bookkeeping (runs/run.py): pure logic, a stand-in cluster."""
+
+import json
+
+import pytest
+
+from kafka_chaos.harness.cluster_spec import ClusterSpec
+from kafka_chaos.harness.config import FAULT_DETECTION
+from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.nemesis.plan import NemesisPlan, nemesis_plan
+from kafka_chaos.runs import run as run_mod
+from kafka_chaos.runs.spec import RunSpec
+from kafka_chaos.workloads.options import WorkloadOptions
+
+
+def test_the_default_spec_is_valid_and_named_after_its_workload():
+    spec = RunSpec(ClusterSpec()).validate()
+    assert spec.run_name == "queue"
+    assert RunSpec(ClusterSpec(), WorkloadOptions(workload="txn")).run_name == "txn"
+    assert RunSpec(ClusterSpec(), name="mine").run_name == "mine"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (RunSpec(ClusterSpec(nodes=1)), r"replication factor 3 needs at least as many brokers \(1\)"),
+        (RunSpec(ClusterSpec(controllers=3, brokers=2)), r"at least as many brokers \(2\)"),
+        (RunSpec(ClusterSpec(), WorkloadOptions(min_insync_replicas=4)), "min.insync.replicas cannot exceed"),
+        (RunSpec(ClusterSpec(), WorkloadOptions(workload="bank")), "unknown workload 'bank'"),
+        (RunSpec(ClusterSpec(), WorkloadOptions(workload="txn", acks="1")), "txn workload needs --acks all"),
+        (RunSpec(ClusterSpec(), WorkloadOptions(rate=0)), "--rate must be greater than 0"),
+        (RunSpec(ClusterSpec(), client="java"), "unknown client 'java': expected one of kafka-python"),
+    ],
+)
+def test_every_bad_spec_is_one_usage_error(spec, message):
+    with pytest.raises(UsageError, match=message):
+        spec.validate()
+
+
+def test_near_misses_of_the_bad_specs_are_valid():
+    RunSpec(ClusterSpec(nodes=1), WorkloadOptions(replication_factor=1, min_insync_replicas=1)).validate()
+    RunSpec(ClusterSpec(controllers=3, brokers=3)).validate()
+    RunSpec(ClusterSpec(), WorkloadOptions(min_insync_replicas=3)).validate()
+    RunSpec(ClusterSpec(), WorkloadOptions(workload="txn")).validate()
+
+
+def test_broker_config_goes_on_top_and_leaves_the_original_alone():
+    base = RunSpec(ClusterSpec(config={"a": "1", "b": "2"}))
+    more = base.with_broker_config({"b": "3"})
+    assert more.cluster.config == {"a": "1", "b": "3"}
+    assert base.cluster.config == {"a": "1", "b": "2"}
+    assert base.with_broker_config(None).cluster.config == {"a": "1", "b": "2"}
+
+
+def test_a_fault_plan_brings_fast_detection_under_the_users_settings():
+    user = {"replica.lag.time.max.ms": "30000"}
+    faults = RunSpec(ClusterSpec(config=user), nemesis=nemesis_plan("kill", 5, None)).build_cluster()
+    assert faults.config["replica.lag.time.max.ms"] == "30000"
+    assert {k: v for k, v in faults.config.items() if k not in user} == {
+        k: v for k, v in FAULT_DETECTION.items() if k not in user
+    }
+    assert RunSpec(ClusterSpec(config=user)).build_cluster().config == user  # no nemesis: Kafka's own
+    scenario = NemesisPlan(custom=lambda nemesis: None, label="s")  # a scenario brings its own
+    assert RunSpec(ClusterSpec(config=user), nemesis=scenario).build_cluster().config == user
+
+
+def test_the_description_is_config_jsons_first_eight_keys():
+    spec = RunSpec(ClusterSpec("3.9.1"), nemesis=nemesis_plan("kill,pause", 5, None), seed=4)
+    described = spec.describe(spec.build_cluster())
+    assert sorted(described) == [
+        "broker_config", "kafka_version", "metadata_version", "name", "nemesis", "seed", "shape", "workload",
+    ]  # fmt: skip
+    assert described["nemesis"] == {"faults": ["kill", "pause"], "interval": 5}
+    assert described["kafka_version"] == "3.9.1" and described["seed"] == 4
+
+
+class ClusterThatDoesNotStart:
+    """Stands in for KafkaCluster: entering it fails as a cluster that could not start does."""
+
+    def __init__(self, real):
+        self.version, self.shape, self.config = real.version, real.shape, real.config
+        self.metadata_version, self.cluster_id, self.run_id = None, "cid", "rid"
+        self.workdir = None
+
+    def with_workdir(self, path):
+        self.workdir = path
+        return self
+
+    def with_log(self, log):
+        return self
+
+    def __enter__(self):
+        raise RuntimeError("node kafka-1 did not start")
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_a_run_that_raised_keeps_its_directory_and_writes_its_files_once(tmp_path, monkeypatch):
+    real_build = RunSpec.build_cluster
+    monkeypatch.setattr(RunSpec, "build_cluster", lambda self: ClusterThatDoesNotStart(real_build(self)))
+    writes = []
+    real_write = run_mod._write_json
+    monkeypatch.setattr(run_mod, "_write_json", lambda path, data: (writes.append(path.name), real_write(path, data)))
+    job = run_mod.Run(RunSpec(ClusterSpec(), store=tmp_path, name="broken"), log=lambda m: None, check=True)
+    with pytest.raises(RuntimeError, match="did not start"):
+        job.execute()
+    run_dir = job.result.run_dir
+    assert run_dir.parent == tmp_path / "broken" and (tmp_path / "broken" / "latest").resolve() == run_dir
+    assert sorted(writes) == ["config.json", "summary.json"]  # each once
+    config = json.loads((run_dir / "config.json").read_text())
+    assert "cluster_id" not in config and config["name"] == "broken"  # it never started
+    assert json.loads((run_dir / "summary.json").read_text())["complete"] is False
+    assert job.result.summary is None and job.result.check is None and job.result.scenario is None
+    assert not (run_dir / "scenario.json").exists()
