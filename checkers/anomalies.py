@@ -1,6 +1,6 @@
 """The anomaly table: names and whether each is an error, as ../shared/anomalies.md defines them.
 
-This is the checker's one copy of that list; the rule modules produce instances under these names,
+This is the checker's one copy of that list; checkers/per_key.py runs the rule module each row names,
 the verdict and the report read them from here, and a test compares it with the shared document.
 Every rule module returns instance frames of the same shape (INSTANCE_COLUMNS), so the verdict can
 count them and pick examples in one Spark job.

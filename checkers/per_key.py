@@ -11,23 +11,20 @@ stats and the report need of the key (checkers/tallies.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from importlib import import_module
+from types import ModuleType
 
 import pandas as pd
 
-from kafka_chaos.checkers import (
-    aborted_read,
-    garbage_read,
-    lost_write,
-    offsets,
-    poll_order,
-    precommitted_read,
-    send_order,
-    tallies,
-    version_order,
-)
-from kafka_chaos.checkers.anomalies import INSTANCE_COLUMNS
+from kafka_chaos.checkers import tallies, version_order
+from kafka_chaos.checkers.anomalies import ANOMALIES, INSTANCE_COLUMNS
 
-RULES = (lost_write, offsets, aborted_read, garbage_read, poll_order, send_order, precommitted_read)
+#: The rule modules, in the anomaly table's order: each one `rules(view: KeyView) -> [instances]`,
+#: named by the table (checkers/anomalies.py `module`), so a new rule is its module and its rows
+#: in the table. All live beside this module, on the checker's floor.
+RULES: tuple[ModuleType, ...] = tuple(
+    import_module(f"{__package__}.{module}") for module in dict.fromkeys(a.module for a in ANOMALIES)
+)
 
 
 def _rules(view: version_order.KeyView) -> list[pd.DataFrame]:

@@ -80,3 +80,38 @@ def test_generated_histories(m):
 def test_each_injected_anomaly(name, m):
     INJECTIONS[name](m)
     assert counts(m.h.events) == expected(m.h.events)
+
+
+def _anomaly_names_in(module) -> set[str]:
+    """The anomaly names a module's source spells as string constants."""
+    import ast
+    import inspect
+
+    from kafka_chaos.checkers.anomalies import NAMES
+
+    tree = ast.parse(inspect.getsource(module))
+    return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in NAMES}
+
+
+def test_the_rules_are_the_anomaly_tables_modules_each_with_the_one_signature():
+    import inspect
+
+    from kafka_chaos.checkers.anomalies import ANOMALIES
+    from kafka_chaos.checkers.version_order import KeyView
+
+    assert [m.__name__.rsplit(".", 1)[1] for m in per_key.RULES] == list(dict.fromkeys(a.module for a in ANOMALIES))
+    for module in per_key.RULES:
+        signature = inspect.signature(module.rules)
+        assert [p.annotation for p in signature.parameters.values()] in (["KeyView"], [KeyView]), module.__name__
+        assert signature.return_annotation in ("list[pd.DataFrame]", list[pd.DataFrame]), module.__name__
+        # Each anomaly is produced where the table says its rule lives, and nowhere else.
+        mine = {a.name for a in ANOMALIES if a.module == module.__name__.rsplit(".", 1)[1]}
+        assert _anomaly_names_in(module) == mine, module.__name__
+
+
+def test_a_rule_in_the_wrong_module_is_noticed():
+    # The near miss of the test above: poll_order's source names send_order's anomalies? It does not.
+    from kafka_chaos.checkers import poll_order, send_order
+
+    assert "int-send-skip" not in _anomaly_names_in(poll_order)
+    assert "int-send-skip" in _anomaly_names_in(send_order)
