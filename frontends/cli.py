@@ -183,23 +183,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def _workload_options(args: argparse.Namespace):
     from kafka_chaos.workloads.options import WorkloadOptions
-    from kafka_chaos.workloads.registry import check_workload
 
     flagged = {f.name: getattr(args, f.name) for f in fields(WorkloadOptions) if "flag" in f.metadata}
-    return check_workload(WorkloadOptions(**flagged))
+    return WorkloadOptions(**flagged)
 
 
 def _run_spec(args: argparse.Namespace):
-    """The run the flags describe, validated (bad input exits 2 before anything starts)."""
+    """The run the flags describe (Run.execute validates it before anything starts: bad input exits 2)."""
     from kafka_chaos.nemesis.plan import nemesis_plan
     from kafka_chaos.runs.spec import RunSpec
 
-    opts = _workload_options(args)
     plan = nemesis_plan(args.nemesis, args.nemesis_interval, args.nemesis_script)
-    spec = RunSpec(
-        _cluster_spec(args), opts, plan, seed=args.seed, name=args.name, store=args.store, port_base=args.port_base
-    )
-    return spec.validate()
+    return RunSpec(
+        _cluster_spec(args), _workload_options(args), plan, seed=args.seed, name=args.name, store=args.store,
+        port_base=args.port_base,
+    )  # fmt: skip
 
 
 def cmd_run(args: argparse.Namespace) -> int:

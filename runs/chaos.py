@@ -30,7 +30,6 @@ from kafka_chaos.runs.scenario import run_once
 from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.scenarios.registry import get
 from kafka_chaos.workloads.options import WorkloadOptions
-from kafka_chaos.workloads.registry import check_workload
 
 
 @dataclass
@@ -116,7 +115,7 @@ def workload_options(overrides: dict[str, Any]) -> WorkloadOptions:
         raise UsageError(f"unknown workload option(s) {', '.join(unknown)}: expected WorkloadOptions fields")
     if "acks" in overrides:
         overrides = {**overrides, "acks": str(overrides["acks"])}  # acks=1 as a number reads naturally
-    return check_workload(WorkloadOptions(**overrides))
+    return WorkloadOptions(**overrides)  # checked with the rest of the run (RunSpec.validate)
 
 
 def chaos_run(

@@ -20,7 +20,6 @@ from kafka_chaos.runs.run import Run
 from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.scenarios.base import LOSS, Scenario, ScenarioSchedule
 from kafka_chaos.workloads.options import WorkloadOptions
-from kafka_chaos.workloads.registry import check_workload
 
 
 @dataclass
@@ -62,7 +61,7 @@ class RunOutcome:
 
 
 def workload_options(scenario: Scenario) -> WorkloadOptions:
-    return check_workload(WorkloadOptions(**scenario.workload))
+    return WorkloadOptions(**scenario.workload)  # checked with the rest of the run (RunSpec.validate)
 
 
 def scenario_spec(

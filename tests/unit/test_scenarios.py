@@ -41,12 +41,13 @@ def test_expectations(name, version, mv, expected):
     assert SCENARIOS[name].expectation(V(version), mv) == expected
 
 
-def test_every_library_scenario_tells_its_story_and_validates_its_workload():
-    from kafka_chaos.runs.scenario import workload_options
+def test_every_library_scenario_tells_its_story_and_its_run_is_valid(tmp_path):
+    from kafka_chaos.runs.scenario import scenario_spec
 
     for scenario in SCENARIOS.values():
         assert scenario.story.strip().startswith(scenario.name.split("-config")[0].replace("acks-all", "acks1"))
-        workload_options(scenario)  # raises UsageError when a workload option is wrong
+        # Raises UsageError when a workload option is wrong or the cluster cannot hold the workload.
+        scenario_spec(scenario, "4.3.1", tmp_path).validate()
 
 
 def test_unknown_scenario_is_a_usage_error():
