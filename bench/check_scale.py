@@ -40,6 +40,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+#: The nemesis's kill and start as it writes them (invoke value, completion value): each says how
+#: its fault ends (nemesis/faults.py named_ends), which the report's fault bands read.
+KILL = ('{"target":"random","undone_by":"start"}', '{"target":"random","undone_by":"start","nodes":["kafka-2"]}')
+START = (
+    '{"target":"random","heals":["kill","stop"]}',
+    '{"target":"random","heals":["kill","stop"],"nodes":["kafka-2"]}',
+)
+
 ROOT = Path(__file__).resolve().parent.parent
 KEYS_PER_PROCESS = 2
 NEMESIS_RATE = 0.01
@@ -158,13 +166,7 @@ def generate(path: Path, operations: int, processes: int = 16, keys: int = 16, s
                 break
             r = rand()
             if r < NEMESIS_RATE:
-                pair(
-                    '"nemesis"',
-                    "start" if killed else "kill",
-                    '{"nodes":["kafka-2"]}',
-                    '{"nodes":["kafka-2"]}',
-                    2_000_000,
-                )
+                pair('"nemesis"', "start" if killed else "kill", *(START if killed else KILL), 2_000_000)
                 killed = not killed
             elif r < (1 + NEMESIS_RATE) / 2:
                 p = randint(0, processes - 1)
@@ -184,7 +186,7 @@ def generate(path: Path, operations: int, processes: int = 16, keys: int = 16, s
 
         # Final read phase: each process polls its keys until caught up; then pad to the exact count.
         if killed:
-            pair('"nemesis"', "start", '{"nodes":["kafka-2"]}', '{"nodes":["kafka-2"]}', 2_000_000)
+            pair('"nemesis"', "start", *START, 2_000_000)
         for p in range(processes):
             while any(acked[k] > pos[p][j] for j, k in enumerate(assigned[p])):
                 poll(p, MAX_POLL)

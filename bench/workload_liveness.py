@@ -31,7 +31,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kafka_chaos.checkers.faults import ENDS  # (what undoes each fault)
 from kafka_chaos.checkers.run_dir import CONFIG, RunDir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,7 +81,8 @@ def controller_windows(run_dir: Path, events: list[dict], live: dict) -> list[tu
     faults = [e for e in events if e["process"] == "nemesis" and e["type"] == "ok"]
     out = []
     for i, e in enumerate(faults):
-        end = next((x["time"] / 1e9 for x in faults[i + 1 :] if x["f"] == ENDS.get(e["f"])), None)
+        # The first later operation that names this fault among those it heals (nemesis/faults.py).
+        end = next((x["time"] / 1e9 for x in faults[i + 1 :] if e["f"] in x["value"].get("heals", [])), None)
         start = e["time"] / 1e9
         if end is None or end > live["workload_end_s"] or not live["ops_per_s"]["before_faults"]:
             continue

@@ -20,7 +20,7 @@ from kafka_chaos.checkers import liveness, load, parts, per_key, root_cause, ser
 from kafka_chaos.checkers import report as report_page
 from kafka_chaos.checkers.anomalies import INSTANCES, NAMES
 from kafka_chaos.checkers.errors import BadHistory
-from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS
+from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS, ends_of
 from kafka_chaos.checkers.result import CheckResult
 from kafka_chaos.checkers.run_dir import REPORT, RESULTS
 from kafka_chaos.checkers.sql import literal
@@ -85,8 +85,12 @@ def facts_query(ops: DataFrame) -> DataFrame:
 
 
 def nemesis_query(ops: DataFrame) -> DataFrame:
-    """The nemesis's first operations in invoke order (f, type, itime, ctime)."""
-    nemesis = ops.where(F.col("process") == NEMESIS).select("f", "type", "itime", "ctime")
+    """The nemesis's first operations in invoke order (f, type, itime, ctime, and how each ends:
+    its value's `heals` and `undone_by`, checkers/faults.py)."""
+    nemesis = ops.where(F.col("process") == NEMESIS).selectExpr(
+        "f", "`type`", "itime", "ctime",
+        "get_json_object(nvalue, '$.heals') AS heals", "get_json_object(nvalue, '$.undone_by') AS undone_by",
+    )  # fmt: skip
     return nemesis.orderBy("itime").limit(MAX_NEMESIS_OPS)
 
 
@@ -215,6 +219,7 @@ def _check(
             "type": r["type"],
             "start": r["itime"] / 1e9,
             "end": None if r["ctime"] is None else r["ctime"] / 1e9,
+            **ends_of({"heals": json.loads(r["heals"]) if r["heals"] else None, "undone_by": r["undone_by"]}),
         }
         for r in sorted(got["nemesis"], key=lambda r: r["itime"])
     ]

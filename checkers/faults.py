@@ -10,28 +10,37 @@ from typing import Any
 
 #: The nemesis operations read for windows: the first ones (keeps the Python side flat in history size).
 MAX_NEMESIS_OPS = 5000
-#: A fault that stays in place until another nemesis operation undoes it: a copy of
-#: nemesis/faults.py HEALS (the checker imports nothing above it; tests/unit/test_fault_records.py compares).
-ENDS = {"kill": "start", "stop": "start", "pause": "resume", "partition": "heal"}
+
+
+def ends_of(value: Any) -> dict[str, Any]:
+    """How a nemesis operation's fault ends, from its event's value (nemesis/faults.py writes
+    them): `undone_by` (a fault that stays in place until that operation), `heals` (the faults an
+    undoing operation ends). A history from before these were written has neither: its faults are
+    drawn as instants."""
+    if not isinstance(value, dict):
+        return {"lasts": False, "heals": None}
+    heals = value.get("heals")
+    return {"lasts": bool(value.get("undone_by")), "heals": list(heals) if isinstance(heals, list) else None}
 
 
 def fault_windows(nemesis_ops: list[dict[str, Any]], end_s: float) -> list[dict[str, Any]]:
-    """Each fault from its invoke to the completion of the first later operation that undoes it."""
+    """Each fault from its invoke to the completion of the first later operation that heals it.
+
+    `nemesis_ops`: f, type, start, end (s), and how each ends (`ends_of`): `lasts` and `heals`."""
     windows: list[dict[str, Any]] = []
     open_: dict[str, list[dict[str, Any]]] = {}
     for op in sorted(nemesis_ops, key=lambda o: o["start"]):
-        f = op["f"]
-        closes = [k for k, v in ENDS.items() if v == f]
-        for fault in closes:
+        f, heals = op["f"], op.get("heals")
+        for fault in heals or ():
             if open_.get(fault):
                 open_[fault].pop(0)["end"] = op["end"] if op["end"] is not None else op["start"]
-        if op["type"] == "fail":
+        if op["type"] == "fail" or heals is not None:
             continue
-        if f in ENDS:
+        if op.get("lasts"):
             w = {"f": f, "start": op["start"], "end": None, "nodes": op.get("nodes", "")}
             windows.append(w)
             open_.setdefault(f, []).append(w)
-        elif f not in ENDS.values():
+        else:
             windows.append(
                 {"f": f, "start": op["start"], "end": op["end"] or op["start"], "nodes": op.get("nodes", "")}
             )

@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS, fault_windows
+from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS, ends_of, fault_windows
 from kafka_chaos.checkers.sql import in_list
 
 BUCKET_S = 0.1
@@ -66,7 +66,7 @@ class Counts:
     width_ns: int
     ops: dict[int, int]  # bucket -> ok client operations completed in it
     writes: dict[int, int]  # bucket -> ok sends and transactions completed in it
-    nemesis: list[dict[str, Any]]  # f, type, start, end (s), as faults.fault_windows takes them
+    nemesis: list[dict[str, Any]]  # f, type, start, end (s), lasts, heals: as faults.fault_windows takes them
     start_s: float  # the first ok send, poll or txn
     end_s: float  # the end of the workload phase
 
@@ -198,7 +198,8 @@ def count_events(events: Iterable[dict[str, Any]]) -> Counts:
             continue
         inv = open_.pop(proc, None) or e
         if proc == NEMESIS:
-            nemesis.append({"f": e["f"], "type": e["type"], "start": inv["time"] / 1e9, "end": t / 1e9})
+            ends = ends_of(e.get("value") if isinstance(e.get("value"), dict) else inv.get("value"))
+            nemesis.append({"f": e["f"], "type": e["type"], "start": inv["time"] / 1e9, "end": t / 1e9, **ends})
         elif e["type"] == "ok" and inv.get("phase") != FINAL:
             if e["f"] in WORK and (start_ns is None or t < start_ns):
                 start_ns = t
@@ -207,7 +208,8 @@ def count_events(events: Iterable[dict[str, Any]]) -> Counts:
                 fine_writes[t // FINE_NS] += 1
     for proc, inv in open_.items():
         if proc == NEMESIS:
-            nemesis.append({"f": inv["f"], "type": "info", "start": inv["time"] / 1e9, "end": None})
+            ends = ends_of(inv.get("value"))
+            nemesis.append({"f": inv["f"], "type": "info", "start": inv["time"] / 1e9, "end": None, **ends})
     nemesis = sorted(nemesis, key=lambda n: n["start"])[:MAX_NEMESIS_OPS]  # the ones the checker reads
     start = start_ns or 0
     width = bucket_width_ns(end_ns - start)

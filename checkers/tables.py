@@ -27,7 +27,7 @@ ASSIGNS = ("assign", "subscribe")
 
 @dataclass
 class Tables:
-    ops: DataFrame  # op, invoke, process, f, type, itime, ctime, error, phase, problem
+    ops: DataFrame  # op, invoke, process, f, type, itime, ctime, error, phase, problem, nvalue (nemesis only)
     #: kind ("send", "read", "assign"), key, op, process, f, type, pos (orders a key's rows in the
     #: op), offset, value, n_assign and mode (the process's assignments so far, the latest one's
     #: function), time (the op's completion, ns; null when it never completed)
@@ -82,6 +82,8 @@ def pair(events: DataFrame) -> DataFrame:
             "phase",
             "`value` AS ivalue",
             "c.`value` AS cvalue",
+            # A nemesis operation's value (how its fault ends: checkers/faults.py); null for clients.
+            f"CASE WHEN process = '{NEMESIS}' THEN coalesce(c.`value`, `value`) END AS nvalue",
             "problem",
             "n_assign",
             "mode",
@@ -91,7 +93,7 @@ def pair(events: DataFrame) -> DataFrame:
 
 #: The flat table's columns: an operation's own (the `op` row of each operation carries them)
 #: and a micro-op's (kind, key, pos, offset, value; null on `op` rows).
-OP_COLUMNS = ("op", "invoke", "process", "f", "`type`", "itime", "ctime", "`error`", "phase", "problem")
+OP_COLUMNS = ("op", "invoke", "process", "f", "`type`", "itime", "ctime", "`error`", "phase", "problem", "nvalue")
 MICRO_COLUMNS = (
     "kind", "key", "op", "process", "f", "`type`", "pos", "offset", "`value`", "n_assign", "mode", "`time`",
 )  # fmt: skip

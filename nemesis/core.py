@@ -15,7 +15,7 @@ from typing import Any
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.history import FAIL, INFO, NEMESIS, OK, HistoryWriter
 from kafka_chaos.nemesis import partition as net
-from kafka_chaos.nemesis.faults import BY_NAME, DOWN, NAMES, PAUSED, THAWED, UP
+from kafka_chaos.nemesis.faults import BY_NAME, DOWN, NAMES, PAUSED, THAWED, UP, named_ends
 from kafka_chaos.nemesis.targets import TargetError, resolve
 from kafka_chaos.nemesis.unflushed import lose_unflushed
 
@@ -54,6 +54,7 @@ class Nemesis:
             asked: dict[str, Any] = {"target": target} if fault != "heal" else {}
             if fault == "partition":
                 asked["shape"] = shape
+            asked.update(named_ends(fault))  # how it ends, for readers of the history (nemesis/faults.py)
             self._record("invoke", fault, asked)
             try:
                 cut = self._resolve_cut(target) if fault == "partition" and shape == "cut" else None

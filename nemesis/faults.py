@@ -6,8 +6,9 @@ The nemesis (core.py) applies the records, the schedules (schedule.py) and scena
 table is this module's output (`python -m kafka_chaos.nemesis.faults`; a test compares). A new
 fault kind is a record here, its action in a module of its own, and its test.
 
-The report's colours live with the report (checkers/svg.py): the checker reads histories, and
-imports nothing of the layers above it (tests/unit/test_layers.py).
+How a fault ends goes into the history itself (`named_ends`: `undone_by`, `heals`), so the
+report reads it there. The report's colours live with the report (checkers/svg.py): the checker
+reads histories, and imports nothing of the layers above it (tests/unit/test_layers.py).
 """
 
 from __future__ import annotations
@@ -98,6 +99,18 @@ NAMES: tuple[str, ...] = tuple(BY_NAME)
 RANDOM: tuple[str, ...] = tuple(f.name for f in FAULTS if f.random)
 #: fault -> the fault that undoes it, for the faults that stay in place.
 HEALS: dict[str, str] = {f.name: f.undone_by for f in FAULTS if f.undone_by}
+#: What each undoing fault heals (start -> kill, stop): written into its events' values as
+#: `heals`, as every fault that stays in place writes its `undone_by`, so that a reader of the
+#: history (the report's fault bands, checkers/faults.py) needs no copy of this table.
+HEALED_BY: dict[str, list[str]] = {heal: [f for f, h in HEALS.items() if h == heal] for heal in HEALS.values()}
+
+
+def named_ends(fault: str) -> dict[str, object]:
+    """The part of a nemesis event's value that says how the fault ends: `undone_by` for one that
+    stays in place, `heals` for one that undoes others; nothing for a fault that is over when done."""
+    if fault in HEALED_BY:
+        return {"heals": HEALED_BY[fault]}
+    return {"undone_by": HEALS[fault]} if fault in HEALS else {}
 
 
 def markdown_table() -> str:

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kafka_chaos.nemesis.faults import named_ends
+
 
 class History:
     """Events in the order they are added; each op is an invoke and (unless left open) its completion."""
@@ -49,7 +51,9 @@ class History:
         return self.op(process, "txn", micro, done, type)
 
     def nemesis(self, f: str, nodes: list[str]) -> int:
-        return self.op("nemesis", f, {"nodes": nodes}, {"nodes": nodes})
+        """A nemesis operation as the nemesis writes it, saying how its fault ends (nemesis/faults.py)."""
+        value = {"nodes": nodes, **named_ends(f)}
+        return self.op("nemesis", f, value, value)
 
     def lines(self) -> str:
         return "".join(json.dumps(e) + "\n" for e in self.events)
@@ -83,10 +87,12 @@ class TimedHistory:
             self._add(t + 0.001, process=process, type="ok", f=f, value=None, **extra)
 
     def fault(self, f: str, heal: str, start: float, end: float) -> None:
-        self._add(start, process="nemesis", type="invoke", f=f, value={})
-        self._add(start + 0.01, process="nemesis", type="ok", f=f, value={})
-        self._add(end, process="nemesis", type="invoke", f=heal, value={})
-        self._add(end + 0.01, process="nemesis", type="ok", f=heal, value={})
+        """A fault and the operation that heals it, each saying how it ends, as the nemesis writes them."""
+        applied, healed = {"undone_by": heal}, {"heals": [f]}
+        self._add(start, process="nemesis", type="invoke", f=f, value=applied)
+        self._add(start + 0.01, process="nemesis", type="ok", f=f, value=applied)
+        self._add(end, process="nemesis", type="invoke", f=heal, value=healed)
+        self._add(end + 0.01, process="nemesis", type="ok", f=heal, value=healed)
 
     def history(self) -> list[dict[str, Any]]:
         ordered = sorted(self.events, key=lambda e: (e[0], e[1]["_seq"]))

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_chaos.checkers.faults import ENDS
+from kafka_chaos.checkers.faults import ends_of, fault_windows
 from kafka_chaos.checkers.svg import FAULT_COLOURS
 from kafka_chaos.frontends.cli import build_parser
 from kafka_chaos.nemesis import faults
@@ -70,11 +70,47 @@ def test_play_stops_when_asked():
 
 
 def test_the_copies_below_the_nemesis_agree_with_the_records():
-    # The checker (the lowest floor) and the CLI's start-up cannot import nemesis/faults.py, so
-    # they keep their own copies: the heal table, the report's colours, the --nemesis help.
-    assert ENDS == faults.HEALS
+    # The report (the lowest floor) and the CLI's start-up cannot import nemesis/faults.py, so
+    # they keep their own copies: the report's colours, the --nemesis help. (The heal table needs
+    # none: the history says how each fault ends; see the tests below.)
     applied = [f.name for f in faults.FAULTS if f.name not in faults.HEALS.values()]
     assert set(FAULT_COLOURS) == set(applied)
     run = next(a for a in build_parser()._subparsers._group_actions[0].choices.items() if a[0] == "run")[1]
     (nemesis_flag,) = [a for a in run._actions if "--nemesis" in a.option_strings]
     assert set(nemesis_flag.help.rpartition(": ")[2].split(",")) == set(faults.RANDOM)
+
+
+def test_every_nemesis_event_says_how_its_fault_ends():
+    assert faults.named_ends("kill") == {"undone_by": "start"}
+    assert faults.named_ends("pause") == {"undone_by": "resume"}
+    assert faults.named_ends("start") == {"heals": ["kill", "stop"]}
+    assert faults.named_ends("heal") == {"heals": ["partition"]}
+    assert faults.named_ends("wipe") == {} == faults.named_ends("lose-unflushed")  # over when done
+    for record in faults.FAULTS:
+        ends = faults.named_ends(record.name)
+        assert ("undone_by" in ends) == (record.undone_by is not None), record.name
+        for healed in ends.get("heals", []):
+            assert faults.BY_NAME[healed].undone_by == record.name
+
+
+def _op(f: str, start: float, end: float, type: str = "ok", value=None) -> dict:
+    value = faults.named_ends(f) if value is None else value
+    return {"f": f, "type": type, "start": start, "end": end, **ends_of(value)}
+
+
+def test_a_fault_lasts_until_the_operation_that_names_it_heals_it():
+    ops = [_op("kill", 1, 1.1), _op("wipe", 2, 2.5), _op("start", 5, 5.2), _op("pause", 6, 6.1)]
+    windows = [(w["f"], w["start"], w["end"]) for w in fault_windows(ops, 20.0)]
+    # The kill to its start's completion, the wipe over when done, the unhealed pause to the end.
+    assert windows == [("kill", 1, 5.2), ("wipe", 2, 2.5), ("pause", 6, 20.0)]
+
+
+def test_an_operation_that_heals_something_else_does_not_end_the_fault():
+    # The near miss: a resume (it heals pauses) leaves the kill in place; a failed kill opens nothing.
+    ops = [_op("kill", 1, 1.1), _op("resume", 5, 5.2), _op("kill", 6, 6.1, type="fail")]
+    assert [(w["f"], w["end"]) for w in fault_windows(ops, 20.0)] == [("kill", 20.0)]
+
+
+def test_a_history_that_does_not_say_how_faults_end_draws_them_as_instants():
+    ops = [_op("kill", 1, 1.1, value={}), _op("start", 5, 5.2, value={"nodes": []})]
+    assert [(w["f"], w["start"], w["end"]) for w in fault_windows(ops, 20.0)] == [("kill", 1, 1.1), ("start", 5, 5.2)]
