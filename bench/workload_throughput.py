@@ -37,7 +37,7 @@ from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.plan import NemesisPlan
 from kafka_chaos.nemesis.schedule import RandomSchedule, parse_fault_list
-from kafka_chaos.runs.run import create_topic, run_workload
+from kafka_chaos.runs.run import WorkloadPhase, create_topic
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.producers import close_producer
 
@@ -49,7 +49,7 @@ def options(topic: str, seconds: float, concurrency: int) -> WorkloadOptions:
 def harness_run(cluster: KafkaCluster, opts: WorkloadOptions, plan: NemesisPlan | None, seed: int):  # noqa: ANN201
     """The recorded workload: ok operations/s of the workload phase, and its liveness."""
     with tempfile.TemporaryDirectory() as tmp:
-        summary = run_workload(cluster, opts, Path(tmp), seed=seed, plan=plan)
+        summary = WorkloadPhase(cluster, opts, Path(tmp), seed=seed, plan=plan).run()
     return summary.counts.get("ok", 0) / summary.workload_s, summary.liveness
 
 

@@ -20,9 +20,9 @@ from kafka_chaos.checkers import liveness, load, parts, per_key, root_cause, ser
 from kafka_chaos.checkers import report as report_page
 from kafka_chaos.checkers.anomalies import INSTANCES, NAMES
 from kafka_chaos.checkers.errors import BadHistory
-from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS, ends_of
+from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS, colours_of, ends_of
 from kafka_chaos.checkers.result import CheckResult
-from kafka_chaos.checkers.run_dir import REPORT, RESULTS
+from kafka_chaos.checkers.run_dir import REPORT, RESULTS, RunDir
 from kafka_chaos.checkers.sql import literal
 from kafka_chaos.checkers.tables import NEMESIS
 
@@ -239,10 +239,23 @@ def _check(
     plots = None
     if report:
         say("check: the report's plots")
-        plots = series.build(got, end_ns, slots[tallies.ACKED], slots[tallies.SEEN], nemesis)
+        colours = _fault_colours(run_dir)
+        plots = series.build(got, end_ns, slots[tallies.ACKED], slots[tallies.SEEN], nemesis, colours)
         if any(a["errors"] for a in anomalies.values()):
             plots.timelines = series.timelines(micro, anomalies)
     return result, plots
+
+
+def _fault_colours(run_dir: Path | None) -> dict[str, str]:
+    """The run's fault colours from its config.json (the nemesis plan writes them), or none: a
+    history checked on its own gets the report's spare colours."""
+    config = RunDir(run_dir).config if run_dir is not None else None
+    if config is None or not config.is_file():
+        return {}
+    try:
+        return colours_of(json.loads(config.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return {}
 
 
 def _warnings(st: dict[str, Any], ok_poll: bool) -> list[str]:

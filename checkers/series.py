@@ -32,7 +32,7 @@ class Series:
     throughput: pd.DataFrame  # t, type, per_s
     latency: pd.DataFrame  # t, f, p50, p99 (ms)
     unseen: pd.DataFrame  # t, unseen
-    faults: list[dict[str, Any]]  # f, start, end (s), nodes
+    faults: list[dict[str, Any]]  # f, start, end (s), nodes, colour
     timelines: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)  # key -> kind -> t, offset
 
 
@@ -83,10 +83,12 @@ def build(
     acked: dict[int, int],
     seen: dict[int, int],
     nemesis: list[dict[str, Any]],
+    colours: dict[str, str] | None = None,
 ) -> Series:
     """The report's series from the collected parts; `acked` and `seen` count, per time bucket,
     acknowledgements and first reads of acknowledged values (checkers/tallies.py); `nemesis`: the
-    nemesis's operations in invoke order (f, type, start and end in seconds)."""
+    nemesis's operations in invoke order (f, type, start and end in seconds); `colours`: each
+    fault's shading, from the run's config.json (checkers/faults.py colours_of)."""
     width = bucket_width_ns(end_ns)
     bucket_s = width / 1e9
     throughput = _zero_filled(_frame(parts["series.throughput"], ["t", "type", "per_s"]), bucket_s, end_ns // width)
@@ -99,7 +101,7 @@ def build(
         return hist.groupby(level=0).sum().reindex(grid, fill_value=0).cumsum()
 
     unseen = (cumulative(acked) - cumulative(seen)).rename("unseen").reset_index()
-    faults = fault_windows(nemesis, end_ns / 1e9)
+    faults = fault_windows(nemesis, end_ns / 1e9, colours)
     return Series(bucket_s, end_ns / 1e9, throughput, latency, unseen, faults)
 
 

@@ -13,15 +13,6 @@ from html import escape
 W, H = 920, 260
 L, R, T, B = 64, 150, 24, 36
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#7f7f7f")
-#: One per fault kind that is applied (nemesis/faults.py; tests/unit/test_fault_records.py compares).
-FAULT_COLOURS = {
-    "kill": "#d62728",
-    "stop": "#bcbd22",
-    "pause": "#ff7f0e",
-    "partition": "#9467bd",
-    "wipe": "#8c564b",
-    "lose-unflushed": "#e377c2",
-}
 
 
 def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
@@ -68,7 +59,7 @@ class Chart:
     def windows(self, windows: Sequence[dict]) -> Chart:
         seen = set()
         for w in windows:
-            colour = FAULT_COLOURS.get(w["f"], "#7f7f7f")
+            colour = w.get("colour") or "#7f7f7f"  # checkers/faults.py gives every window one
             x0, x1 = self.x(w["start"]), max(self.x(w["end"]), self.x(w["start"]) + 2)
             tip = escape(f"{w['f']} {w['start']:.1f}-{w['end']:.1f} s")
             self.parts.append(

@@ -6,9 +6,9 @@ The nemesis (core.py) applies the records, the schedules (schedule.py) and scena
 table is this module's output (`python -m kafka_chaos.nemesis.faults`; a test compares). A new
 fault kind is a record here, its action in a module of its own, and its test.
 
-How a fault ends goes into the history itself (`named_ends`: `undone_by`, `heals`), so the
-report reads it there. The report's colours live with the report (checkers/svg.py): the checker
-reads histories, and imports nothing of the layers above it (tests/unit/test_layers.py).
+How a fault ends goes into the history itself (`named_ends`: `undone_by`, `heals`) and its
+colour into the run's config.json (`COLOURS`), so the report, which imports nothing of the
+layers above it (tests/unit/test_layers.py), reads both from the run directory.
 """
 
 from __future__ import annotations
@@ -48,13 +48,15 @@ class Fault:
     act: Callable[[KafkaNode], None] | None = None
     #: What the node is afterwards (DOWN, UP, PAUSED, THAWED), for the nemesis's list of what to heal.
     leaves: str | None = None
+    #: Its shading in the report's plots (a fault that undoes others is not drawn: None).
+    colour: str | None = None
 
 
 FAULTS: tuple[Fault, ...] = (
     Fault(
         "kill", "SIGKILL the broker's JVM (the container's main process)",
         undone_by="start", undone_doc="`start`: the same container, its disk as it was",
-        random=True, act=kill, leaves=DOWN,
+        random=True, act=kill, leaves=DOWN, colour="#d62728",
     ),
     Fault(
         "stop",
@@ -62,19 +64,19 @@ FAULTS: tuple[Fault, ...] = (
         "to other ISR members and it is fenced at once, so it can register again right away (a SIGKILLed "
         "broker keeps its session until `broker.session.timeout.ms`, and the controller refuses a new "
         "registration of its id until then)",
-        undone_by="start", act=stop, leaves=DOWN,
+        undone_by="start", act=stop, leaves=DOWN, colour="#bcbd22",
     ),
     Fault("start", "start a stopped or killed node's container again", act=_restart, leaves=UP),
     Fault(
         "pause", "freeze the container's processes (cgroup freezer, `docker pause`)",
-        undone_by="resume", random=True, act=pause, leaves=PAUSED,
+        undone_by="resume", random=True, act=pause, leaves=PAUSED, colour="#ff7f0e",
     ),
     Fault("resume", "thaw a paused container", act=resume, leaves=THAWED),
     Fault(
         "wipe",
         "kill, empty the data directory on the host (a replaced disk), start; the entrypoint formats it again "
         "with the cluster's id (KAFKA-14139, KIP-903)",
-        undone_doc="itself (the node restarts)", random=True, act=wipe, leaves=UP,
+        undone_doc="itself (the node restarts)", random=True, act=wipe, leaves=UP, colour="#8c564b",
     ),
     Fault(
         "lose-unflushed",
@@ -82,13 +84,13 @@ FAULTS: tuple[Fault, ...] = (
         "(whole segments after it removed, the segment holding it cut at the first batch at or after it, its "
         "indexes dropped for Kafka to rebuild), start: a power loss, the \"last replica standing\" fault of "
         "KIP-966. The metadata log is left alone: KRaft fsyncs it on every append",
-        undone_doc="itself", random=True,
+        undone_doc="itself", random=True, colour="#e377c2",
     ),
     Fault(
         "partition",
         "iptables DROP rules inside the containers, in a chain of their own (`KAFKA-CHAOS`), on INPUT and "
         "OUTPUT, by cluster-network address",
-        undone_by="heal", undone_doc="`heal`: flushes that chain on every node", random=True,
+        undone_by="heal", undone_doc="`heal`: flushes that chain on every node", random=True, colour="#9467bd",
     ),
     Fault("heal", "flush every node's `KAFKA-CHAOS` chain: the network whole again"),
 )  # fmt: skip
@@ -99,6 +101,10 @@ NAMES: tuple[str, ...] = tuple(BY_NAME)
 RANDOM: tuple[str, ...] = tuple(f.name for f in FAULTS if f.random)
 #: fault -> the fault that undoes it, for the faults that stay in place.
 HEALS: dict[str, str] = {f.name: f.undone_by for f in FAULTS if f.undone_by}
+#: fault -> its shading in the report: written into config.json with the run's nemesis plan
+#: (nemesis/plan.py), where the report reads it, as Jepsen's checkers read a nemesis's plot
+#: colours from the test map.
+COLOURS: dict[str, str] = {f.name: f.colour for f in FAULTS if f.colour}
 #: What each undoing fault heals (start -> kill, stop): written into its events' values as
 #: `heals`, as every fault that stays in place writes its `undone_by`, so that a reader of the
 #: history (the report's fault bands, checkers/faults.py) needs no copy of this table.

@@ -15,6 +15,7 @@ from typing import Any
 from kafka_chaos.harness.config import FAULT_DETECTION
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.nemesis.core import Nemesis
+from kafka_chaos.nemesis.faults import COLOURS
 from kafka_chaos.nemesis.schedule import (
     RandomSchedule,
     Schedule,
@@ -52,12 +53,16 @@ class NemesisPlan:
         return {} if self.custom is not None else dict(FAULT_DETECTION)
 
     def describe(self) -> dict[str, Any]:
-        """config.json's `nemesis`."""
+        """config.json's `nemesis`: the plan, and the colours the report shades its faults with."""
         if self.custom is not None:
-            return {"scenario": self.label}
-        if self.script is not None:
-            return {"script": [asdict(step) for step in self.script]}
-        return {"faults": self.faults, "interval": self.interval} if self.faults else {}
+            plan: dict[str, Any] = {"scenario": self.label}
+        elif self.script is not None:
+            plan = {"script": [asdict(step) for step in self.script]}
+        elif self.faults:
+            plan = {"faults": self.faults, "interval": self.interval}
+        else:
+            return {}
+        return {**plan, "colours": dict(COLOURS)}
 
     def short(self) -> str:
         """One word for a table or a test's name: the scenario, "script", or the fault list."""

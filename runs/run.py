@@ -69,8 +69,9 @@ def create_topic(cluster: KafkaCluster, opts: WorkloadOptions) -> None:
 
 class WorkloadPhase:
     """The workload phase on a started cluster: the topic, the history, the workload and its
-    nemesis. What it learns is kept on it as it goes, so that a phase that raised still tells
-    its run how far it got (the history's time 0, the schedule's report)."""
+    nemesis (`run()`; a bench runs one phase after another on one cluster). What it learns is
+    kept on it as it goes, so that a phase that raised still tells its run how far it got (the
+    history's time 0, the schedule's report)."""
 
     def __init__(
         self,
@@ -106,18 +107,6 @@ class WorkloadPhase:
             self.progress(f"warning: {summary.liveness['warning']}")
         self.summary = summary
         return summary
-
-
-def run_workload(
-    cluster: KafkaCluster,
-    opts: WorkloadOptions,
-    run_dir: Path,
-    progress: Progress | None = None,
-    seed: int | None = None,
-    plan: NemesisPlan | None = None,
-) -> WorkloadSummary:
-    """Create the topic, run the workload (and the nemesis) against a started cluster, write the history."""
-    return WorkloadPhase(cluster, opts, run_dir, progress, seed, plan).run()
 
 
 @dataclass
@@ -206,18 +195,10 @@ class Run:
             files.scenario.write_text(json.dumps({**head, **result.scenario}, indent=2) + "\n")
 
 
-def run(
-    spec: RunSpec,
-    log: Log = print,
-    progress: Progress | None = None,
-    *,
-    check: bool = False,
-    spark_master: str | None = None,
-    check_progress: Progress | None = None,
-) -> RunResult:
-    """The whole run (runs/spec.py describes it), checked if asked (`check_progress` shows the
-    check's progress); the run directory keeps the history even when interrupted."""
-    return Run(spec, log, progress, check=check, spark_master=spark_master, check_progress=check_progress).execute()
+def run(spec: RunSpec, log: Log = print, progress: Progress | None = None, **checking: Any) -> RunResult:
+    """The whole run (runs/spec.py describes it); `checking`: Run's keywords (check, spark_master,
+    check_progress). The run directory keeps the history even when interrupted."""
+    return Run(spec, log, progress, **checking).execute()
 
 
 def collect_evidence(run_dir: Path, version: KafkaVersion, log: Log) -> None:

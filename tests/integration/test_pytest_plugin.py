@@ -94,7 +94,8 @@ def junit_properties(root: ET.Element) -> None:
 def trend_of(store: Path, nights: Path) -> None:
     """`kafka-chaos trend` over the two real runs, plus a copy of one dated a day earlier."""
     shutil.copytree(store, nights / "tonight", symlinks=True)
-    valid_run = next(p.parent for p in (nights / "tonight").rglob("config.json") if "kill" in p.read_text())
+    configs = (nights / "tonight").rglob("config.json")
+    valid_run = next(p.parent for p in configs if json.loads(p.read_text())["nemesis"].get("faults") == ["kill"])
     earlier = nights / "last-night" / "run"
     shutil.copytree(valid_run, earlier, symlinks=True, ignore=shutil.ignore_patterns("cluster"))
     config = json.loads((earlier / "config.json").read_text())

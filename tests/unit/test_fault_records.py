@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from kafka_chaos.checkers.faults import ends_of, fault_windows
-from kafka_chaos.checkers.svg import FAULT_COLOURS
+from kafka_chaos.checkers.faults import SPARE_COLOURS, colours_of, ends_of, fault_windows
 from kafka_chaos.frontends.cli import build_parser
 from kafka_chaos.nemesis import faults
+from kafka_chaos.nemesis.plan import NemesisPlan, nemesis_plan
 from kafka_chaos.nemesis.schedule import Step, play
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "nemesis.md"
@@ -69,15 +69,36 @@ def test_play_stops_when_asked():
     assert nemesis.applied == [("kill", "random")]
 
 
-def test_the_copies_below_the_nemesis_agree_with_the_records():
-    # The report (the lowest floor) and the CLI's start-up cannot import nemesis/faults.py, so
-    # they keep their own copies: the report's colours, the --nemesis help. (The heal table needs
-    # none: the history says how each fault ends; see the tests below.)
-    applied = [f.name for f in faults.FAULTS if f.name not in faults.HEALS.values()]
-    assert set(FAULT_COLOURS) == set(applied)
+def test_the_copy_below_the_nemesis_agrees_with_the_records():
+    # The CLI's start-up cannot import nemesis/faults.py (it would cost --help a second), so the
+    # --nemesis help keeps its own list. (The heal table and the colours need no copy: the history
+    # and config.json carry them; see the tests below.)
     run = next(a for a in build_parser()._subparsers._group_actions[0].choices.items() if a[0] == "run")[1]
     (nemesis_flag,) = [a for a in run._actions if "--nemesis" in a.option_strings]
     assert set(nemesis_flag.help.rpartition(": ")[2].split(",")) == set(faults.RANDOM)
+
+
+def test_every_drawn_fault_has_its_colour_in_its_record_and_every_plan_writes_them():
+    applied = {f.name for f in faults.FAULTS if f.name not in faults.HEALS.values()}
+    assert set(faults.COLOURS) == applied  # the faults that undo others are not drawn
+    assert len(set(faults.COLOURS.values())) == len(faults.COLOURS)
+    plans = [nemesis_plan("kill", 5, None), nemesis_plan(None, 5, [{"at": 1, "fault": "pause"}]),
+             NemesisPlan(custom=lambda nemesis: None, label="s")]  # fmt: skip
+    for plan in plans:
+        assert colours_of({"nemesis": plan.describe()}) == faults.COLOURS
+    assert NemesisPlan().describe() == {}  # no nemesis, nothing to draw
+
+
+def test_a_window_is_shaded_with_its_runs_colour_else_a_spare_one():
+    ops = [_op("kill", 1, 1.1), _op("start", 2, 2.2), _op("elect-unclean", 3, 3.1), _op("pause", 4, 4.1)]
+    given = fault_windows(ops, 9.0, {"kill": "#d62728", "pause": "#ff7f0e"})
+    assert [(w["f"], w["colour"]) for w in given] == [
+        ("kill", "#d62728"), ("elect-unclean", SPARE_COLOURS[0]), ("pause", "#ff7f0e"),
+    ]  # fmt: skip
+    # The near miss: the same history checked without its config.json gets the spares, in order.
+    bare = fault_windows(ops, 9.0)
+    assert [w["colour"] for w in bare] == list(SPARE_COLOURS[:3])
+    assert colours_of({}) == {} == colours_of({"nemesis": {"faults": ["kill"]}})  # an older run's config
 
 
 def test_every_nemesis_event_says_how_its_fault_ends():

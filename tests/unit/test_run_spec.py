@@ -7,6 +7,7 @@ import pytest
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.config import FAULT_DETECTION
 from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.nemesis.faults import COLOURS
 from kafka_chaos.nemesis.plan import NemesisPlan, nemesis_plan
 from kafka_chaos.runs import run as run_mod
 from kafka_chaos.runs.spec import RunSpec
@@ -70,7 +71,7 @@ def test_the_description_is_config_jsons_first_eight_keys():
     assert sorted(described) == [
         "broker_config", "kafka_version", "metadata_version", "name", "nemesis", "seed", "shape", "workload",
     ]  # fmt: skip
-    assert described["nemesis"] == {"faults": ["kill", "pause"], "interval": 5}
+    assert described["nemesis"] == {"faults": ["kill", "pause"], "interval": 5, "colours": COLOURS}
     assert described["kafka_version"] == "3.9.1" and described["seed"] == 4
 
 
