@@ -73,6 +73,13 @@ FAULTS: tuple[Fault, ...] = (
     ),
     Fault("resume", "thaw a paused container", act=resume, leaves=THAWED),
     Fault(
+        "partition",
+        "iptables DROP rules inside the containers, in a chain of their own (`KAFKA-CHAOS`), on INPUT and "
+        "OUTPUT, by cluster-network address",
+        undone_by="heal", undone_doc="`heal`: flushes that chain on every node", random=True, colour="#9467bd",
+    ),
+    Fault("heal", "flush every node's `KAFKA-CHAOS` chain: the network whole again"),
+    Fault(
         "wipe",
         "kill, empty the data directory on the host (a replaced disk), start; the entrypoint formats it again "
         "with the cluster's id (KAFKA-14139, KIP-903)",
@@ -86,13 +93,6 @@ FAULTS: tuple[Fault, ...] = (
         "KIP-966. The metadata log is left alone: KRaft fsyncs it on every append",
         undone_doc="itself", random=True, colour="#e377c2",
     ),
-    Fault(
-        "partition",
-        "iptables DROP rules inside the containers, in a chain of their own (`KAFKA-CHAOS`), on INPUT and "
-        "OUTPUT, by cluster-network address",
-        undone_by="heal", undone_doc="`heal`: flushes that chain on every node", random=True, colour="#9467bd",
-    ),
-    Fault("heal", "flush every node's `KAFKA-CHAOS` chain: the network whole again"),
 )  # fmt: skip
 
 BY_NAME: dict[str, Fault] = {f.name: f for f in FAULTS}
