@@ -90,12 +90,15 @@ class WorkloadPhase:
         self.summary: WorkloadSummary | None = None
 
     def run(self) -> WorkloadSummary:
+        workload = get_workload(self.opts.workload)
         create_topic(self.cluster, self.opts)
+        if workload.prepare is not None:
+            workload.prepare(self.cluster.bootstrap_servers, self.opts, self.cluster.run_id)
         with HistoryWriter(self.run_dir.history) as history:
             self.started_unix_ms = round(history.started_unix_ms)
             ctx = RunContext(
                 history=history, opts=self.opts, bootstrap_servers=self.cluster.bootstrap_servers,
-                run_id=self.cluster.run_id, isolation_level=get_workload(self.opts.workload).isolation_level,
+                run_id=self.cluster.run_id, isolation_level=workload.isolation_level,
             )  # fmt: skip
             if self.plan is not None:
                 nemesis = Nemesis(self.cluster, history, self.seed, observe=self.progress)

@@ -14,7 +14,7 @@ from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.workloads.context import RunContext
 from kafka_chaos.workloads.options import ACKS, WorkloadOptions, named
 from kafka_chaos.workloads.queue import ProducerPool, QueueClient
-from kafka_chaos.workloads.txn import TxnClient
+from kafka_chaos.workloads.txn import TxnClient, prepare_transactions
 
 #: The Kafka clients a workload can speak (`--client`); kafka-python is the only one so far.
 CLIENTS = ("kafka-python",)
@@ -40,6 +40,9 @@ class Workload:
     read_committed: bool = False
     #: It cannot run with acks other than all (transactions require it).
     acks_all_only: bool = False
+    #: What the cluster needs before the workload's clock starts (bootstrap servers, options, run
+    #: id), beyond the topic: the txn workload's ready transaction coordinator.
+    prepare: Callable[[str, WorkloadOptions, str], None] | None = None
 
     @property
     def isolation_level(self) -> str:
@@ -56,7 +59,7 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "txn", "transactions of sends (and polls), committed or deliberately aborted; read_committed reads",
             lambda ctx, pool, slot, process: TxnClient(ctx, slot, process),
-            read_committed=True, acks_all_only=True,
+            read_committed=True, acks_all_only=True, prepare=prepare_transactions,
         ),
     )
 }  # fmt: skip

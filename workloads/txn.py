@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from kafka import KafkaProducer
 
+from kafka_chaos.harness.errors import KafkaChaosError
 from kafka_chaos.harness.history import FAIL, INFO, OK
 from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign, topic_partition
 from kafka_chaos.workloads.context import RunContext
+from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.outcomes import describe
 from kafka_chaos.workloads.producers import close_producer
 from kafka_chaos.workloads.values import encode
@@ -47,6 +50,35 @@ def with_watchdog(call: Callable[[], Any], timeout_s: float, what: str) -> Any:
     if "error" in result:
         raise result["error"]
     return result.get("value")
+
+
+def prepare_transactions(bootstrap_servers: str, opts: WorkloadOptions, run_id: str, timeout_s: float = 90.0) -> None:
+    """Make a fresh cluster's transaction coordinator ready before the workload's clock starts.
+
+    The first transactional producer of a cluster makes Kafka create `__transaction_state` (50
+    partitions); until its partitions have leaders every `init_transactions` times out. On a
+    loaded machine that took longer than a 10 s run: every process spent the workload phase
+    timing out (a CI run saw 8 `assign` infos and no transaction at all). One producer waits for
+    it here, outside the history, as the topic is created before it."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        producer = None
+        try:
+            producer = KafkaProducer(
+                bootstrap_servers=bootstrap_servers, transactional_id=f"kafka-chaos-{run_id}-prepare",
+                client_id=f"kafka-chaos-{run_id}-prepare", **opts.producer_config(),
+            )  # fmt: skip
+            producer.init_transactions()
+            return
+        except Exception as exc:  # noqa: BLE001 (a coordinator not ready yet: timeouts, not-coordinator)
+            if time.monotonic() >= deadline:
+                raise KafkaChaosError(
+                    f"the transaction coordinator was not ready within {timeout_s:g} s: {describe(exc)}"
+                ) from exc
+            time.sleep(0.5)
+        finally:
+            if producer is not None:
+                close_producer(producer)
 
 
 class TxnClient:

@@ -72,3 +72,17 @@ def test_the_workload_phase_ends_when_a_scripted_schedule_finishes(tmp_path, mon
         Runner(ctx, faults=schedule).run()
     elapsed = time.monotonic() - started
     assert (elapsed < 5.0) == script_ends, elapsed  # the time limit is 8 s
+
+
+def test_a_transaction_coordinator_that_never_gets_ready_stops_the_run_with_a_named_error():
+    import time
+
+    from kafka_chaos.harness.errors import KafkaChaosError
+    from kafka_chaos.workloads.options import WorkloadOptions
+    from kafka_chaos.workloads.txn import prepare_transactions
+
+    started = time.monotonic()
+    opts = WorkloadOptions(workload="txn", request_timeout_ms=300)
+    with pytest.raises(KafkaChaosError, match="transaction coordinator was not ready within 1 s"):
+        prepare_transactions("127.0.0.1:9", opts, "nobody", timeout_s=1)  # nothing listens on port 9
+    assert time.monotonic() - started < 15
