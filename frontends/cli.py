@@ -11,6 +11,7 @@ import cycle is dodged this way (tests/unit/test_layers.py).
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import logging
 import signal
@@ -488,9 +489,20 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _stack_dumps_on_sigusr1() -> None:
+    """`kill -USR1 <pid>` prints every thread's stack to stderr: where a run that does not end hangs
+    (the CLI tests ask for it before they give up on a process). Not where stderr is no file (the
+    CLI called inside a test that captures output)."""
+    try:
+        faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError and a ValueError
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     global _quiet
     signal.signal(signal.SIGTERM, _interrupt)
+    _stack_dumps_on_sigusr1()
     _quiet = False
     try:
         args = build_parser().parse_args(argv)

@@ -2,7 +2,6 @@
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import pytest
 
 from kafka_chaos.harness.cleanup import leftovers, owned_by
 from tests.integration.leftovers import assert_no_leftovers, docker_lock
+from tests.integration.processes import interrupt, kill_and_clean
 
 pytestmark = pytest.mark.cluster
 CLI = [sys.executable, "-m", "kafka_chaos.frontends.cli"]
@@ -39,11 +39,10 @@ def test_up_prints_bootstrap_and_ctrl_c_removes_everything(docker_api, tmp_path)
         bootstrap = wait_for_bootstrap(proc)
         containers, networks = owned_by(docker_api, proc.pid)
         assert len(containers) == 1 and len(networks) == 1
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=60) == 130
+        code, _, err = interrupt(proc, 120)
+        assert code == 130, err
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        kill_and_clean(docker_api, proc)
     assert_no_leftovers(docker_api)
     assert bootstrap.count(",") == 0
     assert (tmp_path / "kafka-1" / "logs" / "server.log").is_file()
@@ -66,12 +65,11 @@ def test_clean_removes_what_a_killed_run_left_and_not_a_live_run(docker_api, tmp
         assert owned_by(docker_api, killed.pid) == ([], [])
         containers, networks = owned_by(docker_api, live.pid)  # its owner runs: not a leftover
         assert len(containers) == 1 and len(networks) == 1
-        live.send_signal(signal.SIGINT)
-        assert live.wait(timeout=60) == 130
+        code, _, err = interrupt(live, 120)
+        assert code == 130, err
     finally:
         for proc in (killed, live):
-            if proc.poll() is None:
-                proc.kill()
+            kill_and_clean(docker_api, proc)
     assert owned_by(docker_api, live.pid) == ([], [])
 
 

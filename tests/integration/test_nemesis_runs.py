@@ -1,7 +1,6 @@
 """Ctrl-C during a fault. (The safe configuration under faults is tests/chaos/test_safe_configuration.py.)"""
 
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -10,6 +9,7 @@ import pytest
 
 from kafka_chaos.harness.cleanup import find_by_label
 from kafka_chaos.harness.history import read_history
+from tests.integration.processes import interrupt, kill_and_clean
 
 pytestmark = pytest.mark.cluster
 
@@ -30,8 +30,11 @@ def test_ctrl_c_during_a_fault_heals_and_cleans_up(tmp_path, docker_api):
         ):
             break
         time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=120) == 130, proc.stderr.read()
+    try:
+        code, _, err = interrupt(proc, 180)
+    finally:
+        kill_and_clean(docker_api, proc)
+    assert code == 130, err
     nemesis = [(e["f"], e["type"]) for e in read_history(history) if e["process"] == "nemesis"]
     assert ("partition", "ok") in nemesis and nemesis[-1] == ("heal", "ok"), nemesis
     run_id = json.loads((history.parent / "config.json").read_text())["run_id"]
