@@ -1,4 +1,11 @@
-"""Stopping a CLI subprocess the way a user does (Ctrl-C), without the traps of pipes.
+"""Starting a CLI subprocess as a terminal does, and stopping it the way a user does (Ctrl-C),
+without the traps of signals and pipes.
+
+A child inherits an ignored (or blocked) SIGINT, and Python then leaves it so: CI's third run
+showed `up` still asleep in `cmd_up` 120 s after its Ctrl-C (its stack, dumped on SIGUSR1), and
+the same test passes on an idle machine and in a fresh xdist worker, whose SIGINT is Python's
+default handler. What in a busy worker came to ignore or block SIGINT is not known yet. A
+terminal's Ctrl-C reaches a program whose SIGINT is the default, so `cli` starts the child so.
 
 A subprocess whose stdout and stderr are pipes blocks once a pipe's buffer is full and nobody
 reads it; waiting for it with `wait()` then never ends, more likely on a loaded machine, where
@@ -11,9 +18,25 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
 import time
+from typing import Any
 
 from kafka_chaos.harness.cleanup import owned_by, remove_container
+
+
+def _sigint_as_in_a_terminal() -> None:
+    """In the child before it runs: SIGINT neither ignored nor blocked (both are inherited)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def cli(args: list[str], **popen: Any) -> subprocess.Popen:
+    """`python -m kafka_chaos.frontends.cli ARGS` with both pipes, its SIGINT the default."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "kafka_chaos.frontends.cli", *args], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_as_in_a_terminal, **popen,
+    )  # fmt: skip
 
 
 def interrupt(proc: subprocess.Popen, timeout_s: float) -> tuple[int, str, str]:

@@ -12,16 +12,14 @@ import pytest
 
 from kafka_chaos.harness.cleanup import leftovers, owned_by
 from tests.integration.leftovers import assert_no_leftovers, docker_lock
-from tests.integration.processes import interrupt, kill_and_clean
+from tests.integration.processes import cli, interrupt, kill_and_clean
 
 pytestmark = pytest.mark.cluster
 CLI = [sys.executable, "-m", "kafka_chaos.frontends.cli"]
 
 
 def start_up(*args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [*CLI, "up", "--nodes", "1", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    return cli(["up", "--nodes", "1", *args])
 
 
 def wait_for_bootstrap(proc: subprocess.Popen, timeout_s: float = 180) -> str:

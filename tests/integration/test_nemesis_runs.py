@@ -1,15 +1,13 @@
 """Ctrl-C during a fault. (The safe configuration under faults is tests/chaos/test_safe_configuration.py.)"""
 
 import json
-import subprocess
-import sys
 import time
 
 import pytest
 
 from kafka_chaos.harness.cleanup import find_by_label
 from kafka_chaos.harness.history import read_history
-from tests.integration.processes import interrupt, kill_and_clean
+from tests.integration.processes import cli, interrupt, kill_and_clean
 
 pytestmark = pytest.mark.cluster
 
@@ -17,9 +15,7 @@ pytestmark = pytest.mark.cluster
 def test_ctrl_c_during_a_fault_heals_and_cleans_up(tmp_path, docker_api):
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"at": 1, "fault": "partition", "shape": "halves", "for": 300}]))
-    cmd = [sys.executable, "-m", "kafka_chaos.frontends.cli", "run", "--time-limit", "300", "--store", str(tmp_path),
-           "--nemesis-script", str(script), "--quiet"]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = cli(["run", "--time-limit", "300", "--store", str(tmp_path), "--nemesis-script", str(script), "--quiet"])
     history = tmp_path / "queue" / "latest" / "history.jsonl"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and proc.poll() is None:

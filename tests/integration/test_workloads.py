@@ -1,9 +1,6 @@
 """Workloads against real clusters, with no faults: what was acknowledged is read back."""
 
 import json
-import signal
-import subprocess
-import sys
 import time
 
 import pytest
@@ -17,6 +14,7 @@ from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
 from tests.integration.history_facts import sent_and_read
 from tests.integration.leftovers import assert_no_leftovers
+from tests.integration.processes import cli, interrupt, kill_and_clean
 
 pytestmark = pytest.mark.cluster
 
@@ -96,17 +94,21 @@ def test_txn_run_commits_are_read_and_aborts_are_not(tmp_path):
 
 
 def test_sigint_leaves_a_readable_history_and_no_containers(tmp_path, docker_api):
-    cmd = [sys.executable, "-m", "kafka_chaos.frontends.cli", "run", "--nodes", "1", "--replication-factor", "1",
-           "--min-insync-replicas", "1", "--time-limit", "120", "--store", str(tmp_path), "--quiet"]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = cli([
+        "run", "--nodes", "1", "--replication-factor", "1", "--min-insync-replicas", "1", "--time-limit", "120",
+        "--store", str(tmp_path), "--quiet",
+    ])  # fmt: skip
     history = tmp_path / "queue" / "latest" / "history.jsonl"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and proc.poll() is None:
         if history.exists() and len(history.read_text().splitlines()) > 200:
             break
         time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=90) == 130, proc.stderr.read()
+    try:
+        code, _, err = interrupt(proc, 90)
+    finally:
+        kill_and_clean(docker_api, proc)
+    assert code == 130, err
     events = list(read_history(history))
     assert len(events) > 200
     summary = json.loads((history.parent / "summary.json").read_text())
