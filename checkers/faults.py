@@ -6,6 +6,7 @@ Pure Python over a few thousand operations at most, shared by the report's plots
 
 from __future__ import annotations
 
+from itertools import cycle
 from typing import Any
 
 #: The nemesis operations read for windows: the first ones (keeps the Python side flat in history size).
@@ -48,7 +49,7 @@ def fault_windows(
             windows.append(
                 {"f": f, "start": op["start"], "end": op["end"] or op["start"], "nodes": op.get("nodes", "")}
             )
-    spare = iter(SPARE_COLOURS * (1 + len(windows) // len(SPARE_COLOURS)))
+    spare = cycle(SPARE_COLOURS)
     given = dict(colours or {})
     for w in windows:
         if w["end"] is None:

@@ -138,6 +138,12 @@ def remove_by_label(
         containers, networks = find_by_label(client, run_id)
     else:
         containers, networks = leftovers(client)
+    remove(containers, networks)
+    return len(containers), len(networks)
+
+
+def remove(containers: list, networks: list) -> None:
+    """Containers first (volumes with them), then their networks."""
     for container in containers:
         remove_container(container)
     for network in networks:
@@ -151,4 +157,3 @@ def remove_by_label(
             for attached in network.containers:
                 network.disconnect(attached, force=True)
             network.remove()
-    return len(containers), len(networks)

@@ -87,7 +87,6 @@ class WorkloadPhase:
         #: Wall-clock time of the history's time 0 (config.json's history_started_unix_ms).
         self.started_unix_ms: int | None = None
         self.schedule: Schedule | None = None
-        self.summary: WorkloadSummary | None = None
 
     def run(self) -> WorkloadSummary:
         workload = get_workload(self.opts.workload)
@@ -108,7 +107,6 @@ class WorkloadPhase:
         summary.liveness = liveness.measure(liveness.count_events(read_history(self.run_dir.history)))
         if summary.liveness["warning"] and self.progress is not None:
             self.progress(f"warning: {summary.liveness['warning']}")
-        self.summary = summary
         return summary
 
 

@@ -60,17 +60,19 @@ class RunOutcome:
         return {**table, "reproduced": self.reproduced, "as_expected": self.as_expected}
 
 
-def workload_options(scenario: Scenario) -> WorkloadOptions:
-    return WorkloadOptions(**scenario.workload)  # checked with the rest of the run (RunSpec.validate)
-
-
 def scenario_spec(
-    scenario: Scenario, version: str, store: Path, metadata_version: str | None = None, seed: int | None = None
+    scenario: Scenario,
+    version: str,
+    store: Path,
+    metadata_version: str | None = None,
+    seed: int | None = None,
+    evidence: bool = True,
 ) -> RunSpec:
     """The run of a scenario on one version: its cluster, its workload, its script as the nemesis.
-    `metadata_version`: the caller's, else the scenario's."""
+    `metadata_version`: the caller's, else the scenario's. Its workload options are checked with
+    the rest of the run (RunSpec.validate)."""
     mv = metadata_version or scenario.metadata_version
-    opts = workload_options(scenario)
+    opts = WorkloadOptions(**scenario.workload)
     cluster = ClusterSpec(
         version, nodes=scenario.brokers, controllers=scenario.controllers, brokers=scenario.brokers,
         config=scenario.broker_config, metadata_version=mv,
@@ -79,7 +81,7 @@ def scenario_spec(
         custom=lambda nemesis: ScenarioSchedule(nemesis, scenario.script, opts.topic), label=scenario.name
     )
     name = f"{scenario.name}/{version}" + (f"-mv{mv}" if mv else "")
-    return RunSpec(cluster, opts, plan, seed=seed, name=name, store=store, evidence=True)
+    return RunSpec(cluster, opts, plan, seed=seed, name=name, store=store, evidence=evidence)
 
 
 def run_once(
@@ -95,8 +97,7 @@ def run_once(
     evidence: bool = True,
 ) -> RunOutcome:
     """One run: never raises for what Kafka did; a run that could not be made says so in .error."""
-    spec = scenario_spec(scenario, version, store, metadata_version, seed)
-    spec.evidence = evidence
+    spec = scenario_spec(scenario, version, store, metadata_version, seed, evidence)
     mv = spec.cluster.metadata_version
     started = time.monotonic()
     outcome = RunOutcome(scenario.name, version, mv, scenario.expectation(KafkaVersion.parse(version), mv), "")

@@ -22,7 +22,7 @@ import sys
 import time
 from typing import Any
 
-from kafka_chaos.harness.cleanup import owned_by, remove_container
+from kafka_chaos.harness.cleanup import owned_by, remove
 
 
 def _sigint_as_in_a_terminal() -> None:
@@ -59,8 +59,4 @@ def kill_and_clean(client, proc: subprocess.Popen) -> None:  # noqa: ANN001 (a d
     if proc.poll() is None:
         proc.kill()
         proc.communicate()
-    containers, networks = owned_by(client, proc.pid)
-    for container in containers:
-        remove_container(container)
-    for network in networks:
-        network.remove()
+    remove(*owned_by(client, proc.pid))
