@@ -63,17 +63,18 @@ def queries(ops: DataFrame, end_ns: int) -> dict[str, DataFrame]:
     bucket = f"floor(ctime / {width}) * {bucket_s} AS t"
     done = ops.where(f"process != '{NEMESIS}' AND ctime IS NOT NULL")
     lat = f"(ctime - itime) / {double(1e6)}"
+    # No ordering here (a sort of a few hundred rows would cost a range-partitioning job of its
+    # own); `build` sorts. Both quantiles come from one digest per bucket: the same answers as a
+    # digest each (the same rows go into both in the same order), for half the work.
     return {
         "series.throughput": done.selectExpr(bucket, "`type`")
         .groupBy("t", "type")
-        .agg(F.expr(f"count(1) / {bucket_s}").alias("per_s"))
-        .orderBy("t"),
+        .agg(F.expr(f"count(1) / {bucket_s}").alias("per_s")),
         "series.latency": done.where("`type` = 'ok'")
         .selectExpr(bucket, "f", f"{lat} AS lat")
         .groupBy("t", "f")
-        .agg(F.expr(f"percentile_approx(lat, {double(0.5)})").alias("p50"),
-             F.expr(f"percentile_approx(lat, {double(0.99)})").alias("p99"))
-        .orderBy("t"),
+        .agg(F.expr(f"percentile_approx(lat, array({double(0.5)}, {double(0.99)}))").alias("q"))
+        .selectExpr("t", "f", "q[0] AS p50", "q[1] AS p99"),
     }  # fmt: skip
 
 
@@ -91,8 +92,10 @@ def build(
     fault's shading, from the run's config.json (checkers/faults.py colours_of)."""
     width = bucket_width_ns(end_ns)
     bucket_s = width / 1e9
-    throughput = _zero_filled(_frame(parts["series.throughput"], ["t", "type", "per_s"]), bucket_s, end_ns // width)
-    latency = _frame(parts["series.latency"], ["t", "f", "p50", "p99"])
+    by_time = lambda rows, second: sorted(rows, key=lambda r: (r["t"], r[second]))  # noqa: E731
+    throughput = _frame(by_time(parts["series.throughput"], "type"), ["t", "type", "per_s"])
+    throughput = _zero_filled(throughput, bucket_s, end_ns // width)
+    latency = _frame(by_time(parts["series.latency"], "f"), ["t", "f", "p50", "p99"])
     # Unseen at time t: acknowledged by t and not read by an ok poll by t.
     grid = pd.Index([i * bucket_s for i in range(BUCKETS + 1)], name="t")
 

@@ -83,7 +83,7 @@ def pair(events: DataFrame) -> DataFrame:
             "`value` AS ivalue",
             "c.`value` AS cvalue",
             # A nemesis operation's value (how its fault ends: checkers/faults.py); null for clients.
-            f"CASE WHEN process = '{NEMESIS}' THEN coalesce(c.`value`, `value`) END AS nvalue",
+            f"CASE WHEN process = '{NEMESIS}' THEN to_json(coalesce(c.`value`, `value`)) END AS nvalue",
             "problem",
             "n_assign",
             "mode",
@@ -103,51 +103,44 @@ def flat(paired: DataFrame) -> DataFrame:
     """One table of every operation (kind `op`) and every micro-op (kind `send`, `read`, or
     `assign`: a key an assign/subscribe holds), from `pair`'s rows; the caller caches it.
 
-    One chain of generators over `paired` makes all of them, so the file is read and shuffled by
-    process once and no raw JSON is cached; each operation's value is parsed once (Spark's
-    VARIANT: `parse_json`, then typed reads of its parts)."""
+    One generator (`inline`) over `paired` makes all of them from one array per operation, so the
+    file is read and shuffled by process once, the operation's columns are copied once per row,
+    and no raw JSON is cached; each value was parsed once, by the reader (Spark's VARIANT), and
+    its parts are typed reads of it."""
     client = f"(process != '{NEMESIS}' AND (f IN {in_list(CLIENT_FS)} OR {ASSIGN_SQL}))"
     # Micro-ops from the completion when it carries them, else from the invoke.
-    array_of = "try_variant_get(try_parse_json({}), '$', 'array<variant>')"
-    micro_ops = f"coalesce({array_of.format('cvalue')}, {array_of.format('ivalue')}, array())"
-    held_keys = "coalesce(from_json(cvalue, 'array<string>'), from_json(ivalue, 'array<string>'), array())"
-    unit = "named_struct('unit', {}, 'm', {}, 'held', {}, 'mpos', {})"
-    op_unit = unit.format("'op'", "CAST(NULL AS VARIANT)", "CAST(NULL AS STRING)", "0")
-    micro_unit = unit.format("'micro'", "m", "CAST(NULL AS STRING)", "i")
-    held_unit = unit.format("'assign'", "CAST(NULL AS VARIANT)", "k", "0")
-    units = f"""concat(
-        array({op_unit}),
-        CASE WHEN {client} AND NOT {ASSIGN_SQL} THEN transform({micro_ops}, (m, i) -> {micro_unit}) ELSE array() END,
-        CASE WHEN {client} AND {ASSIGN_SQL} THEN transform({held_keys}, k -> {held_unit}) ELSE array() END
-    )"""
-    # Every row as (key, [[offset, value], ...]): an operation or a held key one empty pair, a send
-    # one pair (a bare value: no offset), a poll one entry per key it read.
-    none = "array(CAST(array(NULL, NULL) AS array<bigint>))"
-    send_pair = (
-        "array(array(try_variant_get(u.m, '$[2][0]', 'bigint'),"
-        " coalesce(try_variant_get(u.m, '$[2][1]', 'bigint'), try_variant_get(u.m, '$[2]', 'bigint'))))"
-    )
-    mkind = "try_variant_get(u.m, '$[0]', 'string')"
-    mkey = "try_variant_get(u.m, '$[1]', 'string')"
-    entries = f"""CASE
-        WHEN u.unit = 'op' THEN array(named_struct('key', CAST(NULL AS STRING), 'value', {none}))
-        WHEN u.unit = 'assign' THEN array(named_struct('key', u.held, 'value', {none}))
-        WHEN {mkind} = 'send' THEN array(named_struct('key', {mkey}, 'value', {send_pair}))
-        WHEN {mkind} = 'poll' THEN map_entries(try_variant_get(u.m, '$[1]', 'map<string,array<array<bigint>>>'))
-    END"""
-    carried = [*OP_COLUMNS, "n_assign", "mode"]
-    kind = f"CASE WHEN u.unit != 'micro' THEN u.unit WHEN {mkind} = 'send' THEN 'send' ELSE 'read' END AS kind"
-    return (
-        paired.selectExpr(*carried, f"explode({units}) AS u")
-        .selectExpr(*carried, kind, "u.mpos AS mpos", f"inline({entries}) AS (key, pairs)")
-        .selectExpr(*carried, "kind", "mpos", "key", "posexplode(pairs) AS (ipos, pair)")
-        .selectExpr(
-            *carried, "kind", "key", "ctime AS `time`", "pair[0] AS offset", "pair[1] AS `value`",
-            f"""CASE kind WHEN 'op' THEN CAST(NULL AS BIGINT) WHEN 'assign' THEN CAST(0 AS BIGINT)
-                WHEN 'send' THEN CAST(mpos AS BIGINT) ELSE mpos * {1 << 32} + ipos END AS pos""",
-        )
-        .where("kind != 'send' OR `value` IS NOT NULL")
+    of = "coalesce(try_variant_get(cvalue, '$', '{0}'), try_variant_get(ivalue, '$', '{0}'), array())"
+    micro_ops, held_keys = of.format("array<variant>"), of.format("array<string>")
+    row = "named_struct('kind', {}, 'key', {}, 'pos', {}, 'offset', {}, 'value', {})"
+    null = "CAST(NULL AS BIGINT)"
+    op_row = row.format("'op'", "CAST(NULL AS STRING)", null, null, null)
+    held_row = row.format("'assign'", "k", "CAST(0 AS BIGINT)", null, null)
+    # A send: [kind, key, [offset, value]], or a bare value (no offset); its place in the operation orders it.
+    send_row = row.format(
+        "'send'", "try_variant_get(m, '$[1]', 'string')", "CAST(i AS BIGINT)",
+        "try_variant_get(m, '$[2][0]', 'bigint')",
+        "coalesce(try_variant_get(m, '$[2][1]', 'bigint'), try_variant_get(m, '$[2]', 'bigint'))",
     )  # fmt: skip
+    # A poll: [kind, {key: [[offset, value], ...]}]; a read is ordered by its micro-op, then its
+    # place in the key's list.
+    read_row = row.format("'read'", "e.key", f"i * {1 << 32} + j", "p[0]", "p[1]")
+    polled = "map_entries(try_variant_get(m, '$[1]', 'map<string,array<array<bigint>>>'))"
+    per_key = f"e -> transform(coalesce(e.value, array()), (p, j) -> {read_row})"
+    reads = f"coalesce(flatten(transform({polled}, {per_key})), array())"
+    per_micro = f"""CASE try_variant_get(m, '$[0]', 'string')
+        WHEN 'send' THEN array({send_row}) WHEN 'poll' THEN {reads} ELSE array() END"""
+    rows = f"""concat(
+        array({op_row}),
+        CASE WHEN {client} AND NOT {ASSIGN_SQL}
+            THEN flatten(transform({micro_ops}, (m, i) -> {per_micro})) ELSE array() END,
+        CASE WHEN {client} AND {ASSIGN_SQL} THEN transform({held_keys}, k -> {held_row}) ELSE array() END
+    )"""
+    carried = [*OP_COLUMNS, "n_assign", "mode"]
+    return (
+        paired.selectExpr(*carried, f"inline({rows})")
+        .selectExpr(*carried, "kind", "key", "ctime AS `time`", "offset", "`value`", "pos")
+        .where("kind != 'send' OR `value` IS NOT NULL")
+    )
 
 
 def split(rows: DataFrame) -> Tables:
