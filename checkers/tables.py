@@ -136,10 +136,23 @@ def flat(paired: DataFrame) -> DataFrame:
         CASE WHEN {client} AND {ASSIGN_SQL} THEN transform({held_keys}, k -> {held_row}) ELSE array() END
     )"""
     carried = [*OP_COLUMNS, "n_assign", "mode"]
+    # Each row keeps only its own kind's columns (null in the others): the cache's column builders
+    # pass over a null for nothing, and a value for a second or so per 1M operations.
+    shared = ("op", "process", "f", "`type`")
+    own = [c if c in shared else f"CASE WHEN kind = 'op' THEN {c} END AS {c}" for c in OP_COLUMNS]
+    micro = ["n_assign", "mode", "ctime AS `time`"]
     return (
         paired.selectExpr(*carried, f"inline({rows})")
-        .selectExpr(*carried, "kind", "key", "ctime AS `time`", "offset", "`value`", "pos")
         .where("kind != 'send' OR `value` IS NOT NULL")
+        .selectExpr(
+            *own,
+            *[f"CASE WHEN kind != 'op' THEN {c.split(' AS ')[0]} END AS {c.split(' AS ')[-1]}" for c in micro],
+            "kind",
+            "key",
+            "offset",
+            "`value`",
+            "pos",
+        )
     )
 
 
