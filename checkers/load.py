@@ -2,7 +2,8 @@
 
 The file is parsed by Spark's JSON reader, never by Python, so the Python process holds no events.
 `value` is read as Spark's VARIANT (parsed by the reader, whatever its shape: clients and the
-nemesis give it different ones); tables.py reads the client shapes out of it. Rules from ../shared/history-format.md:
+nemesis give it different ones); tables.py reads the client shapes out of it. Rules from
+../shared/history-format.md:
 - a truncated (unparseable) last line is a warning, and the line is ignored;
 - any other line that is not an event is bad input (BadHistory, exit 2);
 - an empty history is not an error: it proves nothing (verdict "unknown").

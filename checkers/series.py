@@ -51,6 +51,11 @@ def _zero_filled(throughput: pd.DataFrame, bucket_s: float, last: int) -> pd.Dat
     return pd.concat(parts, ignore_index=True) if parts else throughput
 
 
+def _by_time(rows: list[dict[str, Any]], then: str) -> list[dict[str, Any]]:
+    """Rows in time order, then by `then` (Spark hands them over unsorted: see `queries`)."""
+    return sorted(rows, key=lambda r: (r["t"], r[then]))
+
+
 def bucket_width_ns(end_ns: int) -> int:
     """The report's time bucket: BUCKETS of them up to the history's last event."""
     return max(1, -(-end_ns // BUCKETS))
@@ -92,10 +97,9 @@ def build(
     fault's shading, from the run's config.json (checkers/faults.py colours_of)."""
     width = bucket_width_ns(end_ns)
     bucket_s = width / 1e9
-    by_time = lambda rows, second: sorted(rows, key=lambda r: (r["t"], r[second]))  # noqa: E731
-    throughput = _frame(by_time(parts["series.throughput"], "type"), ["t", "type", "per_s"])
+    throughput = _frame(_by_time(parts["series.throughput"], "type"), ["t", "type", "per_s"])
     throughput = _zero_filled(throughput, bucket_s, end_ns // width)
-    latency = _frame(by_time(parts["series.latency"], "f"), ["t", "f", "p50", "p99"])
+    latency = _frame(_by_time(parts["series.latency"], "f"), ["t", "f", "p50", "p99"])
     # Unseen at time t: acknowledged by t and not read by an ok poll by t.
     grid = pd.Index([i * bucket_s for i in range(BUCKETS + 1)], name="t")
 

@@ -112,10 +112,6 @@ def _settings(master: str, history_bytes: int | None = None) -> dict[str, str]:
         "spark.sql.shuffle.partitions": "8",
         "spark.sql.adaptive.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
-        # A value is parsed into a VARIANT by the JSON reader (checkers/load.py); an object with a
-        # key twice keeps the last, as Python's json and most JSON parsers do, instead of making
-        # the whole event unreadable.
-        "spark.sql.variant.allowDuplicateKeys": "true",
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.driver.host": "127.0.0.1",
     }
@@ -271,3 +267,7 @@ def tune(spark: SparkSession, history_bytes: int) -> None:
     # even, and at 100k interpreted is slower (9 s to 11 s).
     interpreted = history_bytes < INTERPRETED_BYTES
     spark.conf.set("spark.sql.codegen.factoryMode", "NO_CODEGEN" if interpreted else "FALLBACK")
+    # A value is parsed into a VARIANT by the JSON reader (checkers/load.py); an object with a key
+    # twice keeps the last, as Python's json does, instead of making the whole event unreadable.
+    # Set here, per check, so that a session the caller made (check_history's `session`) parses alike.
+    spark.conf.set("spark.sql.variant.allowDuplicateKeys", "true")

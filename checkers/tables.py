@@ -139,20 +139,15 @@ def flat(paired: DataFrame) -> DataFrame:
     # Each row keeps only its own kind's columns (null in the others): the cache's column builders
     # pass over a null for nothing, and a value for a second or so per 1M operations.
     shared = ("op", "process", "f", "`type`")
-    own = [c if c in shared else f"CASE WHEN kind = 'op' THEN {c} END AS {c}" for c in OP_COLUMNS]
-    micro = ["n_assign", "mode", "ctime AS `time`"]
+    op_only = [c if c in shared else f"CASE WHEN kind = 'op' THEN {c} END AS {c}" for c in OP_COLUMNS]
+    micro_only = [
+        f"CASE WHEN kind != 'op' THEN {c} END AS {name}"
+        for c, name in (("n_assign", "n_assign"), ("mode", "mode"), ("ctime", "`time`"))
+    ]
     return (
         paired.selectExpr(*carried, f"inline({rows})")
         .where("kind != 'send' OR `value` IS NOT NULL")
-        .selectExpr(
-            *own,
-            *[f"CASE WHEN kind != 'op' THEN {c.split(' AS ')[0]} END AS {c.split(' AS ')[-1]}" for c in micro],
-            "kind",
-            "key",
-            "offset",
-            "`value`",
-            "pos",
-        )
+        .selectExpr(*op_only, *micro_only, "kind", "key", "offset", "`value`", "pos")
     )
 
 

@@ -5,11 +5,13 @@ import time
 
 import pytest
 
+from kafka_chaos.harness.errors import KafkaChaosError
 from kafka_chaos.harness.history import HistoryWriter
 from kafka_chaos.workloads import runner as runner_module
 from kafka_chaos.workloads.context import RunContext
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.runner import Runner, WorkloadCrash
+from kafka_chaos.workloads.txn import prepare_transactions
 
 
 class Schedule:
@@ -75,12 +77,6 @@ def test_the_workload_phase_ends_when_a_scripted_schedule_finishes(tmp_path, mon
 
 
 def test_a_transaction_coordinator_that_never_gets_ready_stops_the_run_with_a_named_error():
-    import time
-
-    from kafka_chaos.harness.errors import KafkaChaosError
-    from kafka_chaos.workloads.options import WorkloadOptions
-    from kafka_chaos.workloads.txn import prepare_transactions
-
     started = time.monotonic()
     opts = WorkloadOptions(workload="txn", request_timeout_ms=300)
     with pytest.raises(KafkaChaosError, match="transaction coordinator was not ready within 1 s"):
