@@ -35,6 +35,16 @@ def _check_java() -> None:
 #: Below this many bytes of history the driver's JIT compiles with C1 only: a small check is over
 #: before C2's optimized code would pay for its compile time (about 1 s of a cold check).
 QUICK_JIT_BYTES = 64 << 20
+#: Above it, C2 compiles fewer methods, later, and inlines less deeply. A fresh check's JIT is a
+#: large part of its CPU (at 1M operations, 2026-11-25: 17 to 18 s of C2 and 4 s of C1 against 26
+#: s of tasks): most of what C2 compiled at its default thresholds was Spark's planning, parsing
+#: and serialization code that one check runs too briefly to pay the compile back. Fresh 1M checks,
+#: alternating, medians of 3: 26.5 s against 30.6 s (JVM CPU 45 s against 55 s); tasks' CPU the
+#: same, C2's 9.5 s instead of 17 s.
+LATE_C2 = (
+    "-XX:Tier4InvocationThreshold=40000 -XX:Tier4CompileThreshold=80000 -XX:Tier4BackEdgeThreshold=300000"
+    " -XX:MaxInlineLevel=9 -XX:InlineSmallCode=1000"
+)
 
 
 def _java() -> Path | None:
@@ -68,7 +78,7 @@ def class_archive() -> Path | None:
 
 def _archive_options(archive: Path | None) -> tuple[str, Path | None]:
     """The JVM option that uses the archive, or the one that writes it at exit (into a file of
-    this process's own, moved into place by `_finish_archive`), and that file."""
+    this process's own, moved into place by `_end_jvm`), and that file."""
     if archive is None:
         return "", None
     if archive.exists():
@@ -101,6 +111,8 @@ def _settings(master: str, history_bytes: int | None = None) -> dict[str, str]:
     driver_opts = f"{java_opts} -XX:+UseParallelGC"
     if history_bytes is not None and history_bytes < QUICK_JIT_BYTES:
         driver_opts += " -XX:TieredStopAtLevel=1"
+    else:
+        driver_opts += f" {LATE_C2}"
     return {
         "spark.master": master,
         "spark.app.name": "kafka-chaos check",
@@ -139,24 +151,36 @@ def _launch_jvm(settings: dict[str, str], partial: Path | None = None, archive: 
         gateway = launch_gateway(conf, popen_kwargs={"stdout": out, "stderr": out})
     SparkContext._ensure_initialized(gateway=gateway)
     atexit.register(lambda: log.unlink(missing_ok=True))
-    if partial is not None and archive is not None:
-        atexit.register(_finish_archive, gateway.proc, partial, archive)
+    atexit.register(_end_jvm, gateway.proc, partial, archive)
     return log
 
 
-def _finish_archive(proc, partial: Path, archive: Path) -> None:  # noqa: ANN001 (a subprocess.Popen)
-    """At exit, once: let the JVM end on its own (it writes the class archive as it exits) and
-    move the archive into place; every later check starts from it. A JVM that does not finish
-    within a minute is left to end alone and its partial file to the next writer."""
+#: Whether this process checked a history of QUICK_JIT_BYTES or more (`tune` sets it): its JVM is
+#: waited for at exit.
+_large_check = False
+
+
+def _end_jvm(proc, partial: Path | None, archive: Path | None) -> None:  # noqa: ANN001 (a subprocess.Popen)
+    """At exit, after a large check: stop Spark and wait for its JVM to end, so that the process
+    ending means its JVM has ended too. Left alone, a large check's JVM goes on after Python's exit
+    removing its shuffle and cache files, on the same cores as whatever the user runs next. After
+    small checks the JVM is left to end alone: there is little to remove, and waiting would add
+    about 1.3 s to a 1k check's command. The first JVM on a machine also writes the class archive
+    as it exits: wait for it then too, and move the archive into place; every later check starts
+    from it. A JVM that does not finish within a minute is left to end alone (and its partial
+    archive to the next writer)."""
+    writes_archive = partial is not None and archive is not None
+    if not (_large_check or writes_archive):
+        return
     try:
         SparkContext = sys.modules["pyspark"].SparkContext
         if SparkContext._active_spark_context is not None:
             SparkContext._active_spark_context.stop()
         proc.stdin.close()  # the gateway exits when its standard input ends
         proc.wait(timeout=60)
-        if partial.exists() and partial.stat().st_size:
+        if writes_archive and partial.exists() and partial.stat().st_size:
             os.replace(partial, archive)
-    except Exception:  # noqa: BLE001 (an archive is an optimization; never fail an exit for it)
+    except Exception:  # noqa: BLE001 (never fail an exit for it)
         pass
 
 
@@ -250,8 +274,13 @@ INTERPRETED_BYTES = 2 << 20
 def tune(spark: SparkSession, history_bytes: int) -> None:
     """Settings for the input's size: a small history spends its time planning and compiling, not
     computing, so it gets one shuffle partition and no code generation; a large one gets both."""
+    global _large_check
+    _large_check = _large_check or history_bytes >= QUICK_JIT_BYTES
     small = history_bytes < SMALL_BYTES
-    partitions = 1 if small else max(8, min(200, history_bytes // (64 << 20)))
+    # Four shuffle partitions below QUICK_JIT_BYTES, not eight: at 100k operations (21 MB) a fresh
+    # check's tasks took 7.2 to 7.5 s of CPU instead of 7.8 to 8.2 s (wall 10.4 s against 10.6 s,
+    # medians of 3, alternating); at 1M four were no faster than eight.
+    partitions = 1 if small else 4 if history_bytes < QUICK_JIT_BYTES else max(8, min(200, history_bytes // (64 << 20)))
     # The file is read in pieces of at most this many bytes: every core parses JSON from the first
     # stage on (Spark's default, 128 MB, reads a history of under 128 MB on one core).
     cores = spark.sparkContext.defaultParallelism
@@ -271,3 +300,9 @@ def tune(spark: SparkSession, history_bytes: int) -> None:
     # twice keeps the last, as Python's json does, instead of making the whole event unreadable.
     # Set here, per check, so that a session the caller made (check_history's `session`) parses alike.
     spark.conf.set("spark.sql.variant.allowDuplicateKeys", "true")
+    # The flat table is cached without compression: choosing a column's encoding looks every value
+    # of a long or string column up in a boxed hash map (its dictionary encoder never gives up on
+    # a 10,000-row batch), the largest single cost of building the cache. Measured per JVM thread,
+    # fresh checks, alternating (2026-11-25): tasks' CPU 31.0 and 29.7 s against 33.6 and 32.3 s at
+    # 1M, 161 s against 182 s at 10M (wall 127 s against 137 s), with the heap as it is.
+    spark.conf.set("spark.sql.inMemoryColumnarStorage.compressed", "false")
