@@ -39,8 +39,9 @@ QUICK_JIT_BYTES = 64 << 20
 #: large part of its CPU (at 1M operations, 2026-11-25: 17 to 18 s of C2 and 4 s of C1 against 26
 #: s of tasks): most of what C2 compiled at its default thresholds was Spark's planning, parsing
 #: and serialization code that one check runs too briefly to pay the compile back. Fresh 1M checks,
-#: alternating, medians of 3: 26.5 s against 30.6 s (JVM CPU 45 s against 55 s); tasks' CPU the
-#: same, C2's 9.5 s instead of 17 s.
+#: alternating, medians of 3: 26.4 s against 30.4 s (JVM CPU 45 s against 54 s); tasks' CPU no
+#: higher (23 to 24 s against 25 to 27 s), C2's 10 s instead of 17 s. At 10M, one pair: 110.7 s
+#: against 114.1 s.
 LATE_C2 = (
     "-XX:Tier4InvocationThreshold=40000 -XX:Tier4CompileThreshold=80000 -XX:Tier4BackEdgeThreshold=300000"
     " -XX:MaxInlineLevel=9 -XX:InlineSmallCode=1000"
@@ -304,5 +305,5 @@ def tune(spark: SparkSession, history_bytes: int) -> None:
     # of a long or string column up in a boxed hash map (its dictionary encoder never gives up on
     # a 10,000-row batch), the largest single cost of building the cache. Measured per JVM thread,
     # fresh checks, alternating (2026-11-25): tasks' CPU 31.0 and 29.7 s against 33.6 and 32.3 s at
-    # 1M, 161 s against 182 s at 10M (wall 127 s against 137 s), with the heap as it is.
+    # 1M, 161 s against 170 s at 10M (wall 116.6 s against 120.2 s), with the heap as it is.
     spark.conf.set("spark.sql.inMemoryColumnarStorage.compressed", "false")
