@@ -19,6 +19,7 @@ need_packages() {
   command -v debootstrap >/dev/null || missing+=(debootstrap)
   command -v iptables >/dev/null || missing+=(iptables)
   command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
+  command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)  # --client java's driver
   command -v mvn >/dev/null || missing+=(maven)
   if [ "${1:-}" = browser ]; then
     command -v chromium >/dev/null || missing+=(chromium)

@@ -6,8 +6,10 @@
 
 Each run is the README's chaos run, `kafka-chaos run --nemesis kill,pause,partition
 --nemesis-interval 8 --time-limit 60` on the safe defaults (a fresh 3-node cluster), with the
-variant's options on top (`--acks 1 --idempotence false`, `--idempotence false`; the txn workload runs only the
-safe variant, since transactions need acks=all and idempotence). It reads the liveness that
+variant's options on top (`--acks 1 --idempotence false`, `--idempotence false`; `librdkafka` and
+`java` are the safe defaults through that client, `safe` is kafka-python's; `group`,
+`group-librdkafka`, `group-java` read as one consumer group with churn; the txn workload runs
+no acks1 or no-idempotence variant, since transactions need acks=all and idempotence). It reads the liveness that
 the run measured from its history (summary.json, checkers/liveness.py) and prints medians:
 ok operations/s before the first fault, and the ratios in fault windows and in the fault-free
 stretches after the first fault. Goals (issue 13): between faults >= 0.8, in faults >= 0.25.
@@ -39,6 +41,13 @@ VARIANTS = {
     "safe": [],
     "acks1": ["--acks", "1", "--idempotence", "false"],
     "no-idempotence": ["--idempotence", "false"],
+    # The safe defaults through the other clients (docs/clients.md); "safe" is kafka-python's.
+    "librdkafka": ["--client", "librdkafka"],
+    "java": ["--client", "java"],
+    # Every consumer in one group, a member leaving and one joining every 7 s (docs/history.md).
+    "group": ["--consumer", "subscribe", "--group-churn", "7"],
+    "group-librdkafka": ["--consumer", "subscribe", "--group-churn", "7", "--client", "librdkafka"],
+    "group-java": ["--consumer", "subscribe", "--group-churn", "7", "--client", "java"],
 }
 
 
@@ -58,6 +67,11 @@ def one_run(version: str, workload: str, variant: str, seed: int, args: argparse
 
 
 def variant_of(workload: dict) -> str:
+    client = workload.get("client", "kafka-python")
+    if workload.get("consumer", "assign") != "assign":
+        return "group" if client == "kafka-python" else f"group-{client}"
+    if client != "kafka-python":
+        return client if workload.get("acks") == "all" and workload.get("enable_idempotence", True) else f"{client}-?"
     if workload.get("acks") != "all":
         return "acks1" if workload.get("acks") == "1" else f"acks{workload.get('acks')}"
     return "safe" if workload.get("enable_idempotence", True) else "no-idempotence"
@@ -150,7 +164,7 @@ def main() -> None:
         (v, w, var)
         for w in args.workloads.split(",")
         for var in args.variants.split(",")
-        if w == "queue" or var == "safe"
+        if w == "queue" or var not in ("acks1", "no-idempotence")
         for v in args.kafka.split(",")
     ]
     if args.from_store:

@@ -19,7 +19,9 @@ class Anomaly:
     name: str
     module: str  # where its rule lives, under checkers/
     holds_when: str
-    error: str  # "always", "never" (reported, allowed) or "unless-subscribe"
+    #: "always", "never" (reported, allowed), "unless-subscribe", or "wr-only" (an error when every
+    #: edge of the cycle is wr, allowed when it needs a ww edge)
+    error: str
 
 
 ANOMALIES: tuple[Anomaly, ...] = (
@@ -81,6 +83,10 @@ ANOMALIES: tuple[Anomaly, ...] = (
         "never",
     ),
     Anomaly("precommitted-read", "precommitted_read", "a transaction polled a value that it sent itself", "always"),
+    Anomaly("G0", "cycles", "a cycle of ww edges between transactions (writes are not isolated)", "never"),
+    Anomaly("G1c", "cycles", "a cycle of ww and wr edges between transactions with at least one wr edge", "wr-only"),
+    Anomaly("G1c-process", "cycles", "a cycle of wr edges that exists only once process order is added", "always"),
+    Anomaly("G1c-realtime", "cycles", "a cycle of wr edges that exists only once realtime order is added", "always"),
 )
 NAMES = tuple(a.name for a in ANOMALIES)
 BY_NAME = {a.name: a for a in ANOMALIES}
@@ -151,7 +157,10 @@ def step_instances(key: str, rows: pd.DataFrame, skip: str, back: str) -> list[p
 
 def markdown_table() -> str:
     """The table docs/checker.md shows (a test keeps the two in step)."""
-    kinds = {"always": "error", "never": "allowed", "unless-subscribe": "error (allowed under subscribe)"}
+    kinds = {
+        "always": "error", "never": "allowed", "unless-subscribe": "error (allowed under subscribe)",
+        "wr-only": "error when every edge is wr (allowed when it needs a ww edge)",
+    }  # fmt: skip
     rows = ["| anomaly | kind | rule in | holds when |", "|---|---|---|---|"]
     rows += [f"| `{a.name}` | {kinds[a.error]} | `checkers/{a.module}.py` | {a.holds_when} |" for a in ANOMALIES]
     return "\n".join(rows)

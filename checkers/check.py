@@ -16,12 +16,24 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kafka_chaos.checkers import liveness, load, parts, per_key, root_cause, series, spark, stats, tables, tallies
+from kafka_chaos.checkers import (
+    cycles,
+    liveness,
+    load,
+    parts,
+    per_key,
+    root_cause,
+    series,
+    spark,
+    stats,
+    tables,
+    tallies,
+)
 from kafka_chaos.checkers import report as report_page
 from kafka_chaos.checkers.anomalies import INSTANCES, NAMES
 from kafka_chaos.checkers.errors import BadHistory
 from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS, colours_of, ends_of
-from kafka_chaos.checkers.result import CheckResult
+from kafka_chaos.checkers.result import CheckResult, describe_cycle
 from kafka_chaos.checkers.run_dir import REPORT, RESULTS, RunDir
 from kafka_chaos.checkers.sql import literal
 from kafka_chaos.checkers.tables import NEMESIS
@@ -40,6 +52,7 @@ def ranked(found: DataFrame, limit: int = MAX_EXAMPLES) -> DataFrame:
     by_name = "OVER (PARTITION BY name)"
     return (
         found.where(f"NOT startswith(name, {literal(tallies.PREFIX)})")
+        .where(f"NOT startswith(name, {literal(cycles.PREFIX)})")
         .selectExpr(
             "*",
             "row_number() OVER (PARTITION BY name ORDER BY allowed, key, ops, `values`) AS rank",
@@ -68,7 +81,11 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]
         if row["allowed"]:
             example["allowed"] = True
         entry["examples"].append(example)
-    return {name: out[name] for name in NAMES if name in out}
+    return _in_order(out)
+
+
+def _in_order(anomalies: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {name: anomalies[name] for name in NAMES if name in anomalies}
 
 
 def facts_query(ops: DataFrame) -> DataFrame:
@@ -81,6 +98,7 @@ def facts_query(ops: DataFrame) -> DataFrame:
         # Not count(DISTINCT): that plans an extra shuffle of every operation for a handful of processes.
         "size(collect_set(process)) AS processes",
         "max(CAST(f = 'poll' AND `type` = 'ok' AS INT)) AS ok_poll",
+        "max(CAST(f = 'txn' AS INT)) AS txns",
         *[f"{c} AS {name}" for name, c in liveness.span_columns().items()],
     )
 
@@ -114,9 +132,11 @@ def check_history(
     report: bool = True,
     session: SparkSession | None = None,
     progress: Callable[[str], None] | None = None,
+    cycles: bool = True,
 ) -> CheckResult:
     """Check one history; writes results.json (and report.html) into `out`. `progress` hears of
-    each phase (a large history takes minutes)."""
+    each phase (a large history takes minutes). `cycles=False` skips the transaction cycle search
+    (checkers/cycles.py; bench/check_scale.py's baseline)."""
     say = progress or (lambda message: None)
     starting = f"check: starting Spark ({master or spark.DEFAULT_MASTER})" if session is None else "check: starting"
     if load.is_uri(path):
@@ -153,7 +173,7 @@ def check_history(
     fl = tables.split(rows)
     cached = [fl.ops, fl.micro, rows]
     try:
-        result, plots = _check(loaded, cached, report, say, run_dir, paired)
+        result, plots = _check(loaded, cached, report, say, run_dir, paired, cycles)
     finally:
         for df in cached:
             df.unpersist()
@@ -167,6 +187,7 @@ def _check(
     say: Callable[[str], None],
     run_dir: Path | None,
     paired: DataFrame,
+    search_cycles: bool = True,
 ) -> tuple[CheckResult, series.Series | None]:
     """The check proper: two Spark actions for a valid history (the first facts, then every
     small result at once; checkers/parts.py), a third for the report's offset timelines when
@@ -198,8 +219,15 @@ def _check(
         **stats.queries(ops),
         **(series.queries(ops, end_ns) if report else {}),
     }
+    txns = search_cycles and bool(facts["txns"])
+    if txns:
+        queries.update(cycles.queries(found, ops))
     got = parts.collect(queries)
     anomalies = summarize(got["instances"])
+    if txns:
+        say("check: transaction cycles")
+        g = cycles.graph(got, evidenced)
+        anomalies = _in_order({**anomalies, **cycles.entries(g, cycles.search(g, MAX_EXAMPLES))})
     slots: dict[str, dict[int, int]] = {tallies.VALUES: {}, tallies.ACKED: {}, tallies.SEEN: {}}
     for row in got["tallies"]:
         slots[row["name"]][int(row["slot"])] = int(row["n"])
@@ -288,7 +316,10 @@ def format_summary(result: CheckResult) -> str:
         lines.append(liveness.format_liveness(result.liveness, warning=False))
     for name, a in result.anomalies.items():
         ex = a["examples"][0]
-        where = f"key {ex['key']} offsets {ex['offsets']} values {ex['values']} ops {ex['ops']}"
+        if "edges" in ex:
+            where = f"cycle {describe_cycle(ex)}"
+        else:
+            where = f"key {ex['key']} offsets {ex['offsets']} values {ex['values']} ops {ex['ops']}"
         if a["errors"] == a["count"]:
             kind = "error"
         else:

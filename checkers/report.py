@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from kafka_chaos.checkers import svg
 from kafka_chaos.checkers.anomalies import BY_NAME
+from kafka_chaos.checkers.result import describe_cycle
 from kafka_chaos.checkers.svg import PALETTE, Chart
 
 if TYPE_CHECKING:
@@ -31,6 +33,7 @@ table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:
 th{background:#f3f3f3}.warn{color:#a15c00}
 svg.plot{display:block;margin:10px 0;font-size:11px}svg .grid{stroke:#eee}svg .frame{fill:none;stroke:#999}
 svg .title{font-size:13px;font-weight:600}
+.cycles svg.cycle{display:inline-block;margin-right:12px}
 """
 # Proves in a browser test that the page's script ran; counts what it shows.
 SCRIPT = """
@@ -40,6 +43,10 @@ document.addEventListener('DOMContentLoaded', function () {
   document.body.setAttribute('data-rendered', 'yes');
 });
 """
+
+
+#: Cycles drawn per anomaly (the rest are listed).
+MAX_DRAWN = 4
 
 
 def _table(df: pd.DataFrame) -> str:
@@ -74,6 +81,14 @@ def _anomaly_tables(anomalies: dict[str, dict[str, Any]]) -> str:
             for ex in a["examples"]
         ]
         parts.append(f'<h3 id="a-{escape(name)}">{escape(name)}: {a["count"]} ({a["errors"]} errors)</h3>')
+        cycles = [ex for ex in a["examples"] if "edges" in ex]
+        if cycles:  # transaction cycles: each drawn, with its edges in a line
+            parts.append(_table(pd.DataFrame([
+                {"cycle (history indices)": describe_cycle(ex), "allowed": "yes" if ex.get("allowed") else ""}
+                for ex in cycles
+            ])))  # fmt: skip
+            parts.append('<div class="cycles">' + "".join(svg.cycle(ex) for ex in cycles[:MAX_DRAWN]) + "</div>")
+            continue
         parts.append(_table(pd.DataFrame(rows)))
     return "".join(parts)
 

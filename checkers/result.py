@@ -78,3 +78,16 @@ class CheckResult:
             "history": str(self.history) if self.history else None,
             **({"root_cause": self.root_cause} if self.root_cause is not None else {}),
         }
+
+
+def describe_cycle(example: dict[str, Any]) -> str:
+    """A transaction cycle example (checkers/cycles.py) on one line: `12 -wr t/0-> 15 -ww t/1-> 12`
+    (history indices)."""
+    edges = example["edges"]
+    if not edges:
+        return ""
+    parts = [str(edges[0]["from"])]
+    for e in edges:
+        label = e["kind"] + (f" {e['key']}" if e.get("key") else "")
+        parts.append(f"-{label}-> {e['to']}")
+    return " ".join(parts)

@@ -130,3 +130,46 @@ class Chart:
             + "".join(axes + self.parts + legend)
             + "</svg>"
         )
+
+
+#: Edge colours of a transaction cycle by kind (checkers/cycles.py KINDS).
+EDGE_COLOURS = {"ww": "#1f77b4", "wr": "#d62728", "process": "#2ca02c", "realtime": "#9467bd"}
+
+
+def cycle(example: dict, size: int = 300) -> str:
+    """One transaction cycle (an example of checkers/cycles.py): its transactions on a circle,
+    named by history index, each edge an arrow labelled with its kind and key."""
+    edges = example["edges"]
+    ops = [e["from"] for e in edges]
+    n = max(len(ops), 1)
+    c, r = size / 2, size / 2 - 48
+    at = {
+        op: (c + r * math.cos(2 * math.pi * i / n - math.pi / 2), c + r * math.sin(2 * math.pi * i / n - math.pi / 2))
+        for i, op in enumerate(ops)
+    }
+    title = "cycle: " + " → ".join(str(o) for o in [*ops, ops[0]]) if ops else "cycle"
+    parts = [
+        f'<svg class="plot cycle" width="{size}" height="{size}" viewBox="0 0 {size} {size}" role="img">',
+        f"<title>{escape(title)}</title>",
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7"'
+        ' orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>',
+    ]
+    for e in edges:
+        (x1, y1), (x2, y2) = at[e["from"]], at[e["to"]]
+        length = math.hypot(x2 - x1, y2 - y1) or 1.0
+        ux, uy = (x2 - x1) / length, (y2 - y1) / length
+        # Bend each arrow to the right of its direction so that two opposite edges do not overlap.
+        mx, my = (x1 + x2) / 2 - uy * 18, (y1 + y2) / 2 + ux * 18
+        sx, sy, ex, ey = x1 + ux * 22, y1 + uy * 22, x2 - ux * 22, y2 - uy * 22
+        colour = EDGE_COLOURS.get(e["kind"], "#555")
+        label = e["kind"] + (f" {e['key']}" if e.get("key") else "")
+        parts.append(
+            f'<path d="M{sx:.1f},{sy:.1f} Q{mx:.1f},{my:.1f} {ex:.1f},{ey:.1f}" fill="none" stroke="{colour}"'
+            ' stroke-width="1.6" marker-end="url(#arrow)"/>'
+        )
+        parts.append(f'<text x="{mx:.1f}" y="{my:.1f}" fill="{colour}" text-anchor="middle">{escape(label)}</text>')
+    for op, (x, y) in at.items():
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="18" fill="#fff" stroke="#333"/>')
+        parts.append(f'<text x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle">{op}</text>')
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,8 +1,8 @@
-"""`kafka-chaos trend STORE`: the history of many runs, per Kafka version, nemesis and day.
+"""`kafka-chaos trend STORE`: the history of many runs, per Kafka version, nemesis, client and day.
 
 A nightly job leaves one run directory per run (runs/run.py). This Spark job reads every
 run directory under STORE, however deep, from two small files: `config.json` (Kafka version,
-nemesis, start time, run id) and `results.json` (the checker's verdict and anomaly counts).
+nemesis, client library, start time, run id) and `results.json` (the checker's verdict and anomaly counts).
 Histories are not read, so a store of stripped run directories (the nightly workflow keeps
 only these files between nights) gives the same trend.
 
@@ -10,9 +10,10 @@ A run counts once even when a `latest` link makes it visible twice (runs are tol
 their run id). Its verdict is valid, invalid or unknown as the checker said; "unchecked" when it
 has no results.json (never checked, or it did not complete).
 
-Output, in `--out` (default STORE/trend/): trend.md and trend.csv (one row per version, nemesis
-and day), trend.json (those rows and the invalid runs with their reports), trend.svg and
-trend.html (the table and plots of the invalid share and the run count per day and version).
+Output, in `--out` (default STORE/trend/): trend.md and trend.csv (one row per version, nemesis,
+client and day; a run from before the client axis counts as kafka-python's), trend.json (those
+rows and the invalid runs with their reports), trend.svg and trend.html (the table and plots of
+the invalid share and the run count per day and version).
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ class TrendRow:
     kept: float | None = None
     #: anomaly -> {"runs": runs that had it as an error, "errors": its error instances in them}
     anomalies: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: The client library the runs spoke (config.json's `client`; kafka-python before it was recorded).
+    client: str = "kafka-python"
 
     @property
     def invalid_share(self) -> float:
@@ -70,7 +73,7 @@ class TrendRow:
 class Trend:
     store: str
     rows: list[TrendRow]
-    #: Every invalid run: day, version, nemesis, run directory, its error anomalies.
+    #: Every invalid run: day, version, nemesis, client, run directory, its error anomalies.
     invalid_runs: list[dict[str, Any]]
 
     def to_json(self) -> dict[str, Any]:
@@ -101,7 +104,7 @@ def _files(spark: SparkSession, store: str) -> DataFrame:
 
 
 def runs_frame(spark: SparkSession, store: str) -> DataFrame:
-    """One row per run: dir, run_id, version, nemesis, day, verdict, anomalies (map of error counts),
+    """One row per run: dir, run_id, version, nemesis, client, day, verdict, anomalies (map of error counts),
     kept (between-faults / before-faults ok operations/s) and stalled (a liveness warning)."""
     j = lambda col, path: F.get_json_object(F.col(col), path)  # noqa: E731
     files = _files(spark, store)
@@ -120,6 +123,7 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
         .when(F.size(faults) > 0, F.array_join(faults, ","))
         .otherwise(F.lit("none"))
         .alias("nemesis"),
+        F.coalesce(j("config", "$.client"), F.lit("kafka-python")).alias("client"),
         F.coalesce(
             F.date_format(F.timestamp_millis(started_ms), "yyyy-MM-dd"),
             F.date_format(F.to_date(F.when(stamp != "", stamp), "yyyyMMdd"), "yyyy-MM-dd"),
@@ -156,7 +160,7 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
         runs.join(results, "dir", "left")
         .join(summaries, "dir", "left")
         .select(
-            "dir", "run_id", "version", "nemesis", "day", verdict.alias("verdict"), "anomalies",
+            "dir", "run_id", "version", "nemesis", "client", "day", verdict.alias("verdict"), "anomalies",
             F.when(F.col("r_live"), F.col("r_kept")).otherwise(F.col("s_kept")).alias("kept"),
             F.when(F.col("r_live"), F.col("r_warning")).otherwise(F.col("s_warning")).isNotNull().alias("stalled"),
         )
@@ -165,7 +169,7 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
 
 def aggregate(runs: DataFrame) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Any]]:
     """Collected rows: verdict counts per group, anomaly counts per group, and the invalid runs."""
-    keys = ["day", "version", "nemesis"]
+    keys = ["day", "version", "nemesis", "client"]
     counts = runs.groupBy(*keys).agg(
         F.count(F.lit(1)).alias("runs"),
         *[F.sum((F.col("verdict") == v).cast("int")).alias(v) for v in VERDICTS],
@@ -216,14 +220,16 @@ def trend(store: str | Path, master: str | None = None, session: SparkSession | 
             raise BadHistory(f"{store}: cannot read it: {first_line(exc)}") from None
         raise
     counts, per_anomaly, invalid = aggregate(runs)
-    rows = {(c["day"], c["version"], c["nemesis"]): TrendRow(**c) for c in counts}
+    rows = {(c["day"], c["version"], c["nemesis"], c["client"]): TrendRow(**c) for c in counts}
     for a in per_anomaly:
-        rows[(a["day"], a["version"], a["nemesis"])].anomalies[a["name"]] = {"runs": a["runs"], "errors": a["errors"]}
+        key = (a["day"], a["version"], a["nemesis"], a["client"])
+        rows[key].anomalies[a["name"]] = {"runs": a["runs"], "errors": a["errors"]}
     for row in rows.values():
         row.anomalies = dict(sorted(row.anomalies.items(), key=lambda kv: (-kv[1]["runs"], kv[0])))
-    ordered = sorted(rows.values(), key=lambda r: (r.day, _version_key(r.version), r.nemesis))
+    ordered = sorted(rows.values(), key=lambda r: (r.day, _version_key(r.version), r.nemesis, r.client))
     bad = [
-        {"day": r["day"], "version": r["version"], "nemesis": r["nemesis"], "run_dir": _local(r["dir"]),
+        {"day": r["day"], "version": r["version"], "nemesis": r["nemesis"], "client": r["client"],
+         "run_dir": _local(r["dir"]),
          "errors": dict(sorted((r["e"] or {}).items()))}
         for r in sorted(invalid, key=lambda r: (r["day"], _version_key(r["version"]), r["dir"]))
     ]  # fmt: skip
@@ -243,13 +249,13 @@ def _anomaly_cell(row: TrendRow) -> str:
 def _cells(r: TrendRow) -> tuple:
     kept = "" if r.kept is None else f"{r.kept:.0%}"
     return (
-        r.day, r.version, r.nemesis, r.runs, r.valid, r.invalid, r.unknown, r.unchecked, r.stalled, kept,
+        r.day, r.version, r.nemesis, r.client, r.runs, r.valid, r.invalid, r.unknown, r.unchecked, r.stalled, kept,
         _anomaly_cell(r),
     )  # fmt: skip
 
 
 HEADER = (
-    "day", "Kafka", "nemesis", "runs", "valid", "invalid", "unknown", "unchecked", "stalled",
+    "day", "Kafka", "nemesis", "client", "runs", "valid", "invalid", "unknown", "unchecked", "stalled",
     "kept between faults (median)", "anomalies: runs (instances)",
 )  # fmt: skip
 
@@ -262,7 +268,7 @@ def markdown(t: Trend) -> str:
         lines += ["", "Invalid runs:", ""]
         for b in t.invalid_runs:
             errors = ", ".join(f"{n} {c:,}" for n, c in b["errors"].items())
-            lines.append(f"- {b['day']} Kafka {b['version']} {b['nemesis']}: {errors} ({b['run_dir']})")
+            lines.append(f"- {b['day']} Kafka {b['version']} {b['nemesis']} {b['client']}: {errors} ({b['run_dir']})")
     return "\n".join(lines) + "\n"
 
 
@@ -303,9 +309,10 @@ def write(t: Trend, out: Path) -> dict[str, Path]:
     paths["md"].write_text(markdown(t))
     with paths["csv"].open("w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["day", "version", "nemesis", "runs", *VERDICTS, "stalled", "kept", "anomalies"])
+        w.writerow(["day", "version", "nemesis", "client", "runs", *VERDICTS, "stalled", "kept", "anomalies"])
         for r in t.rows:
-            w.writerow([r.day, r.version, r.nemesis, r.runs, r.valid, r.invalid, r.unknown, r.unchecked, r.stalled,
+            w.writerow([r.day, r.version, r.nemesis, r.client, r.runs, r.valid, r.invalid, r.unknown, r.unchecked,
+                        r.stalled,
                         "" if r.kept is None else r.kept,
                         ";".join(f"{n}={a['runs']}/{a['errors']}" for n, a in r.anomalies.items())])  # fmt: skip
     paths["json"].write_text(json.dumps(t.to_json(), indent=2) + "\n")
@@ -313,7 +320,7 @@ def write(t: Trend, out: Path) -> dict[str, Path]:
     paths["svg"].write_text(svgs[0].replace(">", ">" + _SVG_STYLE, 1))
     rows = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in _cells(r)) + "</tr>" for r in t.rows)
     invalid = "".join(
-        f"<li>{escape(b['day'])} Kafka {escape(b['version'])} {escape(b['nemesis'])}: "
+        f"<li>{escape(b['day'])} Kafka {escape(b['version'])} {escape(b['nemesis'])} {escape(b['client'])}: "
         f"{escape(', '.join(f'{n} {c:,}' for n, c in b['errors'].items()))} "
         f'(<a href="{escape(Path(b["run_dir"]).as_uri() if b["run_dir"].startswith("/") else b["run_dir"])}'
         f'/report.html">report</a>)</li>'

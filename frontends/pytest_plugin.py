@@ -8,6 +8,8 @@ A chaos test in a few lines:
         assert result.valid is True
 
 Fixtures: `kafka_version` (one version per test item; `--kafka-versions` parametrizes),
+`kafka_client` (the client library of chaos_run's calls that name none; `--kafka-clients`
+parametrizes every test that uses chaos_run, like `--kafka-versions`),
 `kafka_spec` (the cluster a test asks for: version, shape, broker config), `kafka_cluster` (a
 started cluster, removed after the test) and `chaos_run` (runs/chaos.py: a fresh cluster,
 workload, nemesis and check per call, returning a ChaosResult).
@@ -40,6 +42,7 @@ import pytest
 
 from kafka_chaos.checkers.liveness import format_liveness
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
+from kafka_chaos.workloads.clients.api import CLIENTS
 
 log = logging.getLogger("kafka_chaos")
 FIXTURES = ("kafka_version", "kafka_spec", "kafka_cluster", "chaos_run")
@@ -55,6 +58,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--kafka-versions",
         metavar="V1,V2",
         help=f"run every chaos test on each of these Kafka versions (default: the marker's, else {DEFAULT_VERSION})",
+    )
+    group.addoption(
+        "--kafka-clients",
+        metavar="C1,C2",
+        help="run every chaos_run test with each of these clients: kafka-python, librdkafka, java "
+        "(default: the call's, else kafka-python)",
     )
     group.addoption("--kafka-nodes", type=int, metavar="N", help="combined nodes of tests whose marker says none")
     group.addoption("--kafka-controllers", type=int, metavar="N", help="dedicated controllers (with --kafka-brokers)")
@@ -84,6 +93,22 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("kafka-chaos: --kafka-controllers and --kafka-brokers go together")
     if versions is not None and not versions:
         raise pytest.UsageError("kafka-chaos: --kafka-versions names no version")
+    clients = _cli_clients(config)
+    if clients is not None and not clients:
+        raise pytest.UsageError("kafka-chaos: --kafka-clients names no client")
+
+
+def _cli_clients(config: pytest.Config) -> list[str] | None:
+    text = config.getoption("kafka_clients")
+    if text is None:
+        return None
+    clients = [c.strip() for c in text.split(",") if c.strip()]
+    for c in clients:
+        if c not in CLIENTS:
+            raise pytest.UsageError(
+                f"kafka-chaos: --kafka-clients: unknown client {c!r}: expected {', '.join(CLIENTS)}"
+            )
+    return clients
 
 
 def _parse_versions(text: str, where: str) -> list[str]:
@@ -116,9 +141,13 @@ def _marker(node: Any) -> dict[str, Any]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Every test that uses a kafka-chaos fixture gets one item per Kafka version."""
+    """Every test that uses a kafka-chaos fixture gets one item per Kafka version, and a test that
+    uses chaos_run one per client of --kafka-clients."""
     if "kafka_version" not in metafunc.fixturenames:
         return
+    clients = _cli_clients(metafunc.config)
+    if clients is not None and "kafka_client" in metafunc.fixturenames:
+        metafunc.parametrize("kafka_client", [pytest.param(c, id=f"client-{c}") for c in clients])
     mark, where = _marker(metafunc.definition), f"{metafunc.definition.nodeid}: kafka marker"
     versions = _cli_versions(metafunc.config)
     if versions is None:
@@ -152,6 +181,13 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 def kafka_version() -> str:
     """The Kafka version of this test item (parametrized by --kafka-versions or the kafka marker)."""
     return DEFAULT_VERSION
+
+
+@pytest.fixture
+def kafka_client() -> str | None:
+    """The client library of this test item's chaos runs (parametrized by --kafka-clients); None:
+    each call's own `client=`, else kafka-python."""
+    return None
 
 
 @pytest.fixture
@@ -196,7 +232,7 @@ def _run_name(node: pytest.Item) -> str:
 
 
 @pytest.fixture
-def chaos_run(request: pytest.FixtureRequest, kafka_spec) -> Callable[..., Any]:
+def chaos_run(request: pytest.FixtureRequest, kafka_spec, kafka_client: str | None) -> Callable[..., Any]:
     """chaos_run(nemesis=..., interval=..., script=..., scenario=..., config=..., seed=..., **workload)
     -> ChaosResult (.valid, .anomalies, .report, .lost, .faults, .run_dir). See runs/chaos.py."""
     from kafka_chaos.harness.errors import KafkaChaosError
@@ -210,6 +246,8 @@ def chaos_run(request: pytest.FixtureRequest, kafka_spec) -> Callable[..., Any]:
     def call(**kwargs: Any):  # noqa: ANN202
         if opt("kafka_time_limit") is not None and "scenario" not in kwargs:
             kwargs.setdefault("time_limit", opt("kafka_time_limit"))
+        if kafka_client is not None:
+            kwargs.setdefault("client", kafka_client)
         log.info("chaos run on %s: %s", kafka_spec.describe(), kwargs or "defaults")
         try:
             result = run(

@@ -56,12 +56,12 @@ def _mvn_copy(dependencies: list[str], dest: Path, version: KafkaVersion) -> Non
         if missing:
             raise UsageError(
                 f"Kafka {version} has no complete set of artifacts on Maven Central "
-                f"(org.apache.kafka:kafka_2.13:{version}): {_first_error(out)}"
+                f"(org.apache.kafka:kafka_2.13:{version}): {first_error(out)}"
             )
-        raise KafkaChaosError(f"Maven could not resolve Kafka {version}: {_first_error(out)}")
+        raise KafkaChaosError(f"Maven could not resolve Kafka {version}: {first_error(out)}")
 
 
-def _first_error(output: str) -> str:
+def first_error(output: str) -> str:
     for line in output.splitlines():
         if "[ERROR]" in line:
             return re.sub(r"\x1b\[[0-9;]*m", "", line).replace("[ERROR]", "").strip()[:400]
@@ -86,7 +86,7 @@ def logging_binding(libs: Path) -> list[tuple[str, str, str]]:
     return [RELOAD4J, ("org.slf4j", "slf4j-reload4j", slf4j)]
 
 
-def _resolve_once(dest: Path, version: KafkaVersion, resolve: Callable[[Path], None]) -> Path:
+def resolve_once(dest: Path, version: KafkaVersion, resolve: Callable[[Path], None]) -> Path:
     """Run `resolve` into an empty `dest` once: a finished directory is marked, a broken one removed."""
     if (dest / _COMPLETE).exists():
         return dest
@@ -110,7 +110,7 @@ def resolve_broker_jars(version: KafkaVersion) -> Path:
         binding = [_dependency_xml(g, a, v, False) for g, a, v in logging_binding(dest)]
         _mvn_copy(binding, dest, version)
 
-    return _resolve_once(jars_dir(version), version, resolve)
+    return resolve_once(jars_dir(version), version, resolve)
 
 
 def resolve_tools_jars(version: KafkaVersion) -> Path:
@@ -118,4 +118,4 @@ def resolve_tools_jars(version: KafkaVersion) -> Path:
     not hold: from 4.0 on, DumpLogSegments lives there. Resolved once per version, then cached."""
     dependency = _dependency_xml("org.apache.kafka", "kafka-tools", str(version), True)
     dest = cache_dir() / "jars" / f"{version}-tools"
-    return _resolve_once(dest, version, lambda d: _mvn_copy([dependency], d, version))
+    return resolve_once(dest, version, lambda d: _mvn_copy([dependency], d, version))

@@ -13,11 +13,16 @@ from collections.abc import Callable
 from typing import Any
 
 from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.config import EXTERNAL_PORT, INTERNAL_PORT
 from kafka_chaos.harness.history import FAIL, INFO, NEMESIS, OK, HistoryWriter
 from kafka_chaos.nemesis import partition as net
 from kafka_chaos.nemesis.faults import BY_NAME, DOWN, NAMES, PAUSED, THAWED, UP, named_ends
+from kafka_chaos.nemesis.stall import END_TXN, WRITE_TXN_MARKERS, stall
 from kafka_chaos.nemesis.targets import TargetError, resolve
 from kafka_chaos.nemesis.unflushed import lose_unflushed
+
+#: The faults that hold connections open now (nemesis/stall.py): which request, on which listener.
+HOLDS = {"hold-endtxn": (END_TXN, EXTERNAL_PORT), "hold-markers": (WRITE_TXN_MARKERS, INTERNAL_PORT)}
 
 
 class Nemesis:
@@ -116,6 +121,11 @@ class Nemesis:
             net.apply(self.cluster.nodes, grudge, self.cluster.network.name)
             self.partitioned = True
             return {"nodes": aliases, "grudge": {k: sorted(v) for k, v in grudge.items() if v}}
+        elif fault == "stall" or fault in HOLDS:
+            api, port = HOLDS.get(fault, (None, EXTERNAL_PORT))
+            held = stall(nodes, api, port)
+            self.partitioned = True
+            return {"nodes": aliases, "connections": held}
         elif fault == "heal":
             healed = net.heal(self.cluster.nodes)
             self.partitioned = False

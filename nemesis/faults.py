@@ -78,6 +78,29 @@ FAULTS: tuple[Fault, ...] = (
         "OUTPUT, by cluster-network address",
         undone_by="heal", undone_doc="`heal`: flushes that chain on every node", random=True, colour="#9467bd",
     ),
+    Fault(
+        "stall",
+        "hold every TCP connection clients have open to the node now (a DROP rule per connection, both ways, "
+        "in the `KAFKA-CHAOS` chain); connections opened later pass. A request already on the wire arrives "
+        "when it heals, late and out of order with what the client sent since on a new connection "
+        "(KAFKA-17754's delayed EndTxn)",
+        undone_by="heal", undone_doc="`heal`", random=True, colour="#17becf",
+    ),
+    Fault(
+        "hold-endtxn",
+        "on every connection clients have open to the node now, drop the segment that starts their next "
+        "EndTxn request (an iptables u32 match on its API key): TCP holds it and what follows it until healed, "
+        "while the client times it out and sends it again on a new connection (KAFKA-17754)",
+        undone_by="heal", undone_doc="`heal`", random=True, colour="#aec7e8",
+    ),
+    Fault(
+        "hold-markers",
+        "the same on the brokers' own listener: on every connection open to the node now, drop the segment that "
+        "starts the next WriteTxnMarkers request; the coordinator sends the marker again on a new connection "
+        "(after the brokers' request.timeout.ms) and the late one arrives after the producer's next transaction "
+        "began there (KAFKA-17754)",
+        undone_by="heal", undone_doc="`heal`", random=True, colour="#c5b0d5",
+    ),
     Fault("heal", "flush every node's `KAFKA-CHAOS` chain: the network whole again"),
     Fault(
         "wipe",

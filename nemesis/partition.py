@@ -122,14 +122,14 @@ def apply(nodes: Sequence[KafkaNode], grudge: Grudge, network: str) -> None:
             if ips[enemy]
             for flag in "sd"
         ]  # a stopped enemy has no address; its peers' rules are all there is to install
-        scripts[alias] = " && ".join([_RESET, *drops])
+        scripts[alias] = " && ".join([RESET, *drops])
     with ThreadPoolExecutor(max_workers=len(scripts) or 1) as pool:
         for future in [pool.submit(exec_root, by_alias[a], "sh", "-c", script) for a, script in scripts.items()]:
             future.result()
 
 
 #: An empty KAFKA-CHAOS chain, jumped to from INPUT and OUTPUT.
-_RESET = (
+RESET = (
     f"(iptables -N {CHAIN} 2>/dev/null || iptables -F {CHAIN}) && "
     f"(iptables -C INPUT -j {CHAIN} 2>/dev/null || iptables -I INPUT -j {CHAIN}) && "
     f"(iptables -C OUTPUT -j {CHAIN} 2>/dev/null || iptables -I OUTPUT -j {CHAIN})"

@@ -3,6 +3,8 @@
 Random (`--nemesis kill,pause,partition --nemesis-interval S`): wait S seconds of quiet, apply
 a fault from the list to a random target, hold it S seconds, heal it, and again. Faults come
 in rounds, each fault once per round in a random order, so a short run still sees them all.
+An entry `FAULT@TARGET` aims that fault at a target of nemesis/targets.py instead
+(`kill@group-coordinator`, `pause@txn-coordinator`, `kill@leader:chaos/0`).
 
 Scripted (`--nemesis-script FILE`, JSON): a list of steps, each
 `{"at": seconds, "fault": "kill", "target": "leader:chaos/0", "shape": "isolate", "for": seconds}`.
@@ -32,10 +34,15 @@ from kafka_chaos.nemesis.partition import RANDOM_SHAPES, SHAPES
 
 
 def parse_fault_list(text: str) -> list[str]:
+    """The entries of a random fault list: FAULT, or FAULT@TARGET (a target of nemesis/targets.py;
+    a node name, or a key's leader, may hold no comma here: the list is comma-separated)."""
     faults = [f.strip() for f in text.split(",") if f.strip()]
-    unknown = [f for f in faults if f not in RANDOM]
+    unknown = [f for f in faults if f.partition("@")[0] not in RANDOM]
     if unknown or not faults:
         raise UsageError(f"unknown fault {', '.join(unknown) or text!r}: expected some of {', '.join(RANDOM)}")
+    untargeted = [f for f in faults if "@" in f and not f.partition("@")[2]]
+    if untargeted:
+        raise UsageError(f"fault {untargeted[0]!r} names no target after '@' (e.g. kill@group-coordinator)")
     return faults
 
 
@@ -162,9 +169,9 @@ class RandomSchedule(Schedule):
         while self._sleep_until(time.monotonic() + self.interval):  # quiet period
             if not bag:  # every fault once per round, in a random order
                 bag = self.rng.sample(self.faults, len(self.faults))
-            fault = bag.pop()
+            fault, _, target = bag.pop().partition("@")
             shape = self.rng.choice(RANDOM_SHAPES) if fault == "partition" else "isolate"
-            self.nemesis.run(fault, "random", shape)
+            self.nemesis.run(fault, target or "random", shape)
             if fault in HEALS:
                 held = self._sleep_until(time.monotonic() + self.interval)
                 self.nemesis.run(HEALS[fault], "random")

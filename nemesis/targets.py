@@ -5,6 +5,8 @@ leader:KEY        the current leader of partition KEY ("topic/partition")
 follower:KEY      a follower in KEY's ISR (not its leader)
 controller        the active controller (describe_metadata_quorum)
 controllers       every controller
+group-coordinator the broker coordinating the run's consumer group (:GROUP for another group)
+txn-coordinator   the broker coordinating the transactional id of the run's process 0 (:ID for another id)
 minority          a random minority of the nodes (at least one)
 majority          a random majority of the nodes
 NODE              a node by alias (kafka-2) or id (2); several with commas
@@ -21,9 +23,27 @@ from kafka import KafkaAdminClient
 from kafka.errors import KafkaError
 
 from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.names import (
+    OFFSETS_PARTITIONS,
+    TXN_STATE_PARTITIONS,
+    coordinator_partition,
+    group_id,
+    transactional_id,
+)
 from kafka_chaos.harness.node import KafkaNode
 
-KINDS = ("random", "leader:KEY", "follower:KEY", "controller", "controllers", "minority", "majority", "NODE[,NODE]")
+KINDS = (
+    "random",
+    "leader:KEY",
+    "follower:KEY",
+    "controller",
+    "controllers",
+    "group-coordinator[:GROUP]",
+    "txn-coordinator[:ID]",
+    "minority",
+    "majority",
+    "NODE[,NODE]",
+)
 
 
 class TargetError(Exception):
@@ -71,10 +91,29 @@ def _partition(cluster: KafkaCluster, key: str, tries: int = 3) -> dict:
     raise TargetError(f"no partition {key} (metadata error code {', '.join(map(str, errors))}, asked {tries} times)")
 
 
+def _coordinator(cluster: KafkaCluster, target: str) -> KafkaNode:
+    """The leader of the internal partition that coordinates a group or a transactional id: the
+    broker Kafka's FindCoordinator names (harness/names.py coordinator_partition)."""
+    kind, _, name = target.partition(":")
+    if kind == "group-coordinator":
+        topic, (setting, default), name = "__consumer_offsets", OFFSETS_PARTITIONS, name or group_id(cluster.run_id)
+    else:
+        topic, (setting, default) = "__transaction_state", TXN_STATE_PARTITIONS
+        name = name or transactional_id(cluster.run_id, 0)
+    partitions = int(cluster.config.get(setting, default))
+    key = f"{topic}/{coordinator_partition(name, partitions)}"
+    leader = _partition(cluster, key)["leader_id"]
+    if leader is None or leader < 0:
+        raise TargetError(f"{target}: {key}, which coordinates {name}, has no leader right now")
+    return cluster.node(leader)
+
+
 def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[KafkaNode]:
     nodes = list(cluster.nodes)
     if target == "random":
         return [rng.choice(nodes)]
+    if target.split(":", 1)[0] in ("group-coordinator", "txn-coordinator"):
+        return [_coordinator(cluster, target)]
     if target.startswith("leader:"):
         leader = _partition(cluster, target.split(":", 1)[1])["leader_id"]
         if leader is None or leader < 0:

@@ -137,11 +137,16 @@ def chaos_run(
     """Run and check. `nemesis`: faults mixed at random every `interval` s ("kill,pause,partition");
     `script`: timed steps (nemesis/schedule.py); `scenario`: a library scenario or scenario file,
     with its own cluster shape, config and workload (scenarios/); `config`: broker overrides on
-    top of the spec's; other keywords are workload options (workloads/options.py)."""
+    top of the spec's; other keywords are workload options (workloads/options.py), among them
+    `client=` ("kafka-python", "librdkafka", "java") and `client_version=`, which a scenario
+    takes too."""
     if scenario is not None:
+        client = {k: workload.pop(k) for k in ("client", "client_version") if k in workload}
         if nemesis or script is not None or workload or config:
-            raise UsageError("a scenario brings its own nemesis, workload and config: pass only scenario=")
-        return _scenario_run(spec, store, scenario, seed, log, progress, spark_master)
+            raise UsageError(
+                "a scenario brings its own nemesis, workload and config: pass only scenario= (and client=)"
+            )
+        return _scenario_run(spec, store, scenario, seed, log, progress, spark_master, client)
     run_spec = RunSpec(
         spec, workload_options(workload), nemesis_plan(nemesis, interval, script), seed=seed, name=name, store=store,
     ).with_broker_config(config)  # fmt: skip
@@ -152,11 +157,11 @@ def chaos_run(
     return _result(spec.version, label, done.run_dir, checked, format_summary(checked), workload_json)
 
 
-def _scenario_run(spec, store, name, seed, log, progress, spark_master) -> ChaosResult:  # noqa: ANN001
+def _scenario_run(spec, store, name, seed, log, progress, spark_master, client) -> ChaosResult:  # noqa: ANN001
     scenario = get(name)
     outcome = run_once(
         scenario, spec.version, store, metadata_version=spec.metadata_version, log=log, progress=progress,
-        seed=seed, spark_master=spark_master,
+        seed=seed, spark_master=spark_master, client=client,
     )  # fmt: skip
     if outcome.error is not None:
         raise KafkaChaosError(f"scenario {scenario.name} on Kafka {spec.version} could not run: {outcome.error}")

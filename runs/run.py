@@ -28,13 +28,17 @@ from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.history import HistoryWriter, read_history
 from kafka_chaos.harness.images import Log
 from kafka_chaos.harness.metadata_log import write_timeline
+from kafka_chaos.harness.names import group_id
 from kafka_chaos.harness.replica_logs import write_replicas
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.plan import NemesisPlan
 from kafka_chaos.nemesis.schedule import Schedule
 from kafka_chaos.runs.spec import RunSpec
+from kafka_chaos.workloads.clients import open_client
+from kafka_chaos.workloads.clients.java import build_driver
 from kafka_chaos.workloads.context import RunContext
+from kafka_chaos.workloads.group import start_group
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.registry import get as get_workload
 from kafka_chaos.workloads.runner import Progress, Runner, WorkloadSummary
@@ -86,23 +90,35 @@ class WorkloadPhase:
         self.progress, self.seed, self.plan = progress, seed, plan
         #: Wall-clock time of the history's time 0 (config.json's history_started_unix_ms).
         self.started_unix_ms: int | None = None
+        #: The client library the phase spoke, and its version (config.json's client, client_version).
+        self.client: tuple[str, str] | None = None
         self.schedule: Schedule | None = None
+        #: The run's consumer group (config.json's group_id), when its consumers subscribe.
+        self.group_id: str | None = None
 
     def run(self) -> WorkloadSummary:
         workload = get_workload(self.opts.workload)
         create_topic(self.cluster, self.opts)
         if workload.prepare is not None:
             workload.prepare(self.cluster.bootstrap_servers, self.opts, self.cluster.run_id)
-        with HistoryWriter(self.run_dir.history) as history:
-            self.started_unix_ms = round(history.started_unix_ms)
-            ctx = RunContext(
-                history=history, opts=self.opts, bootstrap_servers=self.cluster.bootstrap_servers,
-                run_id=self.cluster.run_id, isolation_level=workload.isolation_level,
-            )  # fmt: skip
-            if self.plan is not None:
-                nemesis = Nemesis(self.cluster, history, self.seed, observe=self.progress)
-                self.schedule = self.plan.schedule(nemesis, self.seed)
-            summary = Runner(ctx, self.progress, self.seed, self.schedule).run()
+        if self.opts.grouped:
+            start_group(self.cluster.bootstrap_servers, self.opts, self.cluster.run_id)
+            self.group_id = group_id(self.cluster.run_id)
+        client = open_client(self.opts, self.cluster.bootstrap_servers, self.cluster.version, self.run_dir.path)
+        self.client = (client.name, client.version)
+        try:
+            with HistoryWriter(self.run_dir.history) as history:
+                self.started_unix_ms = round(history.started_unix_ms)
+                ctx = RunContext(
+                    history=history, opts=self.opts, bootstrap_servers=self.cluster.bootstrap_servers,
+                    run_id=self.cluster.run_id, isolation_level=workload.isolation_level, client=client,
+                )  # fmt: skip
+                if self.plan is not None:
+                    nemesis = Nemesis(self.cluster, history, self.seed, observe=self.progress)
+                    self.schedule = self.plan.schedule(nemesis, self.seed)
+                summary = Runner(ctx, self.progress, self.seed, self.schedule).run()
+        finally:
+            client.close()
         # Measured from the history file, as the checker measures it (checkers/liveness.py).
         summary.liveness = liveness.measure(liveness.count_events(read_history(self.run_dir.history)))
         if summary.liveness["warning"] and self.progress is not None:
@@ -146,6 +162,8 @@ class Run:
 
     def execute(self) -> RunResult:
         spec = self.spec.validate()
+        if spec.workload.client == "java":  # built (once per version) before any cluster starts
+            build_driver(spec.workload.java_version(KafkaVersion.parse(spec.cluster.version)), self.log)
         cluster = spec.build_cluster()
         run_dir = make_run_dir(spec.store, spec.run_name)
         self.result = result = RunResult(run_dir, spec)
@@ -184,8 +202,13 @@ class Run:
         config = self.spec.describe(cluster) | learned
         if phase.started_unix_ms is not None:
             config["history_started_unix_ms"] = phase.started_unix_ms
+        if phase.client is not None:
+            config["client"], config["client_version"] = phase.client
+        if phase.group_id is not None:
+            config["group_id"] = phase.group_id
         if result.summary is not None:
             config["effective_producer_config"] = result.summary.effective_producer_config
+            config["effective_consumer_config"] = result.summary.effective_consumer_config
         _write_json(files.config, config)
         summary = {} if result.summary is None else result.summary.to_json()
         _write_json(files.summary, {"complete": result.summary is not None, "wall_s": round(wall_s, 3), **summary})

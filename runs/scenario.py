@@ -38,14 +38,16 @@ class RunOutcome:
     script_error: str | None = None
     wall_s: float = 0.0
     error: str | None = None  # the run could not be made (cluster did not start, ...)
+    #: The anomalies that show the scenario's loss (Scenario.shows).
+    shows: tuple[str, ...] = ("lost-write",)
     #: The check itself, for callers that need more than the table's terms (the pytest plugin's
     #: chaos_run); not part of the table's JSON.
     check: CheckResult | None = field(default=None, repr=False, compare=False)
 
     @property
     def reproduced(self) -> bool:
-        """The scenario's loss was seen: its anomaly found by the checker."""
-        return self.lost > 0
+        """The scenario's loss was seen: one of its anomalies found by the checker."""
+        return any(self.lost if name == "lost-write" else self.anomalies.get(name, 0) for name in self.shows)
 
     @property
     def as_expected(self) -> bool:
@@ -67,12 +69,14 @@ def scenario_spec(
     metadata_version: str | None = None,
     seed: int | None = None,
     evidence: bool = True,
+    client: dict[str, str] | None = None,
 ) -> RunSpec:
     """The run of a scenario on one version: its cluster, its workload, its script as the nemesis.
     `metadata_version`: the caller's, else the scenario's. Its workload options are checked with
-    the rest of the run (RunSpec.validate)."""
+    the rest of the run (RunSpec.validate). `client`: the client library the workload speaks
+    (`client`, `client_version`), over the scenario's."""
     mv = metadata_version or scenario.metadata_version
-    opts = WorkloadOptions(**scenario.workload)
+    opts = WorkloadOptions(**{**scenario.workload, **(client or {})})
     cluster = ClusterSpec(
         version, nodes=scenario.brokers, controllers=scenario.controllers, brokers=scenario.brokers,
         config=scenario.broker_config, metadata_version=mv,
@@ -95,12 +99,14 @@ def run_once(
     seed: int | None = None,
     spark_master: str | None = None,
     evidence: bool = True,
+    client: dict[str, str] | None = None,
 ) -> RunOutcome:
     """One run: never raises for what Kafka did; a run that could not be made says so in .error."""
-    spec = scenario_spec(scenario, version, store, metadata_version, seed, evidence)
+    spec = scenario_spec(scenario, version, store, metadata_version, seed, evidence, client)
     mv = spec.cluster.metadata_version
     started = time.monotonic()
     outcome = RunOutcome(scenario.name, version, mv, scenario.expectation(KafkaVersion.parse(version), mv), "")
+    outcome.shows = scenario.shows
     job = Run(spec, log, progress, check=True, spark_master=spark_master)
     try:
         job.execute()

@@ -11,9 +11,10 @@ from typing import Any
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.nemesis.plan import NemesisPlan
 from kafka_chaos.workloads.options import WorkloadOptions
-from kafka_chaos.workloads.registry import CLIENTS, check_workload
+from kafka_chaos.workloads.registry import check_workload
 
 
 @dataclass
@@ -27,8 +28,6 @@ class RunSpec:
     #: The run's directory is store/<name>/<time>/; default: the workload's name.
     name: str | None = None
     store: Path = Path("store")
-    #: The Kafka client the workload speaks (workloads/registry.py).
-    client: str = "kafka-python"
     #: Host ports from here on (harness/cluster.py); None: any free ones.
     port_base: int | None = None
     #: Read the metadata timeline and the replicas' logs into the run directory afterwards (scenarios).
@@ -44,7 +43,7 @@ class RunSpec:
 
     def validate(self) -> RunSpec:
         """UsageError naming the first problem: bad workload options, a workload the cluster cannot
-        hold, an unknown client."""
+        hold, a client version the cluster's cannot stand in for."""
         check_workload(self.workload)
         brokers = self.cluster.brokers if self.cluster.controllers else self.cluster.nodes
         if self.workload.replication_factor > brokers:
@@ -53,8 +52,8 @@ class RunSpec:
             )
         if self.workload.min_insync_replicas > self.workload.replication_factor:
             raise UsageError("min.insync.replicas cannot exceed the replication factor")
-        if self.client not in CLIENTS:
-            raise UsageError(f"unknown client {self.client!r}: expected one of {', '.join(CLIENTS)}")
+        if self.workload.client == "java":
+            self.workload.java_version(KafkaVersion.parse(self.cluster.version))
         return self
 
     def build_cluster(self) -> KafkaCluster:

@@ -57,8 +57,8 @@ class Scenario:
     metadata_version: str | None = None
     #: LOSS or SAFE for a version (and the metadata version it is formatted at, None = newest).
     expect: Callable[[KafkaVersion, str | None], str] = lambda version, mv: LOSS
-    #: The anomaly that shows the loss.
-    anomaly: str = "lost-write"
+    #: The error anomalies that show the scenario's loss (any of them counts as reproduced).
+    shows: tuple[str, ...] = ("lost-write",)
     #: Where the expectation comes from, one line per fact (shown with the table).
     references: tuple[str, ...] = ()
     #: One line for `kafka-chaos scenarios` (default: the story's first sentence).

@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from kafka_chaos.harness.errors import UsageError
-from kafka_chaos.scenarios import acks1_failover, kafka_14139, last_replica_standing, unclean_election
+from kafka_chaos.scenarios import (
+    acks1_failover,
+    auto_commit_crash,
+    kafka_14139,
+    kafka_17754,
+    last_replica_standing,
+    unclean_election,
+)
 from kafka_chaos.scenarios.base import Scenario
 from kafka_chaos.scenarios.files import load
 
@@ -18,6 +25,9 @@ SCENARIOS: dict[str, Scenario] = {
         last_replica_standing.SCENARIO,
         unclean_election.SCENARIO,
         unclean_election.CONFIG,
+        auto_commit_crash.SCENARIO,
+        auto_commit_crash.CONTROL,
+        kafka_17754.SCENARIO,
     )
 }
 

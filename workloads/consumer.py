@@ -1,24 +1,17 @@
-"""The poll side shared by the queue and txn clients: an assigned consumer and its poll operation."""
+"""The poll side shared by the queue and txn clients: an assigned consumer and its poll operation,
+through whichever client library the run speaks (workloads/clients/)."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
-
-from kafka import KafkaConsumer, TopicPartition
 
 from kafka_chaos.harness.history import INFO, OK
 from kafka_chaos.workloads.context import RunContext
 from kafka_chaos.workloads.outcomes import describe
 from kafka_chaos.workloads.values import decode
 
-
-def topic_partition(key: str) -> TopicPartition:
-    topic, _, partition = key.rpartition("/")
-    return TopicPartition(topic, int(partition))
-
-
-def key_of(tp: TopicPartition) -> str:
-    return f"{tp.topic}/{tp.partition}"
+_numbers = itertools.count()
 
 
 def record_failed_assign(ctx: RunContext, process: int, keys: list[str], exc: BaseException) -> None:
@@ -27,23 +20,24 @@ def record_failed_assign(ctx: RunContext, process: int, keys: list[str], exc: Ba
     ctx.record(process, INFO, "assign", keys, describe(exc))
 
 
+def _decode(raw: bytes | str | None) -> int | str | None:
+    return decode(raw.encode() if isinstance(raw, str) else raw)
+
+
 class PollingConsumer:
     """A consumer that reads its assigned keys from the beginning, as one logical process."""
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
-        self.consumer = KafkaConsumer(
-            bootstrap_servers=ctx.bootstrap_servers, **ctx.opts.consumer_config(ctx.isolation_level)
-        )
+        self.consumer = ctx.client.consumer(f"kafka-chaos-{ctx.run_id}-c{next(_numbers)}", ctx.isolation_level)
+        ctx.note_config(consumer=self.consumer)
         self.keys: list[str] = []
 
     def assign(self, process: int, keys: list[str]) -> bool:
         """An `assign` operation: hold these keys, positioned at the start of each log."""
         self.ctx.record(process, "invoke", "assign", keys)
         try:
-            parts = [topic_partition(k) for k in keys]
-            self.consumer.assign(parts)
-            self.consumer.seek_to_beginning(*parts)
+            self.consumer.assign(list(keys))
         except Exception as exc:  # noqa: BLE001 (any client error makes the process's state unknown)
             self.ctx.record(process, INFO, "assign", keys, describe(exc))
             return False
@@ -53,37 +47,45 @@ class PollingConsumer:
 
     def poll_once(self) -> dict[str, list[list[Any]]]:
         """One poll; raises what the consumer raises."""
-        batches = self.consumer.poll(
-            timeout_ms=self.ctx.opts.poll_timeout_ms, max_records=self.ctx.opts.max_poll_records
-        )
         read: dict[str, list[list[Any]]] = {}
-        for tp, records in batches.items():
-            key = key_of(tp)
-            read[key] = [[r.offset, decode(r.value)] for r in records]
+        for key, records in self.consumer.poll(self.ctx.opts.poll_timeout_ms).items():
+            read[key] = [[offset, _decode(raw)] for offset, raw in records]
             if records:
-                self.ctx.observe(key, records[-1].offset)
+                self.ctx.observe(key, records[-1][0])
         return read
+
+    def invoke_poll(self, process: int) -> dict[str, list[list[Any]]] | None:
+        """A `poll` operation's invoke and poll; on an error its `info` completion and None, else
+        what it read (the caller completes it)."""
+        self.ctx.record(process, "invoke", "poll", [["poll"]])
+        try:
+            return self.poll_once()
+        except Exception as exc:  # noqa: BLE001
+            self.ctx.record(process, INFO, "poll", [["poll"]], describe(exc))
+            return None
 
     def poll(self, process: int) -> str:
         """A `poll` operation; returns its outcome type."""
-        self.ctx.record(process, "invoke", "poll", [["poll"]])
-        try:
-            read = self.poll_once()
-        except Exception as exc:  # noqa: BLE001
-            self.ctx.record(process, INFO, "poll", [["poll"]], describe(exc))
+        read = self.invoke_poll(process)
+        if read is None:
             return INFO
         self.ctx.record(process, OK, "poll", [["poll", read]])
         return OK
 
+    def positions(self) -> dict[str, int]:
+        """Each assigned key's next offset to read; raises what the consumer raises."""
+        return {k: self.consumer.position(k) for k in self.keys}
+
+    def seek(self, positions: dict[str, int]) -> None:
+        for key, offset in positions.items():
+            self.consumer.seek(key, offset)
+
     def caught_up(self, targets: dict[str, int]) -> bool:
         """Every assigned key read past the highest offset any operation observed."""
         try:
-            return all(self.consumer.position(topic_partition(k)) > off for k, off in targets.items() if k in self.keys)
+            return all(self.consumer.position(k) > off for k, off in targets.items() if k in self.keys)
         except Exception:  # noqa: BLE001
             return False
 
     def close(self) -> None:
-        try:
-            self.consumer.close(autocommit=False)
-        except Exception:  # noqa: BLE001
-            pass
+        self.consumer.close()

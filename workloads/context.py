@@ -1,5 +1,5 @@
-"""What the client processes of one run share: the history, the options, value counters,
-the highest offset observed per key, outcome counts, and the stop signal."""
+"""What the client processes of one run share: the client library, the history, the options,
+value counters, the highest offset observed per key, outcome counts, and the stop signal."""
 
 from __future__ import annotations
 
@@ -9,7 +9,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_chaos.harness.history import INVOKE, HistoryWriter
+from kafka_chaos.workloads.clients.api import Client
+from kafka_chaos.workloads.clients.kafka_python import KafkaPythonClient
 from kafka_chaos.workloads.options import WorkloadOptions
+
+
+class GroupProgress:
+    """The highest offset of each key any member of the run's consumer group has read
+    (workloads/group.py): the group's drain is done when each passes its target."""
+
+    def __init__(self) -> None:
+        self._read: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def note(self, read: dict[str, list[list]]) -> None:
+        with self._lock:
+            for key, records in read.items():
+                if records and records[-1][0] > self._read.get(key, -1):
+                    self._read[key] = records[-1][0]
+
+    def caught_up(self, targets: dict[str, int]) -> bool:
+        with self._lock:
+            return all(self._read.get(key, -1) >= offset for key, offset in targets.items())
 
 
 @dataclass
@@ -18,19 +39,31 @@ class RunContext:
     opts: WorkloadOptions
     bootstrap_servers: str
     run_id: str = "run"
+    #: The client library every Kafka call goes through (workloads/clients/); None: kafka-python.
+    client: Client | None = None
     #: The workload's consumers' (workloads/registry.py): read_committed for transactions.
     isolation_level: str = "read_uncommitted"
     stop: threading.Event = field(default_factory=threading.Event)
     counts: Counter[str] = field(default_factory=Counter)
     max_offsets: dict[str, int] = field(default_factory=dict)
     effective_producer_config: dict[str, Any] = field(default_factory=dict)
+    effective_consumer_config: dict[str, Any] = field(default_factory=dict)
     #: "final" during the final read: its events carry `"phase": "final"`, so that a reader of
     #: the history knows where the workload phase ended (checkers/liveness.py).
     phase: str | None = None
     #: Producers retired as broken during the run, by reason (workloads/producers.py).
     replaced_producers: Counter[str] = field(default_factory=Counter)
+    #: What the members of the run's consumer group have read (--consumer subscribe, mixed).
+    group: GroupProgress = field(default_factory=GroupProgress)
+    #: Members that left the group by --group-churn, and that crashed by --member-crashes.
+    churned: int = 0
+    crashed: int = 0
     _next_value: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        if self.client is None:
+            self.client = KafkaPythonClient(self.bootstrap_servers, self.opts)
 
     def next_values(self, key: str, count: int) -> list[int]:
         """`count` fresh values for a key: unique per key, increasing."""
@@ -47,7 +80,9 @@ class RunContext:
                 self.max_offsets[key] = offset
 
     def record(self, process: int, type: str, f: str, value: Any, error: str | None = None) -> None:
-        extra = {"phase": self.phase} if self.phase else {}
+        extra: dict[str, Any] = {"phase": self.phase} if self.phase else {}
+        if type == INVOKE:
+            extra["client"] = self.client.name
         self.history.write(process, type, f, value, error, **extra)
         if type != INVOKE:
             with self._lock:
@@ -58,20 +93,18 @@ class RunContext:
         with self._lock:
             self.replaced_producers[reason] += 1
 
-    def note_producer_config(self, producer: Any) -> None:
-        """Keep what kafka-python actually runs with (it may quietly change idempotence)."""
-        keys = (
-            "acks", "enable_idempotence", "retries", "delivery_timeout_ms", "request_timeout_ms",
-            "max_in_flight_requests_per_connection", "linger_ms", "transactional_id",
-        )  # fmt: skip
+    def note_churn(self) -> None:
         with self._lock:
-            if not self.effective_producer_config:
-                config = producer.config
-                self.effective_producer_config = {k: _json_safe(config.get(k)) for k in keys}
+            self.churned += 1
 
+    def note_crash(self) -> None:
+        with self._lock:
+            self.crashed += 1
 
-def _json_safe(value: Any) -> Any:
-    """kafka-python's unlimited retries is float('inf'), which JSON cannot hold."""
-    if isinstance(value, float) and value in (float("inf"), float("-inf")):
-        return "unlimited"
-    return value
+    def note_config(self, producer: Any = None, consumer: Any = None) -> None:
+        """Keep the settings the client reports it runs with (the first producer's and consumer's)."""
+        with self._lock:
+            if producer is not None and not self.effective_producer_config:
+                self.effective_producer_config = dict(producer.config)
+            if consumer is not None and not self.effective_consumer_config:
+                self.effective_consumer_config = dict(consumer.config)

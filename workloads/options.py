@@ -8,13 +8,24 @@ silent seek.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.workloads.clients.api import CLIENTS
 
 ACKS = ("0", "1", "all")
+#: The oldest kafka-clients release --client java takes.
+JAVA_CLIENT_MINIMUM = KafkaVersion(3, 4, 0)
 OFFSET_RESETS = ("none", "earliest", "latest")
+#: --consumer: how a process's consumer gets its keys. `mixed`: even process numbers subscribe,
+#: odd ones assign (Jepsen's Kafka test mixes the two per process).
+CONSUMERS = ("assign", "subscribe", "mixed")
+#: --commit: what a subscribed member commits. `sync`: after each poll, what it returned;
+#: `auto`: the client's auto-commit; `none`: nothing.
+COMMITS = ("sync", "auto", "none")
 
 
 def flag(name: str, help: str | None = None) -> dict[str, str | None]:
@@ -26,6 +37,17 @@ def flag(name: str, help: str | None = None) -> dict[str, str | None]:
 @dataclass
 class WorkloadOptions:
     workload: str = field(default="queue", metadata=flag("--workload", "queue or txn (default queue)"))
+    #: The client library every Kafka call of the workload goes through (workloads/clients/).
+    client: str = field(
+        default="kafka-python", metadata=flag("--client", "kafka-python, librdkafka or java (default kafka-python)")
+    )
+    #: --client java: the kafka-clients release; None: the cluster's Kafka version.
+    client_version: str | None = field(
+        default=None,
+        metadata=flag(
+            "--client-version", "--client java: kafka-clients release, 3.4.0 or later (default: the cluster's)"
+        ),
+    )
     #: Seconds of workload before the final read phase.
     time_limit: float = field(default=30.0, metadata=flag("--time-limit", "seconds of workload (default 30)"))
     final_time_limit: float = field(default=60.0, metadata=flag("--final-time-limit", "bound on the final read"))
@@ -51,6 +73,22 @@ class WorkloadOptions:
     auto_offset_reset: str = field(
         default="none", metadata=flag("--auto-offset-reset", "none, earliest or latest (default none)")
     )
+    #: How consumers get their keys: `assign` (each process its own keys), `subscribe` (one
+    #: consumer group for the run), or `mixed` (workloads/group.py).
+    consumer: str = field(default="assign", metadata=flag("--consumer", "assign, subscribe or mixed (default assign)"))
+    commit: str = field(
+        default="sync", metadata=flag("--commit", "subscribe: sync after each poll, auto or none (default sync)")
+    )
+    #: Seconds between member changes of the group (one leaves, a new one joins); 0: none.
+    group_churn: float = field(
+        default=0.0, metadata=flag("--group-churn", "subscribe: a member leaves, one joins, every S s (default off)")
+    )
+    #: Share of a member's polls after which it crashes before handling what it read: the poll
+    #: ends `info` with nothing delivered and the member's consumer is closed, as an
+    #: application's `finally` block closes it (with auto-commit, the close commits first).
+    member_crashes: float = field(
+        default=0.0, metadata=flag("--member-crashes", "subscribe: share of polls a member crashes after (default 0)")
+    )
     #: txn workload: transactions deliberately aborted.
     txn_abort_fraction: float = field(default=0.1, metadata=flag("--abort-fraction", "txn: deliberate aborts"))
     # No flag: set from Python (chaos_run's keywords) or a scenario.
@@ -58,17 +96,32 @@ class WorkloadOptions:
     poll_timeout_ms: int = 10  # a poll with nothing new returns after this long
     max_poll_records: int = 500
     request_timeout_ms: int = 5000
+    #: How long a send (its metadata) or a transactional call may block; None: request_timeout_ms.
+    #: Longer than the request timeout, a Java producer's commit outlives a request that timed out
+    #: and is sent again on a new connection (the kafka-17754 scenario).
+    max_block_ms: int | None = None
     clients_per_producer: int = 16  # queue workload: processes that share one producer
     txn_max_ops: int = 4
     txn_timeout_s: float = 15.0  # watchdog on commit and abort
+    #: Group members: a member that stops heartbeating (or polling) for this long is removed.
+    session_timeout_ms: int = 10000
+    max_poll_interval_ms: int = 30000
 
     def validate(self) -> WorkloadOptions:
         """UsageError naming the first bad option by its flag (or keyword, where it has none).
         The workload's name and its own rules are checked with its record (workloads/registry.py
         check_workload, which calls this)."""
         n = named
+        if self.client not in CLIENTS:
+            raise UsageError(f"{n('client')} must be one of {', '.join(CLIENTS)}; got {self.client!r}")
+        if self.client_version is not None:
+            if self.client != "java":
+                raise UsageError(f"{n('client_version')} applies to --client java only (the client is {self.client})")
+            self.java_version(None)
         if not self.rate > 0:
             raise UsageError(f"{n('rate')} must be greater than 0, got {self.rate:g}")
+        if self.max_block_ms is not None and self.max_block_ms < 1:
+            raise UsageError(f"{n('max_block_ms')} must be at least 1 ms, got {self.max_block_ms}")
         if self.acks not in ACKS:
             raise UsageError(f"{n('acks')} must be one of 0, 1, all; got {self.acks!r}")
         if self.keys < 1:
@@ -81,13 +134,47 @@ class WorkloadOptions:
             raise UsageError(f"{n('auto_offset_reset')} must be one of {', '.join(OFFSET_RESETS)}")
         if not 0 <= self.poll_fraction <= 1 or not 0 <= self.txn_abort_fraction <= 1:
             raise UsageError(f"{n('poll_fraction')} and {n('txn_abort_fraction')} must be between 0 and 1")
+        if not 0 <= self.member_crashes <= 1:
+            raise UsageError(f"{n('member_crashes')} must be between 0 and 1, got {self.member_crashes:g}")
+        if self.consumer == "assign" and (self.group_churn or self.member_crashes):
+            what = n("group_churn") if self.group_churn else n("member_crashes")
+            raise UsageError(f"{what} applies to group members: add {n('consumer')} subscribe or mixed")
         if self.send_values < 1 or self.txn_max_ops < 1 or self.poll_keys < 1:
             raise UsageError(f"{n('send_values')}, {n('txn_max_ops')} and {n('poll_keys')} must be at least 1")
+        if self.consumer not in CONSUMERS:
+            raise UsageError(f"{n('consumer')} must be one of {', '.join(CONSUMERS)}; got {self.consumer!r}")
+        if self.commit not in COMMITS:
+            raise UsageError(f"{n('commit')} must be one of {', '.join(COMMITS)}; got {self.commit!r}")
+        if not self.group_churn >= 0:
+            raise UsageError(f"{n('group_churn')} must be 0 (off) or more seconds, got {self.group_churn:g}")
         if self.acks != "all" and self.enable_idempotence:
             # kafka-python raises KafkaConfigurationError for this once the run has started.
             needs = f"{n('acks')} {self.acks} needs {n('enable_idempotence')} false"
             raise UsageError(f"{needs} (the idempotent producer requires acks=all)")
         return self
+
+    def java_version(self, cluster_version: KafkaVersion | None) -> KafkaVersion:
+        """The kafka-clients release of --client java: --client-version, else the cluster's;
+        UsageError for a malformed one or one before 3.4.0."""
+        text = self.client_version if self.client_version is not None else str(cluster_version)
+        match = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", text.strip()) if isinstance(text, str) else None
+        if match is None:
+            raise UsageError(f"{named('client_version')} must be a release such as 3.9.1, got {text!r}")
+        version = KafkaVersion(*(int(g) for g in match.groups()))
+        if version < JAVA_CLIENT_MINIMUM:
+            raise UsageError(
+                f"{named('client_version')} {version} is too old: the Java client runs from {JAVA_CLIENT_MINIMUM} on"
+            )
+        return version
+
+    def subscribes(self, process: int) -> bool:
+        """Whether this process's consumer joins the run's group (--consumer)."""
+        return self.consumer == "subscribe" or (self.consumer == "mixed" and process % 2 == 0)
+
+    @property
+    def grouped(self) -> bool:
+        """Some consumer of the run subscribes as its group."""
+        return self.consumer != "assign"
 
     @property
     def key_names(self) -> list[str]:
@@ -98,6 +185,11 @@ class WorkloadOptions:
         keys = self.key_names
         return [keys[(slot + j) % len(keys)] for j in range(min(len(keys), self.poll_keys))]
 
+    @property
+    def blocking_ms(self) -> int:
+        """max.block.ms: max_block_ms, else the request timeout."""
+        return self.max_block_ms if self.max_block_ms is not None else self.request_timeout_ms
+
     def producer_config(self) -> dict[str, Any]:
         """kafka-python producer settings, every safety-relevant one explicit."""
         config: dict[str, Any] = {
@@ -107,10 +199,28 @@ class WorkloadOptions:
             "request_timeout_ms": self.request_timeout_ms,
             "max_in_flight_requests_per_connection": self.max_in_flight_requests_per_connection,
             "linger_ms": 0,
-            "max_block_ms": self.request_timeout_ms,
+            "max_block_ms": self.blocking_ms,
             # Clients are rebuilt during faults: a bootstrap that met a paused broker tries
             # another within this, instead of kafka-python's 30 s.
             "bootstrap_timeout_ms": 2 * self.request_timeout_ms,
+        }
+        if self.retries is not None:
+            config["retries"] = self.retries
+        return config
+
+    def producer_properties(self) -> dict[str, Any]:
+        """The same producer settings under Kafka's own property names, as the Java client and
+        librdkafka take them (workloads/clients/java.py, librdkafka.py), every one explicit."""
+        config: dict[str, Any] = {
+            "acks": self.acks,
+            "enable.idempotence": self.enable_idempotence,
+            "delivery.timeout.ms": self.delivery_timeout_ms,
+            "request.timeout.ms": self.request_timeout_ms,
+            "max.in.flight.requests.per.connection": self.max_in_flight_requests_per_connection,
+            "linger.ms": 0,
+            # Brokers come back during a run: try them again within a second (librdkafka's own
+            # limit is 10 s).
+            "reconnect.backoff.max.ms": 1000,
         }
         if self.retries is not None:
             config["retries"] = self.retries
@@ -126,6 +236,16 @@ class WorkloadOptions:
             "request_timeout_ms": max(self.request_timeout_ms, 5000),
             "bootstrap_timeout_ms": 2 * max(self.request_timeout_ms, 5000),
             "max_poll_records": self.max_poll_records,
+        }
+
+    def group_config(self, group_id: str, auto_commit: bool) -> dict[str, Any]:
+        """kafka-python settings a group member adds to consumer_config's (workloads/group.py);
+        the group protocol and assignors stay the client's own, as applications run them."""
+        return {
+            "group_id": group_id,
+            "enable_auto_commit": auto_commit,
+            "session_timeout_ms": self.session_timeout_ms,
+            "max_poll_interval_ms": self.max_poll_interval_ms,
         }
 
     def to_dict(self) -> dict[str, Any]:

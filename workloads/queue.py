@@ -1,8 +1,9 @@
 """The queue workload: sends of fresh integers to a key, and polls of the process's keys.
 
-Each logical process owns a consumer; producers are shared by groups of processes (a
-KafkaProducer is thread-safe), which lets kafka-python batch across processes while each
-process still has at most one operation outstanding. After an `info` the process's client is
+Each logical process owns a consumer; producers are shared by groups of processes (every
+client's producer is thread-safe), which lets the client batch across processes while each
+process still has at most one operation outstanding. Every Kafka call goes through the run's
+client (workloads/clients/). After an `info` the process's client is
 rebuilt and it continues under a new process number (number + concurrency).
 """
 
@@ -12,15 +13,13 @@ import random
 import threading
 from typing import Any
 
-from kafka import KafkaProducer
-from kafka.errors import KafkaConfigurationError
-
 from kafka_chaos.harness.history import FAIL, INFO, OK
-from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign, topic_partition
+from kafka_chaos.workloads.clients.api import ClientConfigError, Producer
+from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign
 from kafka_chaos.workloads.context import RunContext
+from kafka_chaos.workloads.group import GroupMember, record_failed_join
 from kafka_chaos.workloads.outcomes import classify, describe
-from kafka_chaos.workloads.producers import OVERDUE_MARGIN_S, close_producer, wedged
-from kafka_chaos.workloads.values import encode
+from kafka_chaos.workloads.producers import OVERDUE_MARGIN_S
 
 
 class ProducerPool:
@@ -31,13 +30,13 @@ class ProducerPool:
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
-        self._producers: dict[int, KafkaProducer] = {}
+        self._producers: dict[int, Producer] = {}
         self._lock = threading.Lock()
 
     def _group(self, slot: int) -> int:
         return slot // max(1, self.ctx.opts.clients_per_producer)
 
-    def for_slot(self, slot: int) -> KafkaProducer:
+    def for_slot(self, slot: int) -> Producer:
         """The slot's producer; builds one when there is none (raises what the build raises).
 
         Built outside the lock: a build during a fault can wait for a bootstrap (bounded by
@@ -48,22 +47,18 @@ class ProducerPool:
             producer = self._producers.get(group)
         if producer is not None:
             return producer
-        built = KafkaProducer(
-            bootstrap_servers=self.ctx.bootstrap_servers,
-            client_id=f"kafka-chaos-{self.ctx.run_id}-p{group}",
-            **self.ctx.opts.producer_config(),
-        )
+        built = self.ctx.client.producer(f"kafka-chaos-{self.ctx.run_id}-p{group}")
         with self._lock:
             producer = self._producers.setdefault(group, built)
         if producer is not built:
-            close_producer(built, 0.0)
+            built.close(0.0)
         else:
-            self.ctx.note_producer_config(built)
+            self.ctx.note_config(producer=built)
         return producer
 
-    def retire_if_broken(self, slot: int, producer: KafkaProducer, overdue: bool) -> None:
+    def retire_if_broken(self, slot: int, producer: Producer, overdue: bool) -> None:
         """Replace the slot's producer if it is broken; the slots sharing it notice once."""
-        reason = "a send outlived the delivery timeout" if overdue else wedged(producer)
+        reason = "a send outlived the delivery timeout" if overdue else producer.broken()
         if reason is None:
             return
         with self._lock:
@@ -72,25 +67,24 @@ class ProducerPool:
             del self._producers[self._group(slot)]
         self.ctx.note_replaced_producer(reason)
         # Its unfinished sends fail now (their operations end info); closing can block, so not here.
-        threading.Thread(target=close_producer, args=(producer, 0.0), daemon=True).start()
+        threading.Thread(target=producer.close, args=(0.0,), daemon=True).start()
 
     def close(self) -> None:
         with self._lock:
             producers, self._producers = list(self._producers.values()), {}
         for producer in producers:
-            close_producer(producer)
+            producer.close()
 
 
-def send(ctx: RunContext, producer: KafkaProducer, process: int, key: str, values: list[int]) -> tuple[str, bool]:
+def send(ctx: RunContext, producer: Producer, process: int, key: str, values: list[int]) -> tuple[str, bool]:
     """A `send` operation of one or more values to one key; returns its outcome type, and
     whether a future was still unresolved after the delivery timeout (a broken producer)."""
     invoke = [["send", key, v] for v in values]
     ctx.record(process, "invoke", "send", invoke)
-    tp = topic_partition(key)
     futures = []
     try:
         for v in values:
-            futures.append(producer.send(tp.topic, value=encode(v), partition=tp.partition))
+            futures.append(producer.send(key, v))
     except Exception as exc:  # noqa: BLE001
         if not futures:  # raised by send() itself: the record never left the client
             ctx.record(process, FAIL, "send", invoke, describe(exc))
@@ -104,17 +98,16 @@ def send(ctx: RunContext, producer: KafkaProducer, process: int, key: str, value
     outcomes = []
     for v, future in zip(values, futures, strict=False):
         try:
-            offset = future.get(timeout=wait_s).offset
-            offset = offset if offset is not None and offset >= 0 else None  # acks=0 reports -1
+            offset = future.result(wait_s)
             ctx.observe(key, offset)
             done.append(["send", key, [offset, v]])
             outcomes.append(OK)
         except Exception as exc:  # noqa: BLE001
             error = error or exc
             done.append(["send", key, v])
-            outcomes.append(classify(exc))
+            outcomes.append(classify(exc, ctx.client.name))
     outcomes += [INFO] * (len(values) - len(futures))
-    overdue = any(not f.is_done for f in futures)
+    overdue = any(not f.done() for f in futures)
     if all(o == OK for o in outcomes):
         ctx.record(process, OK, "send", done)
         return OK, False
@@ -131,7 +124,14 @@ class QueueClient:
         self.poll_keys = ctx.opts.poll_keys_for(slot)
         self.consumer: PollingConsumer | None = None
 
+    @property
+    def subscribes(self) -> bool:
+        """This process reads as a member of the run's consumer group (--consumer)."""
+        return self.ctx.opts.subscribes(self.process)
+
     def open(self, keys: list[str] | None = None) -> bool:
+        if self.subscribes:
+            return self._join()
         try:
             self.consumer = PollingConsumer(self.ctx)
         except Exception as exc:  # noqa: BLE001
@@ -139,17 +139,35 @@ class QueueClient:
             return False
         return self.consumer.assign(self.process, keys or self.poll_keys)
 
+    def _join(self) -> bool:
+        try:
+            self.consumer = member = GroupMember(self.ctx)
+        except ClientConfigError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            record_failed_join(self.ctx, self.process, exc)
+            return False
+        return member.join(self.process)
+
+    def poll(self) -> str:
+        """A poll operation (a member's: with its rebalance and commit); opens the consumer first."""
+        if self.consumer is None and not self.open():
+            return INFO
+        return self.consumer.poll(self.process)
+
     def step(self, rng: random.Random) -> str:
         if self.consumer is None and not self.open():
             return INFO
         if rng.random() < self.ctx.opts.poll_fraction:
+            if self.subscribes:
+                return self.consumer.poll(self.process, crash=rng.random() < self.ctx.opts.member_crashes)
             return self.consumer.poll(self.process)
         key = rng.choice(self.ctx.opts.key_names)
         values = self.ctx.next_values(key, rng.randint(1, self.ctx.opts.send_values))
         try:
             producer = self.pool.for_slot(self.slot)
-        except KafkaConfigurationError:
-            raise  # a setting kafka-python refuses is a harness bug, not an outcome (options.validate)
+        except ClientConfigError:
+            raise  # a setting the client refuses is a harness bug, not an outcome (options.validate)
         except Exception as exc:  # noqa: BLE001 (no producer could be built: the values never left)
             invoke = [["send", key, v] for v in values]
             self.ctx.record(self.process, "invoke", "send", invoke)

@@ -16,16 +16,18 @@ from kafka_chaos.workloads.options import ACKS, WorkloadOptions, named
 from kafka_chaos.workloads.queue import ProducerPool, QueueClient
 from kafka_chaos.workloads.txn import TxnClient, prepare_transactions
 
-#: The Kafka clients a workload can speak (`--client`); kafka-python is the only one so far.
-CLIENTS = ("kafka-python",)
-
 
 class WorkloadClient(Protocol):
     """One logical process of a workload: a step at a time, until closed."""
 
     process: int
+    #: It reads as a member of the run's consumer group; then `poll()` is one poll operation
+    #: (the group's drain calls it: workloads/runner.py).
+    subscribes: bool
 
     def step(self, rng: random.Random) -> str: ...
+
+    def poll(self) -> str: ...
 
     def close(self) -> None: ...
 
@@ -43,6 +45,8 @@ class Workload:
     #: What the cluster needs before the workload's clock starts (bootstrap servers, options, run
     #: id), beyond the topic: the txn workload's ready transaction coordinator.
     prepare: Callable[[str, WorkloadOptions, str], None] | None = None
+    #: Its consumers can subscribe as a group (--consumer subscribe, mixed).
+    groups: bool = False
 
     @property
     def isolation_level(self) -> str:
@@ -54,12 +58,12 @@ WORKLOADS: dict[str, Workload] = {
     for w in (
         Workload(
             "queue", "sends of unique values and polls of them; the final read drains every key",
-            lambda ctx, pool, slot, process: QueueClient(ctx, pool, slot, process),
+            lambda ctx, pool, slot, process: QueueClient(ctx, pool, slot, process), groups=True,
         ),
         Workload(
             "txn", "transactions of sends (and polls), committed or deliberately aborted; read_committed reads",
             lambda ctx, pool, slot, process: TxnClient(ctx, slot, process),
-            read_committed=True, acks_all_only=True, prepare=prepare_transactions,
+            read_committed=True, acks_all_only=True, prepare=prepare_transactions, groups=True,
         ),
     )
 }  # fmt: skip
@@ -77,4 +81,8 @@ def check_workload(opts: WorkloadOptions) -> WorkloadOptions:
     workload = get(opts.workload)
     if workload.acks_all_only and opts.acks in ACKS and opts.acks != "all":
         raise UsageError(f"the {workload.name} workload needs {named('acks')} all (transactions require it)")
+    if opts.consumer != "assign" and not workload.groups:
+        raise UsageError(f"the {workload.name} workload takes {named('consumer')} assign only (no consumer groups yet)")
+    if opts.member_crashes and workload.name != "queue":
+        raise UsageError(f"{named('member_crashes')} applies to the queue workload only")
     return opts.validate()

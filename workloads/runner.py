@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from kafka_chaos.harness.errors import KafkaChaosError
 from kafka_chaos.harness.history import INFO
+from kafka_chaos.workloads.clients.api import ClientDied
 from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign
 from kafka_chaos.workloads.context import RunContext
 from kafka_chaos.workloads.queue import ProducerPool
@@ -36,8 +37,13 @@ class WorkloadSummary:
     final_read_complete: bool
     final_read_counts: dict[str, int] = field(default_factory=dict)
     effective_producer_config: dict[str, Any] = field(default_factory=dict)
+    effective_consumer_config: dict[str, Any] = field(default_factory=dict)
     #: Producers retired as broken (workloads/producers.py), by reason.
     replaced_producers: dict[str, int] = field(default_factory=dict)
+    #: Group members that left by --group-churn (a new one joined for each).
+    members_churned: int = 0
+    #: Group members that crashed after a poll, before handling it (--member-crashes).
+    members_crashed: int = 0
     #: Ok operations/s before, in and between faults: measured from the history after the run
     #: (runs/run.py, checkers/liveness.py).
     liveness: dict[str, Any] | None = None
@@ -89,6 +95,8 @@ class Runner:
         self.deadline = 0.0
         self.final_deadline = 0.0
         self.crashed: BaseException | None = None
+        self._churn_lock = threading.Lock()
+        self._next_churn = 0.0
 
     def _rebuild(self, slot: int) -> None:
         old = self.clients[slot]
@@ -105,11 +113,36 @@ class Runner:
             if delay > 0 and self.ctx.stop.wait(delay):
                 break
             next_at = max(next_at + interval, time.monotonic() - interval)
-            if self.clients[slot].step(rng) == INFO:
+            outcome = self.clients[slot].step(rng)
+            self._check_client()
+            if outcome == INFO or self._churn(slot):
                 self._rebuild(slot)
 
+    def _churn(self, slot: int) -> bool:
+        """--group-churn: whether this slot's member is the one to leave now (a new one joins at
+        its next step). The first subscribed slot past the churn time takes it."""
+        every = self.ctx.opts.group_churn
+        if every <= 0 or not self.clients[slot].subscribes:
+            return False
+        with self._churn_lock:
+            if time.monotonic() < self._next_churn:
+                return False
+            self._next_churn = time.monotonic() + every
+        self.ctx.note_churn()
+        return True
+
+    def _check_client(self) -> None:
+        """The client library itself gone (the Java driver's process ended) stops the run."""
+        why = self.ctx.client.died()
+        if why is not None:
+            raise ClientDied(why)
+
     def _final_phase(self, slot: int, targets: dict[str, int]) -> None:
-        """Read every key from the beginning until past the targets; a new process after an info."""
+        """Read every key from the beginning until past the targets; a new process after an info.
+        A member of the run's group drains with the group instead (`_drain`)."""
+        if self.clients[slot].subscribes:
+            self._drain(slot, targets)
+            return
         self.clients[slot].close()
         # A new consumer reading from the beginning is a new logical process: under the same
         # number its first poll would go back before the old consumer's reference for each key.
@@ -119,6 +152,7 @@ class Runner:
                 reader = PollingConsumer(self.ctx)
             except Exception as exc:  # noqa: BLE001
                 record_failed_assign(self.ctx, process, self.ctx.opts.key_names, exc)
+                self._check_client()
                 process += self.ctx.opts.concurrency
                 continue
             try:
@@ -127,11 +161,25 @@ class Runner:
                         if reader.caught_up(targets):
                             self.caught_up[slot] = True
                             return
-                        if reader.poll(process) == INFO:
+                        outcome = reader.poll(process)
+                        self._check_client()
+                        if outcome == INFO:
                             break
                 process += self.ctx.opts.concurrency
             finally:
                 reader.close()
+
+    def _drain(self, slot: int, targets: dict[str, int]) -> None:
+        """The group's own final read: the slot's member (a new one when it has none) polls, and
+        commits, until some member has read every key past its target (workloads/group.py)."""
+        while time.monotonic() < self.final_deadline and not self.ctx.stop.is_set():
+            if self.ctx.group.caught_up(targets):
+                self.caught_up[slot] = True
+                return
+            outcome = self.clients[slot].poll()
+            self._check_client()
+            if outcome == INFO:
+                self._rebuild(slot)
 
     def _guarded(self, target: Callable[..., None], slot: int, *args: Any) -> None:
         """A client thread that crashes stops the whole run (the error is raised by run())."""
@@ -153,6 +201,8 @@ class Runner:
         for thread in threads:
             while thread.is_alive():
                 thread.join(0.5)  # joins in slices, so Ctrl-C reaches the main thread
+        if isinstance(self.crashed, ClientDied):
+            raise WorkloadCrash(f"{self.crashed}; the history up to here is kept") from self.crashed
         if self.crashed is not None:
             raise WorkloadCrash(f"a client crashed: {type(self.crashed).__name__}: {self.crashed}") from self.crashed
 
@@ -182,6 +232,7 @@ class Runner:
         self.clients = [_client(self.ctx, self.pool, slot, slot) for slot in range(opts.concurrency)]
         self.caught_up = [False] * opts.concurrency
         self.deadline = self.started + opts.time_limit
+        self._next_churn = self.started + opts.group_churn
         interrupted = False
         healed = False
         try:
@@ -224,5 +275,8 @@ class Runner:
             final_read_s=final_s,
             final_read_complete=complete,
             effective_producer_config=self.ctx.effective_producer_config,
+            effective_consumer_config=self.ctx.effective_consumer_config,
             replaced_producers=dict(self.ctx.replaced_producers),
+            members_churned=self.ctx.churned,
+            members_crashed=self.ctx.crashed,
         )

@@ -2,8 +2,9 @@
 committed or deliberately aborted, read by read_committed consumers.
 
 kafka-python may commit a transaction with a failed batch and its commit/abort can block
-without limit while brokers are down (see ../shared/research), so every send future is
-checked before commit (abort if any failed) and commit and abort run under a watchdog.
+without limit while brokers are down (see ../shared/research), so every send is checked
+before commit (abort if any failed) and commit and abort run under a watchdog, whatever the
+client (workloads/clients/): the others bound their calls themselves, the watchdog is a backstop.
 After an aborted transaction the consumer seeks back to where it was, so that the next
 `ok` poll continues from the process's reference.
 """
@@ -20,12 +21,14 @@ from kafka import KafkaProducer
 
 from kafka_chaos.harness.errors import KafkaChaosError
 from kafka_chaos.harness.history import FAIL, INFO, OK
-from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign, topic_partition
+from kafka_chaos.harness.names import transactional_id
+from kafka_chaos.workloads.clients.api import Producer
+from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign
 from kafka_chaos.workloads.context import RunContext
+from kafka_chaos.workloads.group import GroupMember, next_offsets, record_failed_join
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.outcomes import describe
 from kafka_chaos.workloads.producers import close_producer
-from kafka_chaos.workloads.values import encode
 
 
 class WatchdogTimeout(Exception):
@@ -59,7 +62,8 @@ def prepare_transactions(bootstrap_servers: str, opts: WorkloadOptions, run_id: 
     partitions); until its partitions have leaders every `init_transactions` times out. On a
     loaded machine that took longer than a 10 s run: every process spent the workload phase
     timing out (a CI run saw 8 `assign` infos and no transaction at all). One producer waits for
-    it here, outside the history, as the topic is created before it."""
+    it here, outside the history, as the topic is created before it. It speaks kafka-python
+    whatever the run's client: readiness is the cluster's, not the client's."""
     deadline = time.monotonic() + timeout_s
     while True:
         producer = None
@@ -81,31 +85,60 @@ def prepare_transactions(bootstrap_servers: str, opts: WorkloadOptions, run_id: 
                 close_producer(producer)
 
 
+def rewind(positions: dict[str, int], done: list[list[Any]]) -> dict[str, int]:
+    """Where an aborted transaction's consumer goes back to: each key's position when it began,
+    and a key a group gave the member during the transaction (its polls joined a rebalance) to
+    the first offset the transaction read of it; otherwise the records it read would be skipped,
+    which a first version did (the checker reported them as lost writes)."""
+    back = dict(positions)
+    for op in done:
+        if op[0] == "poll":
+            for key, records in op[1].items():
+                if records and key not in back:
+                    back[key] = records[0][0]
+    return back
+
+
 class TxnClient:
     """One logical process of the txn workload: a transactional producer and a consumer."""
 
     def __init__(self, ctx: RunContext, slot: int, process: int) -> None:
         self.ctx, self.slot, self.process = ctx, slot, process
         self.poll_keys = ctx.opts.poll_keys_for(slot)
-        self.producer: KafkaProducer | None = None
+        self.producer: Producer | None = None
         self.consumer: PollingConsumer | None = None
+
+    @property
+    def subscribes(self) -> bool:
+        """Its consumer is a member of the run's group (--consumer): the offsets of what a
+        transaction polled are committed in that transaction (sendOffsetsToTransaction)."""
+        return self.ctx.opts.subscribes(self.process)
 
     def open(self, keys: list[str] | None = None) -> bool:
         keys = keys or self.poll_keys
         try:
-            self.consumer = PollingConsumer(self.ctx)
-            self.producer = KafkaProducer(
-                bootstrap_servers=self.ctx.bootstrap_servers,
-                transactional_id=f"kafka-chaos-{self.ctx.run_id}-{self.process}",
-                client_id=f"kafka-chaos-{self.ctx.run_id}-t{self.process}",
-                **self.ctx.opts.producer_config(),
+            self.consumer = GroupMember(self.ctx) if self.subscribes else PollingConsumer(self.ctx)
+            self.producer = producer = self.ctx.client.producer(
+                f"kafka-chaos-{self.ctx.run_id}-t{self.process}", transactional_id(self.ctx.run_id, self.process)
             )
-            self.ctx.note_producer_config(self.producer)
-            with_watchdog(self.producer.init_transactions, self.ctx.opts.txn_timeout_s, "init_transactions")
+            self.ctx.note_config(producer=producer)
+            timeout_s = self.ctx.opts.txn_timeout_s
+            with_watchdog(lambda: producer.init_transactions(timeout_s), timeout_s + 1, "init_transactions")
         except Exception as exc:  # noqa: BLE001
-            record_failed_assign(self.ctx, self.process, keys, exc)
+            if self.subscribes:
+                record_failed_join(self.ctx, self.process, exc)
+            else:
+                record_failed_assign(self.ctx, self.process, keys, exc)
             return False
+        if isinstance(self.consumer, GroupMember):
+            return self.consumer.join(self.process)
         return self.consumer.assign(self.process, keys)
+
+    def poll(self) -> str:
+        """A poll outside any transaction, by a member: the group's drain (workloads/runner.py)."""
+        if (self.producer is None or self.consumer is None) and not self.open():
+            return INFO
+        return self.consumer.poll(self.process)
 
     def step(self, rng: random.Random) -> str:
         if (self.producer is None or self.consumer is None) and not self.open():
@@ -121,6 +154,18 @@ class TxnClient:
         return self.transaction(micro, abort=rng.random() < opts.txn_abort_fraction)
 
     def transaction(self, micro: list[list[Any]], abort: bool) -> str:
+        """A `txn` operation; for a member, then the rebalance its polls saw (a `subscribe`) and
+        the offsets the transaction committed for the group (a `commit` of the txn's outcome)."""
+        sent: dict[str, int] = {}
+        outcome = self._transaction(micro, abort, sent)
+        if isinstance(self.consumer, GroupMember):
+            self.consumer.record_rebalance(self.process)
+            if sent:
+                self.ctx.record(self.process, "invoke", "commit", sent)
+                self.ctx.record(self.process, outcome, "commit", sent)
+        return outcome
+
+    def _transaction(self, micro: list[list[Any]], abort: bool, sent: dict[str, int]) -> str:
         ctx, process, producer, consumer = self.ctx, self.process, self.producer, self.consumer
         ctx.record(process, "invoke", "txn", micro)
         done: list[list[Any]] = []
@@ -128,37 +173,51 @@ class TxnClient:
         try:
             # Where to seek back to after an abort. position() talks to brokers too: an error
             # here (UnknownBrokerIdError during a fault) ends the operation info, not the run.
-            positions = {k: consumer.consumer.position(topic_partition(k)) for k in consumer.keys}
+            positions = consumer.positions()
+            if isinstance(consumer, GroupMember):  # unknown yet: it resumes at the group's commit anyway
+                positions = {key: offset for key, offset in positions.items() if offset >= 0}
             producer.begin_transaction()
             for op in micro:
                 if op[0] == "poll":
                     done.append(["poll", consumer.poll_once()])
                 else:
                     _, key, value = op
-                    tp = topic_partition(key)
-                    future = producer.send(tp.topic, value=encode(value), partition=tp.partition)
-                    futures.append(future)
+                    futures.append(producer.send(key, value))
                     done.append(["send", key, value])
             failed = None
             for future, op in zip(futures, [d for d in done if d[0] == "send"], strict=True):
                 try:
-                    op[2] = [future.get(timeout=ctx.opts.delivery_timeout_ms / 1000 + 5).offset, op[2]]
+                    op[2] = [future.result(ctx.opts.delivery_timeout_ms / 1000 + 5), op[2]]
                 except Exception as exc:  # noqa: BLE001
                     failed = failed or exc
+            timeout_s = ctx.opts.txn_timeout_s
+            offsets = {k: o for op in done if op[0] == "poll" for k, o in next_offsets(op[1]).items()}
+            if (
+                failed is None
+                and not abort
+                and offsets
+                and isinstance(consumer, GroupMember)
+                and ctx.opts.commit == "sync"
+            ):
+                sent.update(offsets)  # from here the commit's outcome is the transaction's
+                with_watchdog(
+                    lambda: producer.send_offsets(offsets, consumer.consumer, timeout_s), timeout_s + 1, "send_offsets"
+                )
             if failed is not None or abort:
-                with_watchdog(producer.abort_transaction, ctx.opts.txn_timeout_s, "abort_transaction")
-                for key, position in positions.items():
-                    consumer.consumer.seek(topic_partition(key), position)
+                with_watchdog(lambda: producer.abort_transaction(timeout_s), timeout_s + 1, "abort_transaction")
+                consumer.seek(rewind(positions, done))
                 reason = describe(failed) if failed is not None else "deliberate abort"
                 ctx.record(process, FAIL, "txn", done, reason)
                 return FAIL
-            with_watchdog(producer.commit_transaction, ctx.opts.txn_timeout_s, "commit_transaction")
+            with_watchdog(lambda: producer.commit_transaction(timeout_s), timeout_s + 1, "commit_transaction")
         except Exception as exc:  # noqa: BLE001 (commit/abort outcome unknown: a new client follows)
             ctx.record(process, INFO, "txn", done or micro, describe(exc))
             return INFO
         for op in done:
             if op[0] == "send" and isinstance(op[2], list):
                 ctx.observe(op[1], op[2][0])
+            elif op[0] == "poll" and isinstance(consumer, GroupMember):
+                ctx.group.note(op[1])  # delivered by the group: its drain need not read it again
         ctx.record(process, OK, "txn", done)
         return OK
 
@@ -169,4 +228,4 @@ class TxnClient:
         if self.producer is not None:
             producer, self.producer = self.producer, None
             # close() can block like commit does; never let it hold the run.
-            threading.Thread(target=close_producer, args=(producer, 2.0), daemon=True).start()
+            threading.Thread(target=producer.close, args=(2.0,), daemon=True).start()

@@ -50,6 +50,13 @@ class History:
     def txn(self, process: int, micro: list[Any], done: list[Any], type: str = "ok") -> int:
         return self.op(process, "txn", micro, done, type)
 
+    def invoke(self, process: int, f: str, value: Any) -> int:
+        """An invoke alone, for operations that overlap others: `complete` ends it later."""
+        return self._event(process, "invoke", f, value)
+
+    def complete(self, process: int, f: str, value: Any, type: str = "ok") -> int:
+        return self._event(process, type, f, value)
+
     def nemesis(self, f: str, nodes: list[str]) -> int:
         """A nemesis operation as the nemesis writes it, saying how its fault ends (nemesis/faults.py)."""
         value = {"nodes": nodes, **named_ends(f)}

@@ -4,6 +4,8 @@ one that does not (bad=False). Key "t/0" unless said; values are small integers,
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from tests.checkers.builder import History
 
@@ -199,6 +201,89 @@ def send_lands_where_read(bad: bool) -> History:
     return h
 
 
+# Transactions: dependency cycles. Each pattern is written into a Place (fresh keys, processes and
+# values, so that the property tests can append one to a generated history) and ends with a fresh
+# reader that reads its keys from the start, so nothing is unseen.
+
+
+@dataclass
+class Place:
+    h: History = field(default_factory=History)
+    keys: tuple[str, str, str] = (K, "t/1", "t/2")
+    processes: tuple[int, int, int, int] = (0, 1, 2, 9)  # three writers, then the reader
+    values: tuple[int, int, int, int] = (1, 2, 3, 4)
+
+
+def _sent(key: str, value: int, offset: int) -> list[Any]:
+    return ["send", key, [offset, value]]
+
+
+def _read_all(p: Place, logs: dict[str, list[tuple[int, int]]]) -> History:
+    p.h.poll(p.processes[3], {k: v for k, v in logs.items() if v})
+    return p.h
+
+
+def g0(bad: bool, p: Place | None = None) -> History:
+    """T1 and T2 each write two keys; in the second their order is reversed (a ww cycle)."""
+    p = p or Place()
+    (a, b, _), (v1, v2, v3, v4) = p.keys, p.values
+    p.h.txn(p.processes[0], [["send", a, v1], ["send", b, v2]], [_sent(a, v1, 0), _sent(b, v2, 1 if bad else 0)])
+    p.h.txn(p.processes[1], [["send", a, v3], ["send", b, v4]], [_sent(a, v3, 1), _sent(b, v4, 0 if bad else 1)])
+    return _read_all(p, {a: [(0, v1), (1, v3)], b: [(0, v4), (1, v2)] if bad else [(0, v2), (1, v4)]})
+
+
+def g1c(bad: bool, p: Place | None = None) -> History:
+    """Each of two transactions reads the other's write: a cycle of wr edges only (an error)."""
+    p = p or Place()
+    (a, b, _), (v1, v2, *_) = p.keys, p.values
+    p.h.txn(p.processes[0], [["send", a, v1], ["poll"]], [_sent(a, v1, 0), ["poll", {b: [[0, v2]]} if bad else {}]])
+    p.h.txn(p.processes[1], [["send", b, v2], ["poll"]], [_sent(b, v2, 0), ["poll", {a: [[0, v1]]}]])
+    return _read_all(p, {a: [(0, v1)], b: [(0, v2)]})
+
+
+def g1c_needs_ww(bad: bool, p: Place | None = None) -> History:
+    """T1 writes a key first and reads T2's write to another, which T2 made inside T1's span,
+    writing the first key after T1: ww T1 -> T2, wr T2 -> T1 (allowed: writes are not isolated)."""
+    p = p or Place()
+    (a, b, _), (v1, v2, v3, _) = p.keys, p.values
+    p.h.invoke(p.processes[0], "txn", [["send", a, v1], ["poll"]])
+    p.h.txn(p.processes[1], [["send", a, v3], ["send", b, v2]], [_sent(a, v3, 1 if bad else 0), _sent(b, v2, 0)])
+    p.h.complete(p.processes[0], "txn", [_sent(a, v1, 0 if bad else 1), ["poll", {b: [[0, v2]]}]])
+    return _read_all(p, {a: [(0, v1), (1, v3)] if bad else [(0, v3), (1, v1)], b: [(0, v2)]})
+
+
+def _ordered(p: Place, same_process: bool, t2_reads: bool, t3_after_t1: bool = True) -> History:
+    """T1 then T3, T2 spanning both: T2 reads T3's write, T1 reads T2's. Only T1 -> T3 (process
+    order when they share a process, realtime order when T3 was invoked after T1 completed)
+    closes the cycle."""
+    (a, b, c), (v1, v2, v3, _) = p.keys, p.values
+    p1, p2, p3 = p.processes[0], p.processes[1], p.processes[0 if same_process else 2]
+    t1 = ([["send", a, v1], ["poll"]], [_sent(a, v1, 0), ["poll", {b: [[0, v2]]}]])
+    p.h.invoke(p2, "txn", [["send", b, v2], ["poll"]])
+    if t3_after_t1:
+        p.h.txn(p1, *t1)
+        p.h.txn(p3, [["send", c, v3]], [_sent(c, v3, 0)])
+    else:
+        p.h.invoke(p1, "txn", t1[0])
+        p.h.txn(p3, [["send", c, v3]], [_sent(c, v3, 0)])
+        p.h.complete(p1, "txn", t1[1])
+    p.h.complete(p2, "txn", [_sent(b, v2, 0), ["poll", {c: [[0, v3]]} if t2_reads else {}]])
+    return _read_all(p, {a: [(0, v1)], b: [(0, v2)], c: [(0, v3)]})
+
+
+def g1c_process(bad: bool, p: Place | None = None) -> History:
+    return _ordered(p or Place(), same_process=True, t2_reads=bad)
+
+
+def g1c_realtime(bad: bool, p: Place | None = None) -> History:
+    """As g1c_process, T3 on another process: realtime order closes the cycle. The near miss
+    invokes T3 before T1 completes, so nothing orders them."""
+    return _ordered(p or Place(), same_process=False, t2_reads=True, t3_after_t1=bad)
+
+
+#: Cases whose bad history has its anomaly only as allowed instances, though the anomaly can be an error.
+ALLOWED = {g1c_needs_ww}
+
 # name -> builders whose bad history has exactly that anomaly (plus the listed companions)
 CASES: dict[str, list[tuple[Callable[[bool], History], set[str]]]] = {
     "lost-write": [(lost_write, set()), (lost_write_info, set())],
@@ -219,4 +304,8 @@ CASES: dict[str, list[tuple[Callable[[bool], History], set[str]]]] = {
     "int-nonmonotonic-send": [(int_nonmonotonic_send, set())],
     "int-send-skip": [(int_send_skip, set())],
     "precommitted-read": [(precommitted_read, set())],
+    "G0": [(g0, set())],
+    "G1c": [(g1c, set()), (g1c_needs_ww, set())],
+    "G1c-process": [(g1c_process, set())],
+    "G1c-realtime": [(g1c_realtime, set())],
 }

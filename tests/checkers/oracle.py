@@ -5,7 +5,9 @@ It is written from the contract's text, not from the Spark pipeline, and kept sm
 every event is held in memory, and each rule is a loop over dicts. It counts instances the way
 results.json does (one per lost or unseen send, per duplicated value, per conflicting offset, per
 read for G1a, garbage-read and precommitted-read, per compared pair for the order rules), and says
-how many of them are errors. Transaction cycles (G0, G1c) are not here yet (issue 18).
+how many of them are errors. Transaction cycles are counted per strongly connected component,
+as the contract's table and checkers/cycles.py say, from graphs built with every edge (realtime
+order included: all pairs) and components found by plain reachability.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class Op:
     sends: list[tuple[str, int, int | None]] = field(default_factory=list)  # key, value, offset
     reads: list[tuple[str, int | None, int]] = field(default_factory=list)  # key, offset, value, in order
     keys: list[str] | None = None  # assign/subscribe
+    itime: int = 0
+    ctime: int | None = None  # None: never completed
 
 
 def _micro(value: Any) -> list | None:
@@ -54,6 +58,7 @@ def operations(events: Iterable[dict[str, Any]]) -> list[Op]:
         op = Op(
             c.get("index", invoke["index"]), invoke["index"], str(invoke["process"]), invoke["f"], c.get("type", "info")
         )
+        op.itime, op.ctime = invoke["time"], c.get("time")
         if op.process == "nemesis":
             continue
         if op.f in CLIENT_FS:
@@ -198,7 +203,75 @@ def check(events: Iterable[dict[str, Any]]) -> dict[str, Found]:
                 if ref is not None and i <= ref:
                     hit("nonmonotonic-send")
             send_ref.update({(op.process, k): i for k, i in last_s.items()})
+    _cycles(ops, ok_read, value_idx, hit)
     return dict(found)
+
+
+Graph = dict[int, set[int]]
+
+
+def _cycles(ops: list[Op], ok_read: set, value_idx: dict[tuple[str, int], list[int]], hit) -> None:
+    """G0, G1c, G1c-process, G1c-realtime: one instance per component of 2+ transactions."""
+    nodes = [
+        op for op in ops
+        if op.f == "txn" and (op.type == "ok" or (op.type == "info" and any((k, v) in ok_read for k, v, _ in op.sends)))
+    ]  # fmt: skip
+    writer = {(k, v): op.id for op in nodes for k, v, _ in op.sends}
+    at: dict[tuple[str, int], set[int]] = defaultdict(set)  # (key, index) -> transactions that wrote there
+    for (k, v), t in writer.items():
+        for i in value_idx.get((k, v), []):
+            at[(k, i)].add(t)
+    ww: set[tuple[int, int]] = set()
+    for (k, i), ts in at.items():
+        ww |= {(a, b) for a in ts for b in at.get((k, i + 1), set()) if a != b}
+    wr = {(writer[(k, v)], op.id) for op in nodes if op.type == "ok" for k, _, v in op.reads if (k, v) in writer}
+    wr = {(a, b) for a, b in wr if a != b}
+    process = {(a.id, b.id) for a in nodes for b in nodes if a.process == b.process and a.invoke < b.invoke}
+    realtime = {(a.id, b.id) for a in nodes for b in nodes if a.ctime is not None and a.ctime < b.itime}
+    ids = [op.id for op in nodes]
+
+    def comps(edges: set[tuple[int, int]]) -> list[set[int]]:
+        out: dict[int, list[int]] = defaultdict(list)
+        for a, b in edges:
+            out[a].append(b)
+        reach = {t: _reachable(t, out) for t in ids}
+        out: list[set[int]] = []
+        for t in ids:
+            mine = {u for u in reach[t] if t in reach[u]} | {t}
+            if len(mine) > 1 and mine not in out:
+                out.append(mine)
+        return out
+
+    def inside(c: set[int], edges: set[tuple[int, int]]) -> bool:
+        return any(a in c and b in c for a, b in edges)
+
+    read_cycles = comps(wr)
+    on_read = set().union(*read_cycles)
+    for _ in comps(ww):
+        hit("G0", False)
+    for _ in read_cycles:
+        hit("G1c")
+    for c in comps(ww | wr):
+        if inside(c, wr) and not c & on_read:
+            hit("G1c", False)
+    by_process = comps(wr | process)
+    for c in by_process:
+        if not c & on_read:
+            hit("G1c-process")
+    on_process = set().union(*by_process)
+    for c in comps(wr | realtime):
+        if not c & on_process:
+            hit("G1c-realtime")
+
+
+def _reachable(start: int, out: dict[int, list[int]]) -> set[int]:
+    seen, todo = set(), [start]
+    while todo:
+        for b in out[todo.pop()]:
+            if b not in seen:
+                seen.add(b)
+                todo.append(b)
+    return seen
 
 
 def _ends(rows: Iterable[tuple[str, int | None]]) -> tuple[dict[str, int], dict[str, int]]:

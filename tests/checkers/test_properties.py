@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from kafka_chaos.checkers.anomalies import BY_NAME
+from tests.checkers import histories as H
 from tests.checkers.builder import History
 
 pytestmark = pytest.mark.spark
@@ -69,6 +70,8 @@ def consistent(draw_steps: list[tuple], keys: int) -> Model:
                     for v in values:
                         m.append(key, v)
                 m.h.send(who, key, [(v, None) for v in values], type="fail" if outcome == "fail" else "info")
+        elif kind == "txn":
+            _txn(m, positions, 200 + who, key, n, outcome)
         else:
             consumer = 100 + who
             if consumer not in positions:
@@ -87,9 +90,30 @@ def consistent(draw_steps: list[tuple], keys: int) -> Model:
     return m
 
 
+def _txn(m: Model, positions: dict[int, dict[str, int]], process: int, key: str, n: int, outcome: str) -> None:
+    """A transaction of one process: it polls up to n values of each key from where it is, then
+    sends n values to `key` (its poll comes first: read_committed never shows it its own sends).
+    A failed one lands nothing; only an ok one moves its position (the workload seeks back)."""
+    if process not in positions:
+        positions[process] = {k: 0 for k in m.keys}
+        m.h.assign(process, list(m.keys))
+    read = {k: m.logs[k][positions[process][k] : positions[process][k] + n] for k in m.keys}
+    read = {k: got for k, got in read.items() if got}
+    values = [m.value() for _ in range(n)]
+    landed = outcome in ("ok", "info-landed")
+    offsets = [m.append(key, v) if landed else None for v in values]
+    if outcome == "ok":  # only an ok poll moves the reference
+        positions[process] = {k: positions[process][k] + len(read.get(k, [])) for k in m.keys}
+    invoke = [["poll"], *[["send", key, v] for v in values]]
+    done = [["poll", {k: [list(p) for p in got] for k, got in read.items()}]]
+    done += [["send", key, [o, v] if outcome == "ok" else v] for o, v in zip(offsets, values, strict=True)]
+    type_ = {"ok": "ok", "fail": "fail"}.get(outcome, "info")
+    m.h.txn(process, invoke, done, type_)
+
+
 STEPS = st.lists(
     st.tuples(
-        st.sampled_from(["send", "send", "poll"]),
+        st.sampled_from(["send", "send", "poll", "txn"]),
         st.integers(0, 2),
         st.integers(0, 2),
         st.integers(1, 3),
@@ -225,6 +249,18 @@ def precommitted_read(m: Model) -> None:
     m.h.txn(m.fresh(), [["send", key, v], ["poll"]], [["send", key, [offset, v]], ["poll", {key: [[offset, v]]}]])
 
 
+def _cycle(pattern: Callable[..., History]) -> Callable[[Model], None]:
+    """A transaction cycle of histories.py on fresh keys, processes and values, after the rest."""
+
+    def inject(m: Model) -> None:
+        n = m.fresh()
+        keys = (f"cycle-{n}/0", f"cycle-{n}/1", f"cycle-{n}/2")
+        place = H.Place(m.h, keys, (m.fresh(), m.fresh(), m.fresh(), m.fresh()), tuple(m.value() for _ in range(4)))
+        pattern(True, place)
+
+    return inject
+
+
 INJECTIONS: dict[str, Callable[[Model], None]] = {
     "lost-write": lost_write,
     "unseen": unseen,
@@ -240,6 +276,10 @@ INJECTIONS: dict[str, Callable[[Model], None]] = {
     "int-nonmonotonic-send": int_nonmonotonic_send,
     "int-send-skip": int_send_skip,
     "precommitted-read": precommitted_read,
+    "G0": _cycle(H.g0),
+    "G1c": _cycle(H.g1c),
+    "G1c-process": _cycle(H.g1c_process),
+    "G1c-realtime": _cycle(H.g1c_realtime),
 }
 # Each example is a Spark job of seconds: few examples, no shrinking (a failure prints its example).
 QUICK = dict(

@@ -25,10 +25,13 @@ def make_run(
     run_id: str | None | bool = None,  # None: one made from the path; False: none at all
     allowed: dict[str, int] | None = None,
     liveness: dict | None = None,  # written into results.json when checked, else into summary.json
+    client: str | None = None,  # None: a run from before config.json named its client
 ) -> Path:
     run_dir = store / path
     run_dir.mkdir(parents=True)
     config = {"kafka_version": version, "nemesis": nemesis or {}}
+    if client is not None:
+        config["client"] = client
     if run_id is not False:
         config["run_id"] = run_id or path.replace("/", "-")
     if started_ms is not None:
@@ -96,14 +99,14 @@ def test_files_tables_and_plots(tmp_path, spark_session):
     t = trend.trend(tmp_path / "s", session=spark_session)
     paths = trend.write(t, tmp_path / "out")
     md = paths["md"].read_text()
-    assert md.splitlines()[0].startswith("| day | Kafka | nemesis | runs |")
-    assert "| 2026-11-21 | 3.9.1 | none | 1 | 0 | 1 | 0 | 0 | 0 |  | - |" in md
+    assert md.splitlines()[0].startswith("| day | Kafka | nemesis | client | runs |")
+    assert "| 2026-11-21 | 3.9.1 | none | kafka-python | 1 | 0 | 1 | 0 | 0 | 0 |  | - |" in md
     assert paths["svg"].read_text().count("<polyline") == 2  # one line per version
     assert "11-20" in paths["svg"].read_text() and "11-21" in paths["svg"].read_text()
     html = paths["html"].read_text()
     assert html.count('<svg class="plot"') == 2 and "<table>" in html
     assert json.loads(paths["json"].read_text())["runs"] == 3
-    header = "day,version,nemesis,runs,valid,invalid,unknown,unchecked,stalled,kept,anomalies"
+    header = "day,version,nemesis,client,runs,valid,invalid,unknown,unchecked,stalled,kept,anomalies"
     assert paths["csv"].read_text().splitlines()[0] == header
 
 
@@ -149,3 +152,16 @@ def test_stalled_runs_and_the_rate_kept_between_faults(tmp_path, spark_session):
     assert (row.runs, row.stalled, row.kept) == (4, 2, pytest.approx(0.3))
     md = trend.markdown(trend.trend(tmp_path, session=spark_session))
     assert "| 2 | 30% |" in md
+
+
+def test_each_client_is_a_row_of_its_own(tmp_path, spark_session):
+    kill = {"faults": ["kill"]}
+    make_run(tmp_path, "a/1", nemesis=kill, client="java", valid=False, errors={"lost-write": 2})
+    make_run(tmp_path, "a/2", nemesis=kill, client="java")
+    make_run(tmp_path, "a/3", nemesis=kill, client="librdkafka")
+    make_run(tmp_path, "a/4", nemesis=kill)  # before the client was recorded: kafka-python
+    t = trend.trend(tmp_path, session=spark_session)
+    by_client = {r.client: (r.runs, r.invalid) for r in t.rows}
+    assert by_client == {"java": (2, 1), "librdkafka": (1, 0), "kafka-python": (1, 0)}
+    assert [b["client"] for b in t.invalid_runs] == ["java"]
+    assert "| 2026-11-20 | 4.3.1 | kill | java | 2 | 1 | 1 |" in trend.markdown(t)

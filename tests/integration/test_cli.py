@@ -115,8 +115,9 @@ def test_run_with_check_prints_a_verdict(docker_api, tmp_path):
     ]  # fmt: skip
     assert sorted(p.name for p in (run_dir / "cluster" / "kafka-1").iterdir()) == ["config", "data", "logs"]
     assert sorted(json.loads((run_dir / "config.json").read_text())) == [
-        "broker_config", "cluster_id", "effective_producer_config", "history_started_unix_ms", "kafka_version",
-        "metadata_version", "name", "nemesis", "run_id", "seed", "shape", "workload",
+        "broker_config", "client", "client_version", "cluster_id", "effective_consumer_config",
+        "effective_producer_config", "history_started_unix_ms", "kafka_version", "metadata_version", "name",
+        "nemesis", "run_id", "seed", "shape", "workload",
     ]  # fmt: skip
     assert_no_leftovers(docker_api)
     human = subprocess.run([*CLI, "check", str(run_dir), "--no-report"], capture_output=True, text=True, timeout=600)

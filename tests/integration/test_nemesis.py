@@ -1,9 +1,10 @@
 """Each fault against a real cluster, asserting its real effect, then healed."""
 
+import random
 import time
 
 import pytest
-from kafka import KafkaAdminClient, KafkaProducer
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.errors import KafkaTimeoutError
 
 from kafka_chaos.harness.cluster import KafkaCluster
@@ -13,6 +14,7 @@ from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.nemesis import partition
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.kill import kill, start, wait_stopped
+from kafka_chaos.nemesis.targets import resolve
 from kafka_chaos.nemesis.unflushed import drop_unflushed
 
 # One cluster (a module fixture) serves the module: its tests share an xdist worker.
@@ -113,7 +115,8 @@ def new_topic(cluster, name: str, configs: dict[str, str]) -> None:
     wait_for(lambda: cluster.create_topic(name, 1, 3, configs) or True, 60, f"topic {name} to be created")
 
 
-def nemesis_events(tmp_path):
+def nemesis_events(nemesis, tmp_path):
+    nemesis.history.flush()  # the writer hands its buffer to the OS every FLUSH_S; read it all now
     return [e for e in read_history(tmp_path / "history.jsonl") if e["process"] == "nemesis"]
 
 
@@ -131,7 +134,7 @@ def test_killed_follower_leaves_the_isr_and_returns_after_start(cluster, nemesis
     wait_for(lambda: node_id not in isr(cluster), 30, f"{victim} to leave the ISR")
     nemesis.run("start")
     wait_for(lambda: node_id in isr(cluster), 60, f"{victim} to rejoin the ISR")
-    kinds = [(e["f"], e["type"]) for e in nemesis_events(tmp_path)]
+    kinds = [(e["f"], e["type"]) for e in nemesis_events(nemesis, tmp_path)]
     assert kinds == [("kill", "invoke"), ("kill", "ok"), ("start", "invoke"), ("start", "ok")]
 
 
@@ -155,6 +158,45 @@ def test_partitioned_follower_leaves_the_isr_and_rejoins_after_heal(cluster, nem
     nemesis.run("heal")
     assert partition.rules(node) == []
     wait_for(lambda: node.node_id in isr(cluster), 60, f"{victim} to rejoin the ISR")
+
+
+def test_stall_holds_the_open_client_connections_and_lets_new_ones_pass(cluster, nemesis):
+    target = cluster.node(leader(cluster))
+    settings = dict(bootstrap_servers=target.bootstrap_server, acks=1, request_timeout_ms=3000, max_block_ms=10000)
+    old = KafkaProducer(retries=0, **settings)
+    fresh = None
+    try:
+        old.send("faults", b"before").get(timeout=10)  # its connections are open now
+        done = nemesis.run("stall", target.alias)
+        held = done["connections"][target.alias]
+        assert held >= 1 and len(partition.rules(target)) == 2 * held
+        with pytest.raises(Exception):  # noqa: B017 (a timeout, as kafka-python words it)
+            old.send("faults", b"held").get(timeout=10)
+        fresh = KafkaProducer(**settings)  # new connections pass
+        fresh.send("faults", b"on a new connection").get(timeout=15)
+        nemesis.run("heal")
+        assert partition.rules(target) == []
+    finally:
+        for p in (old, fresh):
+            if p is not None:
+                p.close(timeout=2)
+
+
+def test_hold_endtxn_lets_every_other_request_pass_on_the_open_connections(cluster, nemesis):
+    """Only a segment starting an EndTxn is dropped: a produce on a connection open before the
+    fault still goes through (the scenario kafka-17754 shows the EndTxn held)."""
+    target = cluster.node(leader(cluster))
+    old = KafkaProducer(bootstrap_servers=target.bootstrap_server, acks=1, retries=0, request_timeout_ms=3000)
+    try:
+        old.send("faults", b"before").get(timeout=10)
+        done = nemesis.run("hold-endtxn", target.alias)
+        held = done["connections"][target.alias]
+        assert held >= 1 and len(partition.rules(target)) == held  # one rule each, client to broker
+        old.send("faults", b"on the same connection").get(timeout=10)
+        nemesis.run("heal")
+        assert partition.rules(target) == []
+    finally:
+        old.close(timeout=2)
 
 
 def test_wiped_follower_starts_empty_and_catches_up(cluster, nemesis):
@@ -209,5 +251,49 @@ def test_lose_unflushed_keeps_what_was_flushed(cluster, nemesis):
 def test_target_that_does_not_exist_is_a_recorded_failure(cluster, nemesis, tmp_path):
     done = nemesis.run("kill", "leader:nosuchtopic/0")
     assert "error" in done
-    assert [e["type"] for e in nemesis_events(tmp_path)] == ["invoke", "fail"]
+    assert [e["type"] for e in nemesis_events(nemesis, tmp_path)] == ["invoke", "fail"]
     assert all(n.state() == "running" for n in cluster.nodes)
+
+
+def test_group_coordinator_is_the_broker_the_group_finds(cluster, nemesis):
+    """`group-coordinator:GROUP` names the broker that FindCoordinator gives a member of GROUP
+    (kafka-python's own lookup, read off its coordinator), and a kill aims at it."""
+    group = "coordinated-group"
+    consumer = KafkaConsumer(
+        bootstrap_servers=cluster.bootstrap_servers, group_id=group, enable_auto_commit=False,
+        auto_offset_reset="earliest", request_timeout_ms=10000,
+    )  # fmt: skip
+    try:
+        consumer.subscribe(["faults"])
+        wait_for(lambda: consumer.poll(500) is not None and consumer.assignment(), 60, "the member's assignment")
+        # The broker kafka-python's FindCoordinator named: it connects to it as "coordinator-<id>".
+        found = int(str(consumer._coordinator.coordinator_id).removeprefix("coordinator-"))
+    finally:
+        consumer.close(autocommit=False)
+    (node,) = resolve(cluster, f"group-coordinator:{group}", random.Random(1))
+    assert node.node_id == found
+    done = nemesis.run("kill", f"group-coordinator:{group}")
+    assert victim_of(done) == node.alias
+    wait_for(lambda: node.state() == "exited", 10, f"{node.alias}'s container to exit")
+
+
+def test_txn_coordinator_is_the_broker_the_producer_finds(cluster):
+    """`txn-coordinator:ID` names the broker FindCoordinator gives a transactional producer."""
+    found = []
+
+    def coordinator_found() -> bool:
+        # A new producer each try: after a timed-out init_transactions kafka-python's transaction
+        # manager refuses to init again (CI, 2026-11-25: every retry failed for 90 s).
+        producer = KafkaProducer(
+            bootstrap_servers=cluster.bootstrap_servers, transactional_id="coordinated-txn", max_block_ms=20000
+        )
+        try:
+            producer.init_transactions()
+            found.append(int(str(producer._transaction_manager._transaction_coordinator).removeprefix("coordinator-")))
+            return True
+        finally:
+            producer.close(timeout=5)
+
+    wait_for(coordinator_found, 180, "the transaction coordinator")
+    (node,) = resolve(cluster, "txn-coordinator:coordinated-txn", random.Random(1))
+    assert node.node_id == found[0]

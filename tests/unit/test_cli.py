@@ -25,6 +25,10 @@ from kafka_chaos.frontends.cli import main
         (["run", "--workload", "bank"], "unknown workload 'bank'"),
         (["run", "--acks", "2"], "--acks must be one of 0, 1, all"),
         (["run", "--keys", "0"], "--keys must be at least 1"),
+        (["run", "--client", "confluent"], "--client must be one of kafka-python, librdkafka, java; got 'confluent'"),
+        (["run", "--client-version", "3.9.1"], "--client-version applies to --client java only"),
+        (["run", "--client", "java", "--client-version", "3.3.0"], "--client-version 3.3.0 is too old"),
+        (["run", "--client", "java", "--kafka", "4.3.1", "--client-version", "4.x"], "--client-version must be"),
         (["run", "--replication-factor", "5"], "replication factor 5 needs at least as many brokers (3)"),
         # run keeps its cluster's files in the run directory: a --workdir it ignored was a silent lie
         (["run", "--workdir", "/tmp/elsewhere"], "unrecognized arguments: --workdir"),

@@ -103,7 +103,7 @@ def test_every_nemesis_event_says_how_its_fault_ends():
     assert faults.named_ends("kill") == {"undone_by": "start"}
     assert faults.named_ends("pause") == {"undone_by": "resume"}
     assert faults.named_ends("start") == {"heals": ["kill", "stop"]}
-    assert faults.named_ends("heal") == {"heals": ["partition"]}
+    assert faults.named_ends("heal") == {"heals": ["partition", "stall", "hold-endtxn", "hold-markers"]}
     assert faults.named_ends("wipe") == {} == faults.named_ends("lose-unflushed")  # over when done
     for record in faults.FAULTS:
         ends = faults.named_ends(record.name)

@@ -4,6 +4,7 @@ import struct
 import pytest
 
 from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.harness.names import coordinator_partition, java_hash
 from kafka_chaos.nemesis.partition import bridge, halves, isolate, majorities_ring, shape
 from kafka_chaos.nemesis.schedule import parse_fault_list, parse_script
 from kafka_chaos.nemesis.unflushed import cut_segment, drop_unflushed, read_checkpoint
@@ -56,6 +57,22 @@ def test_fault_lists():
     assert parse_fault_list("kill, pause,partition") == ["kill", "pause", "partition"]
     with pytest.raises(UsageError, match="unknown fault 'meteor'"):
         parse_fault_list("kill,meteor")
+    assert parse_fault_list("kill,pause@group-coordinator") == ["kill", "pause@group-coordinator"]
+    with pytest.raises(UsageError, match="unknown fault 'meteor@controller'"):
+        parse_fault_list("kill,meteor@controller")
+    with pytest.raises(UsageError, match="names no target after '@'"):
+        parse_fault_list("kill@")
+
+
+@pytest.mark.parametrize(
+    ("name", "java_hash_code", "partition"),
+    # Computed with Java 17: s.hashCode(), and (h == MIN_VALUE ? 0 : Math.abs(h)) % 50.
+    [("kafka-chaos-7d81e139c2", 906935803, 3), ("polygenelubricants", -2147483648, 0),
+     ("grüße-😀", 347391577, 27), ("", 0, 0)],
+)  # fmt: skip
+def test_coordinators_are_placed_as_kafka_places_them(name, java_hash_code, partition):
+    assert java_hash(name) == java_hash_code
+    assert coordinator_partition(name, 50) == partition
 
 
 def test_script_steps_parse_and_overlaps_are_refused():
@@ -124,3 +141,34 @@ def test_partition_missing_from_the_checkpoint_loses_everything(tmp_path):
     (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n0\n")
     (cut,) = drop_unflushed(tmp_path)
     assert cut.segments_removed == 2 and not list(d.glob("*.log"))
+
+
+# stall: the client connections of a node's /proc/net/tcp, and the rules that hold them.
+PROC_NET_TCP = """  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 00000000:24BE 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1
+   1: 020012AC:24BE 010012AC:A1B2 01 00000000:00000000 00:00000000 00000000     0        0 2 1
+   2: 020012AC:24BE 010012AC:A1B3 06 00000000:00000000 00:00000000 00000000     0        0 3 1
+   3: 020012AC:2384 030012AC:9C40 01 00000000:00000000 00:00000000 00000000     0        0 4 1
+"""
+
+
+def test_stall_holds_only_established_client_connections():
+    from kafka_chaos.nemesis.stall import client_connections, rules
+
+    # 0x24BE = 9406, 0x2384 = 9092 (broker to broker): only the established one on the client port.
+    assert client_connections(PROC_NET_TCP, port=9406) == [("172.18.0.1", 0xA1B2)]
+    assert client_connections(PROC_NET_TCP, port=9094) == []
+    assert rules([("172.18.0.1", 41394)], port=9094) == [
+        "iptables -A KAFKA-CHAOS -p tcp -s 172.18.0.1 --sport 41394 --dport 9094 -j DROP",
+        "iptables -A KAFKA-CHAOS -p tcp -d 172.18.0.1 --dport 41394 --sport 9094 -j DROP",
+    ]
+
+
+def test_hold_endtxn_drops_only_the_clients_segments_that_start_an_end_txn():
+    from kafka_chaos.nemesis.stall import END_TXN, rules
+
+    (rule,) = rules([("172.18.0.1", 41394)], port=9094, api_key=END_TXN)
+    assert rule == (
+        "iptables -A KAFKA-CHAOS -p tcp -s 172.18.0.1 --sport 41394 --dport 9094"
+        ' -m u32 --u32 "0>>22&0x3C@12>>26&0x3C@4>>16=0x1a" -j DROP'
+    )

@@ -12,6 +12,7 @@ import yaml
 from kafka_chaos.frontends.cli import build_parser
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.nemesis.schedule import parse_fault_list
+from kafka_chaos.workloads.clients.api import CLIENTS
 
 WORKFLOW = Path(__file__).parents[2] / ".github" / "workflows" / "nightly.yml"
 
@@ -44,9 +45,10 @@ def argv(line: str, values: dict[str, str], env: dict[str, str]) -> list[str]:
     return words
 
 
-def test_the_matrix_is_versions_by_nemeses(workflow):
+def test_the_matrix_is_versions_by_nemeses_by_clients(workflow):
     matrix = workflow["jobs"]["chaos"]["strategy"]["matrix"]
     assert len(matrix["kafka"]) >= 3 and len(matrix["nemesis"]) >= 3
+    assert tuple(matrix["client"]) == CLIENTS
     for version in matrix["kafka"]:
         KafkaVersion.parse(version)
     for nemesis in matrix["nemesis"]:
@@ -57,11 +59,13 @@ def test_every_command_parses_for_every_matrix_cell(workflow):
     matrix = workflow["jobs"]["chaos"]["strategy"]["matrix"]
     lines = commands(workflow["jobs"]["chaos"]) + commands(workflow["jobs"]["trend"])
     assert any(line.startswith("run ") for line in lines) and any(line.startswith("trend ") for line in lines)
-    for kafka, nemesis in itertools.product(matrix["kafka"], matrix["nemesis"]):
+    for kafka, nemesis, client in itertools.product(matrix["kafka"], matrix["nemesis"], matrix["client"]):
         for line in lines:
-            args = build_parser().parse_args(argv(line, {"kafka": kafka, "nemesis": nemesis}, workflow["env"]))
+            values = {"kafka": kafka, "nemesis": nemesis, "client": client}
+            args = build_parser().parse_args(argv(line, values, workflow["env"]))
             if args.command == "run":
                 assert args.kafka == kafka and args.nemesis == nemesis and args.check and args.json
+                assert args.client == client
 
 
 def test_runs_are_uploaded_and_summarized_even_when_they_fail(workflow):

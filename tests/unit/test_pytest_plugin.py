@@ -150,3 +150,31 @@ def test_a_bad_version_in_the_marker_names_the_test(pytester):
     result = pytester.runpytest_subprocess()
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*test_m*kafka marker: malformed Kafka version '3.5'*"])
+
+
+def test_kafka_clients_parametrizes_every_test_that_runs_chaos(pytester):
+    pytester.makepyfile(
+        """
+        def test_run(chaos_run, kafka_client):
+            assert kafka_client in ("java", "librdkafka")
+
+        def test_cluster_only(kafka_spec):
+            pass
+        """
+    )
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "--kafka-clients", "java, librdkafka")
+    assert ids(result) == [
+        f"test_cluster_only[kafka-{DEFAULT_VERSION}]",
+        f"test_run[client-java-kafka-{DEFAULT_VERSION}]",
+        f"test_run[client-librdkafka-kafka-{DEFAULT_VERSION}]",
+    ]
+    pytester.runpytest_subprocess("--kafka-clients", "java,librdkafka", "-k", "test_run").assert_outcomes(passed=2)
+    default = pytester.runpytest_subprocess("--collect-only", "-q")
+    assert ids(default) == [f"test_cluster_only[kafka-{DEFAULT_VERSION}]", f"test_run[kafka-{DEFAULT_VERSION}]"]
+
+
+def test_an_unknown_client_is_a_usage_error(pytester):
+    pytester.makepyfile("def test_run(chaos_run):\n    pass\n")
+    result = pytester.runpytest_subprocess("--kafka-clients", "java,rdkafka")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--kafka-clients: unknown client 'rdkafka'*"])

@@ -30,7 +30,22 @@ def test_the_default_spec_is_valid_and_named_after_its_workload():
         (RunSpec(ClusterSpec(), WorkloadOptions(workload="bank")), "unknown workload 'bank'"),
         (RunSpec(ClusterSpec(), WorkloadOptions(workload="txn", acks="1")), "txn workload needs --acks all"),
         (RunSpec(ClusterSpec(), WorkloadOptions(rate=0)), "--rate must be greater than 0"),
-        (RunSpec(ClusterSpec(), client="java"), "unknown client 'java': expected one of kafka-python"),
+        (
+            RunSpec(ClusterSpec(), WorkloadOptions(client="jav")),
+            "--client must be one of kafka-python, librdkafka, java; got 'jav'",
+        ),
+        (
+            RunSpec(ClusterSpec(), WorkloadOptions(client="librdkafka", client_version="3.9.1")),
+            "--client-version applies to --client java only",
+        ),
+        (
+            RunSpec(ClusterSpec(), WorkloadOptions(client="java", client_version="3.9")),
+            "--client-version must be a release such as 3.9.1, got '3.9'",
+        ),
+        (
+            RunSpec(ClusterSpec(), WorkloadOptions(client="java", client_version="3.3.2")),
+            "--client-version 3.3.2 is too old",
+        ),
     ],
 )
 def test_every_bad_spec_is_one_usage_error(spec, message):
@@ -43,6 +58,9 @@ def test_near_misses_of_the_bad_specs_are_valid():
     RunSpec(ClusterSpec(controllers=3, brokers=3)).validate()
     RunSpec(ClusterSpec(), WorkloadOptions(min_insync_replicas=3)).validate()
     RunSpec(ClusterSpec(), WorkloadOptions(workload="txn")).validate()
+    RunSpec(ClusterSpec(), WorkloadOptions(client="librdkafka")).validate()
+    RunSpec(ClusterSpec(), WorkloadOptions(client="java", client_version="3.4.0")).validate()
+    RunSpec(ClusterSpec(version="3.9.1"), WorkloadOptions(client="java")).validate()
 
 
 def test_broker_config_goes_on_top_and_leaves_the_original_alone():

@@ -35,6 +35,11 @@ V = KafkaVersion.parse
         ("unclean-election", "3.4.1", None, LOSS),
         ("acks1-failover", "4.3.1", None, LOSS),
         ("acks-all-failover", "4.3.1", None, SAFE),
+        ("auto-commit-crash", "3.4.1", None, LOSS),
+        ("auto-commit-crash", "4.3.1", None, LOSS),
+        ("sync-commit-crash", "4.3.1", None, SAFE),
+        ("kafka-17754", "3.9.1", None, LOSS),
+        ("kafka-17754", "4.0.0", None, SAFE),
     ],
 )
 def test_expectations(name, version, mv, expected):
@@ -45,7 +50,9 @@ def test_every_library_scenario_tells_its_story_and_its_run_is_valid(tmp_path):
     from kafka_chaos.runs.scenario import scenario_spec
 
     for scenario in SCENARIOS.values():
-        assert scenario.story.strip().startswith(scenario.name.split("-config")[0].replace("acks-all", "acks1"))
+        # A control shares its scenario's module and story.
+        told_by = {"acks-all-failover": "acks1-failover", "sync-commit-crash": "auto-commit-crash"}
+        assert scenario.story.strip().startswith(told_by.get(scenario.name, scenario.name.split("-config")[0]))
         # Raises UsageError when a workload option is wrong or the cluster cannot hold the workload.
         scenario_spec(scenario, "4.3.1", tmp_path).validate()
 
@@ -177,3 +184,18 @@ def test_bisect_walks_releases_to_the_first_good_one(monkeypatch, tmp_path):
 def test_cut_is_symmetric_and_leaves_others_connected():
     assert cut([(["a"], ["c"]), (["a"], ["b"])]) == {"a": {"b", "c"}, "b": {"a"}, "c": {"a"}}
     assert cut([(["a", "b"], ["b"])]) == {"a": {"b"}, "b": {"a"}}
+
+
+def test_a_scenario_is_reproduced_by_any_anomaly_it_shows():
+    """kafka-17754 shows its loss as aborted reads, lost writes or cycles; lost-write alone
+    reproduces the others; an error the scenario does not name does not."""
+
+    def outcome(lost: int, anomalies: dict[str, int], shows: tuple[str, ...]) -> RunOutcome:
+        return RunOutcome("s", "3.9.1", None, LOSS, "/runs", False, lost, anomalies, "completed", shows=shows)
+
+    shows = SCENARIOS["kafka-17754"].shows
+    assert outcome(0, {"G1a": 2}, shows).reproduced
+    assert outcome(0, {"G1c": 1}, shows).reproduced
+    assert not outcome(0, {"duplicate": 1}, shows).reproduced
+    assert outcome(3, {}, ("lost-write",)).reproduced
+    assert not outcome(0, {"G1a": 2}, ("lost-write",)).reproduced

@@ -48,11 +48,25 @@ def test_every_workload_has_a_record_and_the_flag_names_them_all():
      ({"acks": "-1"}, "--acks"), ({"keys": 0}, "--keys must be at least 1"),
      ({"concurrency": 0}, "--concurrency"), ({"auto_offset_reset": "smallest"}, "--auto-offset-reset"),
      ({"workload": "txn", "acks": "1"}, "txn workload needs --acks all"),
-     ({"acks": "1"}, "--acks 1 needs --idempotence false")],
+     ({"acks": "1"}, "--acks 1 needs --idempotence false"),
+     ({"consumer": "group"}, "--consumer must be one of assign, subscribe, mixed; got 'group'"),
+     ({"commit": "async"}, "--commit must be one of sync, auto, none"),
+     ({"group_churn": -1, "consumer": "mixed"}, "--group-churn must be 0"),
+     ({"consumer": "subscribe", "member_crashes": 1.5}, "--member-crashes must be between 0 and 1"),
+     ({"group_churn": 5}, "--group-churn applies to group members: add --consumer subscribe or mixed"),
+     ({"member_crashes": 0.1}, "--member-crashes applies to group members"),
+     ({"workload": "txn", "consumer": "subscribe", "member_crashes": 0.1}, "applies to the queue workload only")],
 )  # fmt: skip
 def test_bad_options_are_usage_errors(changes, message):
     with pytest.raises(UsageError, match=message):
         check_workload(WorkloadOptions(**changes))
+
+
+def test_mixed_consumers_subscribe_on_even_processes_only():
+    mixed, subscribe, assign = (WorkloadOptions(consumer=c) for c in ("mixed", "subscribe", "assign"))
+    assert [mixed.subscribes(p) for p in range(4)] == [True, False, True, False]
+    assert all(subscribe.subscribes(p) for p in range(4)) and not any(assign.subscribes(p) for p in range(4))
+    assert mixed.grouped and subscribe.grouped and not assign.grouped
 
 
 def test_keys_are_topic_partitions():
@@ -82,21 +96,29 @@ def test_every_flagged_option_is_a_run_flag_that_reaches_the_option():
     for option in fields(WorkloadOptions):
         if "flag" not in option.metadata:
             continue
-        value = {"workload": "txn", "acks": "all", "auto_offset_reset": "earliest", "topic": "t"}.get(option.name)
+        strings = {
+            "workload": "txn", "acks": "all", "auto_offset_reset": "earliest", "topic": "t", "client": "java",
+            "consumer": "mixed", "commit": "auto",
+        }  # fmt: skip
+        value = (strings | {"client_version": "3.9.1"}).get(option.name)
         if value is None:
             value = {bool: False, int: 7, float: 0.25}[type(option.default) if option.default is not None else int]
         argv += [option.metadata["flag"], str(value).lower() if isinstance(value, bool) else str(value)]
         want[option.name] = value
     opts = _workload_options(build_parser().parse_args(argv))
     assert {name: getattr(opts, name) for name in want} == want
-    assert len(want) == 18  # the flags `kafka-chaos run` had before they were generated
+    # the 18 flags `kafka-chaos run` had before they were generated, --client, --client-version,
+    # --consumer, --commit, --group-churn, --member-crashes
+    assert len(want) == 24
 
 
 @pytest.mark.parametrize(
     "changes",
     [{"rate": 0}, {"acks": "2"}, {"keys": 0}, {"concurrency": 0}, {"time_limit": 0}, {"auto_offset_reset": "x"},
      {"poll_fraction": 2}, {"txn_abort_fraction": -1}, {"send_values": 0}, {"txn_max_ops": 0}, {"poll_keys": 0},
-     {"workload": "txn", "acks": "1"}, {"acks": "1"}],
+     {"workload": "txn", "acks": "1"}, {"acks": "1"}, {"client": "rdkafka"}, {"client_version": "3.9.1"},
+     {"client": "java", "client_version": "3"}, {"consumer": "x"}, {"commit": "x"}, {"group_churn": -1},
+     {"member_crashes": 0.5}],
 )  # fmt: skip
 def test_errors_name_real_flags_or_keywords(changes):
     with pytest.raises(UsageError) as caught:

@@ -1,0 +1,19 @@
+"""What a chaos test may accept from a client: anomalies the client is known to cause itself,
+each with the upstream issue that explains it. Nothing else is ever accepted."""
+
+#: Anomalies a client is known to cause itself under leader failover, with acks=all and
+#: idempotence on. librdkafka: after a failover the new leader answers a retried batch with
+#: OUT_OF_ORDER_SEQUENCE_NUMBER; librdkafka then bumps its producer epoch and sends again
+#: records the old leader may already have persisted (client-librdkafka.log with debug=eos:
+#: "failed due to skipped sequence numbers ... caused by previous failed request (_TRANSPORT,
+#: actions Refresh,MsgPossiblyPersisted ...)", then "bumped epoch"). Open upstream as
+#: confluentinc/librdkafka#4953; seen here as 6 duplicates in one CI run and 3 in 1 of 5 runs
+#: of acks-all-failover (librdkafka 2.16.0, Kafka 4.3.1; docs/clients.md). Duplicates only: a
+#: lost or unseen write still fails the test.
+KNOWN_FAILOVER_ANOMALIES = {"librdkafka": {"duplicate"}}
+
+
+def assert_valid_but_for_known(result, client):
+    """Valid, or invalid only by anomalies the client is known to cause (never unknown)."""
+    assert not set(result.anomalies) - KNOWN_FAILOVER_ANOMALIES.get(client, set()), result.anomalies
+    assert result.valid is True or (result.valid is False and result.anomalies), result.summary

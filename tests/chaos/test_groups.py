@@ -1,0 +1,61 @@
+"""Consumer groups under faults, through every client: the safe configuration with `--consumer
+mixed` (half the processes in one group, half assigning), members churning, and the group's
+coordinator killed and paused beside random kills, pauses and partitions, is valid, and the
+group's own drain delivers every acknowledged value.
+"""
+
+import pytest
+
+from kafka_chaos.checkers.run_dir import RunDir
+from kafka_chaos.harness.history import read_history
+from kafka_chaos.workloads.clients.api import CLIENTS
+from tests.chaos.known import assert_valid_but_for_known
+from tests.chaos.traffic import assert_traffic_between_faults
+
+FAULTS = "kill,pause,partition,kill@group-coordinator,pause@group-coordinator"
+#: One worker runs the group tests, one cluster at a time (tests/integration/test_groups.py).
+pytestmark = pytest.mark.xdist_group("consumer-groups")
+
+
+@pytest.mark.kafka(nodes=3)
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_mixed_group_survives_coordinator_kills_pauses_and_partitions(chaos_run, client):
+    result = chaos_run(
+        client=client, consumer="mixed", group_churn=7, nemesis=FAULTS, interval=5, time_limit=50, rate=300,
+        concurrency=8, final_time_limit=90, seed=11,
+    )  # fmt: skip
+    assert_valid_but_for_known(result, client)
+    assert {"kill", "pause", "partition"} <= set(result.faults), result.faults
+    aimed = [
+        e["f"] for e in read_history(RunDir(result.run_dir).history)
+        if e["process"] == "nemesis" and e["type"] == "ok" and e["value"].get("target") == "group-coordinator"
+    ]  # fmt: skip
+    # The coordinator was found and hit (in CI's load one Java run's kill@group-coordinator lookup
+    # failed, a recorded nemesis failure; its pause hit).
+    assert aimed and set(aimed) <= {"kill", "pause"}, aimed
+    assert result.workload["final_read_complete"], result.workload
+    assert result.workload["members_churned"] >= 2, result.workload
+    counts = result.workload["counts"]
+    assert counts.get("subscribe:ok", 0) > 0, counts
+    # kafka-python's members may commit nothing here: in CI's load (the CI run of 6f6486b) its subscribed
+    # members made 295 ok polls and read no value before the drain (18 rebalances in 45 s), so
+    # there was nothing to commit; the drain above delivered everything. The other clients commit.
+    if client != "kafka-python":
+        assert counts.get("commit:ok", 0) > 0, counts
+    # Traffic comes back between faults. The floor is lower than the other chaos tests' 0.5: every
+    # healed coordinator fault makes the whole group rejoin (eager rebalances stop every member's
+    # polls, and a member's thread sends too), and in CI's load (two clusters on two cores) one
+    # kafka-python run kept 0.48 where it keeps 0.9 alone. Group liveness is measured, not
+    # asserted, by bench/workload_liveness.py's group variants.
+    assert_traffic_between_faults(result, 0.35)
+
+
+def test_auto_commit_skips_what_a_crashed_member_never_handled(chaos_run):
+    """The scenario auto-commit-crash: a member's close commits past the records it polled and
+    never handled, and the group skips them; its control with synchronous commits skips none."""
+    lossy = chaos_run(scenario="auto-commit-crash")
+    assert lossy.script == "completed"
+    assert set(lossy.anomalies) == {"lost-write"} and lossy.lost > 0, lossy.anomalies
+    control = chaos_run(scenario="sync-commit-crash")
+    assert control.script == "completed"
+    assert control.valid is True, control.anomalies

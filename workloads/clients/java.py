@@ -1,0 +1,388 @@
+"""The official Java client (org.apache.kafka:kafka-clients) behind the client interface.
+
+A small driver of ours (java/src/main/java/kafkachaos/Driver.java) runs the client in one JVM
+per run: one JSON command per line on its stdin, one JSON completion per line on its stdout.
+Python stays the one writer of the history; the driver only calls the client and reports what
+it said, errors under the exception's simple class name (classified in workloads/outcomes.py).
+
+The driver is built with Maven against the kafka-clients version asked for, the first time
+that version is used, and cached (like the broker's jars, harness/maven.py). Its log (WARN and
+above) goes to `client-java.log` in the run directory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import itertools
+import json
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import IO, Any
+
+from kafka_chaos.harness.errors import KafkaChaosError, UsageError
+from kafka_chaos.harness.maven import first_error, resolve_once
+from kafka_chaos.harness.paths import cache_dir
+from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.workloads.clients.api import ClientConfigError, ClientDied, ClientError, Group, split_key
+from kafka_chaos.workloads.options import WorkloadOptions
+
+SOURCE = Path(__file__).parent / "java"
+#: How long the JVM may take to start and build its first client.
+START_TIMEOUT_S = 60.0
+
+#: The producer and consumer settings config.json records, as the Java client names them.
+REPORTED = (
+    "acks", "enable.idempotence", "retries", "delivery.timeout.ms", "request.timeout.ms",
+    "max.in.flight.requests.per.connection", "linger.ms", "transactional.id", "max.block.ms",
+)  # fmt: skip
+REPORTED_CONSUMER = (
+    "isolation.level", "auto.offset.reset", "enable.auto.commit", "request.timeout.ms", "max.poll.records",
+    "default.api.timeout.ms", "group.id", "session.timeout.ms", "max.poll.interval.ms", "auto.commit.interval.ms",
+    "group.protocol", "partition.assignment.strategy",
+)  # fmt: skip
+
+
+def _source_digest() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(SOURCE.rglob("*")):
+        if path.is_file() and "target" not in path.parts:
+            digest.update(path.relative_to(SOURCE).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:8]
+
+
+def driver_dir(version: KafkaVersion) -> Path:
+    return cache_dir() / "clients" / f"java-{version}-{_source_digest()}"
+
+
+def build_driver(version: KafkaVersion, log: Any = None) -> Path:
+    """driver.jar and lib/ (kafka-clients `version` and what it needs), built once per version
+    and driver source, then cached. UsageError when Maven Central has no such kafka-clients."""
+
+    def build(dest: Path) -> None:
+        mvn = shutil.which("mvn")
+        if mvn is None or shutil.which("javac") is None:
+            raise UsageError("--client java needs Maven and a JDK (apt-get install maven openjdk-17-jdk-headless)")
+        if log is not None:
+            log(f"building the Java client driver against kafka-clients {version} (once; cached)")
+        with tempfile.TemporaryDirectory(prefix="kafka-chaos-driver-") as work:
+            shutil.copytree(SOURCE, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns("target"))
+            cmd = [mvn, "-B", "-q", "-f", f"{work}/pom.xml", f"-Dkafka.version={version}", "package",
+                   "dependency:copy-dependencies"]  # fmt: skip
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                out = proc.stdout + proc.stderr
+                if "Could not find artifact" in out or "was not found in" in out:
+                    raise UsageError(f"kafka-clients {version} is not on Maven Central: {first_error(out)}")
+                raise KafkaChaosError(f"Maven could not build the Java client driver: {first_error(out)}")
+            shutil.copy(f"{work}/target/driver.jar", dest / "driver.jar")
+            shutil.copytree(f"{work}/target/lib", dest / "lib")
+
+    dest = driver_dir(version)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    # One build at a time per driver: processes started together (pytest's workers, parallel
+    # runs) would otherwise remove each other's half-built directory.
+    with open(dest.with_name(dest.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return resolve_once(dest, version, build)
+
+
+class _Pending:
+    """One command's completion, filled by the driver's reader thread."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self._event = threading.Event()
+        self._ok: dict[str, Any] | None = None
+        self._error: BaseException | None = None
+
+    def complete(self, line: dict[str, Any]) -> None:
+        if "error" in line:
+            err = line["error"]
+            self._error = ClientError(
+                err.get("name", "DriverError"), err.get("message", ""), cause=err.get("cause"),
+                refused=bool(err.get("thrown_by_send")),
+            )  # fmt: skip
+        else:
+            self._ok = line.get("ok") or {}
+        self._event.set()
+
+    def die(self, why: str) -> None:
+        self._error = ClientDied(why)
+        self._event.set()
+
+    def result(self, timeout_s: float) -> dict[str, Any]:
+        if not self._event.wait(timeout_s):
+            raise TimeoutError(f"the Java client's {self.what} did not complete within {timeout_s:g} s")
+        if self._error is not None:
+            raise self._error
+        return self._ok or {}
+
+    def done(self) -> bool:
+        return self._event.is_set()
+
+
+class JavaDriver:
+    """The driver process: commands out, completions in, and what ended it."""
+
+    def __init__(self, home: Path, version: KafkaVersion, log_dir: Path | None) -> None:
+        self.version = version
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _Pending] = {}
+        self._lock = threading.Lock()
+        self.died: str | None = None
+        self._stopping = False
+        self._stderr: IO[bytes] | int = (
+            (log_dir / "client-java.log").open("ab") if log_dir is not None else subprocess.DEVNULL
+        )
+        self.proc = subprocess.Popen(
+            ["java", "-Xss512k", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+             "-Dorg.slf4j.simpleLogger.showDateTime=true", "-cp", f"{home}/driver.jar:{home}/lib/*",
+             "kafkachaos.Driver"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, bufsize=0,
+        )  # fmt: skip
+        self._log_path = log_dir / "client-java.log" if log_dir is not None else None
+        ready = _Pending("start")
+        self._pending[0] = ready
+        self._reader = threading.Thread(target=self._read, name="java-driver-reader", daemon=True)
+        self._reader.start()
+        try:
+            ready.result(START_TIMEOUT_S)
+        except BaseException:
+            self.close()
+            raise
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue
+            key = 0 if line.get("ready") else line.get("id")
+            with self._lock:
+                pending = self._pending.pop(key, None)
+            if pending is not None:
+                pending.complete(line)
+        code = self.proc.wait()
+        why = f"the java client (kafka-clients {self.version}) driver exited with code {code}{self._last_log_line()}"
+        with self._lock:
+            if not self._stopping:
+                self.died = why
+            pending_all, self._pending = list(self._pending.values()), {}
+        for pending in pending_all:
+            pending.die(why)
+
+    def _last_log_line(self) -> str:
+        if self._log_path is None or not self._log_path.exists():
+            return ""
+        lines = [line for line in self._log_path.read_text(errors="replace").splitlines() if line.strip()]
+        return f": {lines[-1].strip()[:200]}" if lines else ""
+
+    def call(self, op: str, name: str, **fields: Any) -> _Pending:
+        pending = _Pending(op)
+        with self._lock:
+            if self.died is not None or self._stopping:
+                pending.die(self.died or "the java client was closed")
+                return pending
+            number = next(self._ids)
+            self._pending[number] = pending
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write((json.dumps({"id": number, "op": op, "name": name, **fields}) + "\n").encode())
+            except (BrokenPipeError, OSError, ValueError):
+                self._pending.pop(number, None)
+                pending.die(self.died or f"the java client (kafka-clients {self.version}) driver is gone")
+        return pending
+
+    def close(self) -> None:
+        with self._lock:
+            self._stopping = True
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()  # end of input: the driver halts at once
+        except OSError:
+            pass
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if not isinstance(self._stderr, int):
+            self._stderr.close()
+
+
+class _Delivery:
+    def __init__(self, pending: _Pending) -> None:
+        self.pending = pending
+
+    def result(self, timeout_s: float) -> int | None:
+        return self.pending.result(timeout_s).get("offset")
+
+    def done(self) -> bool:
+        return self.pending.done()
+
+
+def _offsets(offsets: dict[str, int]) -> list[list[Any]]:
+    """{key: next offset} as the driver's `commit` and `send_offsets` take it: [topic, partition, offset]s."""
+    return [[*split_key(k), o] for k, o in offsets.items()]
+
+
+def _strings(config: dict[str, Any]) -> dict[str, str]:
+    return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in config.items()}
+
+
+def producer_config(opts: WorkloadOptions) -> dict[str, Any]:
+    """Java producer settings: the options' (WorkloadOptions.producer_properties), and a bound on
+    how long a send (its metadata) or a transactional call may block."""
+    return {**opts.producer_properties(), "max.block.ms": opts.blocking_ms}
+
+
+def consumer_config(opts: WorkloadOptions, isolation_level: str) -> dict[str, Any]:
+    timeout = max(opts.request_timeout_ms, 5000)
+    return {
+        "enable.auto.commit": False,
+        "auto.offset.reset": opts.auto_offset_reset,
+        "isolation.level": isolation_level,
+        "request.timeout.ms": timeout,
+        "default.api.timeout.ms": timeout,
+        "max.poll.records": opts.max_poll_records,
+        "reconnect.backoff.max.ms": 1000,
+    }
+
+
+def group_config(opts: WorkloadOptions, group: Group) -> dict[str, Any]:
+    """A group member's settings on top of consumer_config's (the client's own group protocol
+    and assignors: what applications run)."""
+    return {
+        "group.id": group.group_id,
+        "enable.auto.commit": group.auto_commit,
+        "session.timeout.ms": opts.session_timeout_ms,
+        "max.poll.interval.ms": opts.max_poll_interval_ms,
+    }
+
+
+def _build(driver: JavaDriver, kind: str, name: str, config: dict[str, Any]) -> dict[str, Any]:
+    """Make a producer or consumer handle in the driver; its effective config."""
+    try:
+        return driver.call(kind, name, config=_strings(config)).result(START_TIMEOUT_S).get("config", {})
+    except ClientError as exc:
+        if exc.name == "ConfigException":
+            raise ClientConfigError(f"the Java client refused its {kind} settings: {exc.message}") from exc
+        raise
+
+
+def _reported(effective: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: effective.get(k) for k in keys}
+
+
+class JavaProducer:
+    def __init__(self, driver: JavaDriver, opts: WorkloadOptions, bootstrap: str, client_id: str, name: str,
+                 transactional_id: str | None) -> None:  # fmt: skip
+        self.driver, self.name = driver, name
+        self._timeout_s = opts.request_timeout_ms / 1000 + 5
+        config = {"bootstrap.servers": bootstrap, "client.id": client_id, **producer_config(opts)}
+        if transactional_id:
+            config["transactional.id"] = transactional_id
+        self.config = _reported(_build(driver, "producer", name, config), REPORTED)
+
+    def send(self, key: str, value: int) -> _Delivery:
+        topic, partition = split_key(key)
+        return _Delivery(self.driver.call("send", self.name, topic=topic, partition=partition, value=str(value)))
+
+    def broken(self) -> str | None:
+        return None  # the Java client ends every send by the delivery timeout, or reports why not
+
+    def init_transactions(self, timeout_s: float) -> None:
+        self.driver.call("init_transactions", self.name).result(timeout_s)
+
+    def begin_transaction(self) -> None:
+        self.driver.call("begin_transaction", self.name).result(self._timeout_s)
+
+    def commit_transaction(self, timeout_s: float) -> None:
+        self.driver.call("commit_transaction", self.name).result(timeout_s)
+
+    def abort_transaction(self, timeout_s: float) -> None:
+        self.driver.call("abort_transaction", self.name).result(timeout_s)
+
+    def send_offsets(self, offsets: dict[str, int], consumer: JavaConsumer, timeout_s: float) -> None:
+        self.driver.call("send_offsets", self.name, consumer=consumer.name, offsets=_offsets(offsets)).result(timeout_s)
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        self.driver.call("close", self.name, timeout_ms=int(timeout_s * 1000))
+
+
+class JavaConsumer:
+    def __init__(self, driver: JavaDriver, opts: WorkloadOptions, bootstrap: str, client_id: str, name: str,
+                 isolation_level: str, group: Group | None = None) -> None:  # fmt: skip
+        self.driver, self.name = driver, name
+        self._timeout_s = max(opts.request_timeout_ms, 5000) / 1000 + 5
+        self._held: list[str] | None = None
+        config = {"bootstrap.servers": bootstrap, "client.id": client_id, **consumer_config(opts, isolation_level)}
+        if group is not None:
+            config.update(group_config(opts, group))
+        self.config = _reported(_build(driver, "consumer", name, config), REPORTED_CONSUMER)
+
+    def assign(self, keys: list[str]) -> None:
+        self.driver.call("assign", self.name, keys=[list(split_key(k)) for k in keys]).result(self._timeout_s)
+
+    def poll(self, timeout_ms: int) -> dict[str, list[tuple[int, str | None]]]:
+        reply = self.driver.call("poll", self.name, timeout_ms=timeout_ms).result(timeout_ms / 1000 + self._timeout_s)
+        if "held" in reply:
+            self._held = list(reply["held"])
+        read: dict[str, list[tuple[int, str | None]]] = {}
+        for topic, partition, offset, value in reply.get("records", []):
+            read.setdefault(f"{topic}/{partition}", []).append((offset, value))
+        return read
+
+    def position(self, key: str) -> int:
+        topic, partition = split_key(key)
+        timeout_ms = int((self._timeout_s - 5) * 1000)
+        reply = self.driver.call("position", self.name, topic=topic, partition=partition, timeout_ms=timeout_ms)
+        return int(reply.result(self._timeout_s)["offset"])
+
+    def seek(self, key: str, offset: int) -> None:
+        topic, partition = split_key(key)
+        self.driver.call("seek", self.name, topic=topic, partition=partition, offset=offset).result(self._timeout_s)
+
+    def subscribe(self, topics: list[str]) -> None:
+        self.driver.call("subscribe", self.name, topics=topics).result(self._timeout_s)
+
+    def rebalanced(self) -> list[str] | None:
+        held, self._held = self._held, None
+        return held
+
+    def commit(self, offsets: dict[str, int]) -> None:
+        self.driver.call("commit", self.name, offsets=_offsets(offsets)).result(self._timeout_s)
+
+    def close(self) -> None:
+        self.driver.call("close", self.name, timeout_ms=2000)
+
+
+class JavaClient:
+    name = "java"
+
+    def __init__(
+        self, bootstrap: str, opts: WorkloadOptions, version: KafkaVersion, log_dir: Path | None = None
+    ) -> None:
+        self.bootstrap, self.opts = bootstrap, opts
+        self.version = str(version)
+        self.driver = JavaDriver(build_driver(version), version, log_dir)
+        self._names = itertools.count()
+
+    def producer(self, client_id: str, transactional_id: str | None = None) -> JavaProducer:
+        name = f"p{next(self._names)}"
+        return JavaProducer(self.driver, self.opts, self.bootstrap, client_id, name, transactional_id)
+
+    def consumer(self, client_id: str, isolation_level: str, group: Group | None = None) -> JavaConsumer:
+        name = f"c{next(self._names)}"
+        return JavaConsumer(self.driver, self.opts, self.bootstrap, client_id, name, isolation_level, group)
+
+    def died(self) -> str | None:
+        return self.driver.died
+
+    def close(self) -> None:
+        self.driver.close()

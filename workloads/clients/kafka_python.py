@@ -1,0 +1,182 @@
+"""kafka-python behind the client interface (workloads/clients/api.py): KafkaProducer and an
+assigned KafkaConsumer, with the settings of WorkloadOptions.producer_config/consumer_config.
+
+kafka-python's own failure modes (a producer that wedges after an expired batch, a close that
+raises) are handled in workloads/producers.py; its transactional calls can block without limit,
+so the txn workload runs them under a watchdog (workloads/txn.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import kafka
+from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.errors import KafkaConfigurationError
+from kafka.structs import OffsetAndMetadata
+
+from kafka_chaos.workloads.clients.api import ClientConfigError, Group, split_key
+from kafka_chaos.workloads.options import WorkloadOptions
+from kafka_chaos.workloads.producers import close_producer, wedged
+from kafka_chaos.workloads.values import encode
+
+#: The producer settings config.json records, as kafka-python names them.
+REPORTED = (
+    "acks", "enable_idempotence", "retries", "delivery_timeout_ms", "request_timeout_ms",
+    "max_in_flight_requests_per_connection", "linger_ms", "transactional_id",
+)  # fmt: skip
+REPORTED_CONSUMER = (
+    "isolation_level", "auto_offset_reset", "enable_auto_commit", "request_timeout_ms", "max_poll_records",
+    "group_id", "session_timeout_ms", "max_poll_interval_ms", "auto_commit_interval_ms",
+)  # fmt: skip
+
+
+def _tp(key: str) -> TopicPartition:
+    return TopicPartition(*split_key(key))
+
+
+def _offsets(offsets: dict[str, int]) -> dict[TopicPartition, OffsetAndMetadata]:
+    """{key: next offset} as kafka-python commits it (a consumer's commit, a transaction's)."""
+    return {_tp(k): OffsetAndMetadata(o, "", -1) for k, o in offsets.items()}
+
+
+def _json_safe(value: Any) -> Any:
+    """kafka-python's unlimited retries is float('inf'), which JSON cannot hold."""
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "unlimited"
+    return value
+
+
+class _Delivery:
+    def __init__(self, future: Any) -> None:
+        self.future = future
+
+    def result(self, timeout_s: float) -> int | None:
+        offset = self.future.get(timeout=timeout_s).offset
+        return offset if offset is not None and offset >= 0 else None  # acks=0 reports -1
+
+    def done(self) -> bool:
+        return bool(self.future.is_done)
+
+
+class PythonProducer:
+    def __init__(self, bootstrap: str, opts: WorkloadOptions, client_id: str, transactional_id: str | None) -> None:
+        extra = {"transactional_id": transactional_id} if transactional_id else {}
+        try:
+            self.producer = KafkaProducer(
+                bootstrap_servers=bootstrap, client_id=client_id, **extra, **opts.producer_config()
+            )
+        except KafkaConfigurationError as exc:
+            raise ClientConfigError(f"kafka-python refused its producer settings: {exc}") from exc
+        self.config = {k: _json_safe(self.producer.config.get(k)) for k in REPORTED}
+
+    def send(self, key: str, value: int) -> _Delivery:
+        topic, partition = split_key(key)
+        return _Delivery(self.producer.send(topic, value=encode(value), partition=partition))
+
+    def broken(self) -> str | None:
+        return wedged(self.producer)
+
+    def init_transactions(self, timeout_s: float) -> None:
+        self.producer.init_transactions()
+
+    def begin_transaction(self) -> None:
+        self.producer.begin_transaction()
+
+    def commit_transaction(self, timeout_s: float) -> None:
+        self.producer.commit_transaction()
+
+    def abort_transaction(self, timeout_s: float) -> None:
+        self.producer.abort_transaction()
+
+    def send_offsets(self, offsets: dict[str, int], consumer: PythonConsumer, timeout_s: float) -> None:
+        self.producer.send_offsets_to_transaction(_offsets(offsets), consumer.consumer.group_metadata())
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        close_producer(self.producer, timeout_s)
+
+
+def _key(tp: TopicPartition) -> str:
+    return f"{tp.topic}/{tp.partition}"
+
+
+class _Rebalances(ConsumerRebalanceListener):
+    """Notes what the member holds after each revocation and each assignment (the eager
+    protocol revokes everything, and the assignment may complete in a later poll); kafka-python
+    calls it inside poll(), on the polling thread."""
+
+    def __init__(self) -> None:
+        self.current: set[str] = set()
+        self.held: list[str] | None = None
+
+    def on_partitions_revoked(self, revoked: Any) -> None:
+        self.current -= {_key(tp) for tp in revoked}
+        self.held = sorted(self.current)
+
+    def on_partitions_assigned(self, assigned: Any) -> None:
+        self.current = {_key(tp) for tp in assigned}
+        self.held = sorted(self.current)
+
+
+class PythonConsumer:
+    def __init__(self, bootstrap: str, opts: WorkloadOptions, client_id: str, isolation_level: str,
+                 group: Group | None = None) -> None:  # fmt: skip
+        self.opts = opts
+        config = opts.consumer_config(isolation_level)
+        if group is not None:
+            config.update(opts.group_config(group.group_id, group.auto_commit))
+        self.consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id=client_id, **config)
+        self.config = {k: self.consumer.config.get(k) for k in REPORTED_CONSUMER}
+        self._rebalances = _Rebalances()
+
+    def assign(self, keys: list[str]) -> None:
+        parts = [_tp(k) for k in keys]
+        self.consumer.assign(parts)
+        self.consumer.seek_to_beginning(*parts)
+
+    def poll(self, timeout_ms: int) -> dict[str, list[tuple[int, bytes | None]]]:
+        batches = self.consumer.poll(timeout_ms=timeout_ms, max_records=self.opts.max_poll_records)
+        return {_key(tp): [(r.offset, r.value) for r in records] for tp, records in batches.items()}
+
+    def position(self, key: str) -> int:
+        return self.consumer.position(_tp(key))
+
+    def seek(self, key: str, offset: int) -> None:
+        self.consumer.seek(_tp(key), offset)
+
+    def subscribe(self, topics: list[str]) -> None:
+        self.consumer.subscribe(topics, listener=self._rebalances)
+
+    def rebalanced(self) -> list[str] | None:
+        held, self._rebalances.held = self._rebalances.held, None
+        return held
+
+    def commit(self, offsets: dict[str, int]) -> None:
+        self.consumer.commit(_offsets(offsets), timeout_ms=self.opts.request_timeout_ms)
+
+    def close(self) -> None:
+        """Close, leaving the group; with auto-commit on, kafka-python commits what poll returned first."""
+        try:
+            self.consumer.close(autocommit=bool(self.consumer.config.get("enable_auto_commit")))
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class KafkaPythonClient:
+    name = "kafka-python"
+    version = kafka.__version__
+
+    def __init__(self, bootstrap: str, opts: WorkloadOptions) -> None:
+        self.bootstrap, self.opts = bootstrap, opts
+
+    def producer(self, client_id: str, transactional_id: str | None = None) -> PythonProducer:
+        return PythonProducer(self.bootstrap, self.opts, client_id, transactional_id)
+
+    def consumer(self, client_id: str, isolation_level: str, group: Group | None = None) -> PythonConsumer:
+        return PythonConsumer(self.bootstrap, self.opts, client_id, isolation_level, group)
+
+    def died(self) -> str | None:
+        return None
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,330 @@
+"""librdkafka (confluent-kafka) behind the client interface (workloads/clients/api.py).
+
+Its defaults differ from the Java client's where safety is decided (idempotence is off, a
+consumer reads committed records only), so every such setting is passed explicitly from
+WorkloadOptions and config.json records the dictionary given (librdkafka has no call that
+reports its effective configuration).
+
+librdkafka reports through callbacks served by `poll()`: each producer has one thread that
+polls, so a delivery report arrives while the workload waits on it. Errors keep librdkafka's
+own code names (`_MSG_TIMED_OUT`, `NOT_ENOUGH_REPLICAS`, ...), which workloads/outcomes.py
+classifies. A consumer needs a group id even when assigned by hand: each gets its own, and
+never commits. librdkafka's log goes to `client-librdkafka.log` in the run directory.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+import confluent_kafka
+from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, TopicPartition
+
+from kafka_chaos.workloads.clients.api import ClientConfigError, ClientError, Group, split_key
+from kafka_chaos.workloads.options import WorkloadOptions
+from kafka_chaos.workloads.values import encode
+
+_numbers = itertools.count()
+
+
+def _offsets(offsets: dict[str, int]) -> list[TopicPartition]:
+    """{key: next offset} as librdkafka commits it (a consumer's commit, a transaction's)."""
+    return [TopicPartition(*split_key(k), o) for k, o in offsets.items()]
+
+
+def _error(err: KafkaError | None, refused: bool = False) -> ClientError:
+    if err is None:
+        return ClientError("UNKNOWN", "no error object", refused=refused)
+    return ClientError(err.name(), err.str(), refused=refused)
+
+
+def _from_exception(exc: BaseException, refused: bool = False) -> ClientError:
+    if isinstance(exc, KafkaException) and exc.args and isinstance(exc.args[0], KafkaError):
+        return _error(exc.args[0], refused)
+    if isinstance(exc, BufferError):  # the local queue is full: produce() took nothing
+        return ClientError("_QUEUE_FULL", str(exc), refused=refused)
+    return ClientError(type(exc).__name__, str(exc), refused=refused)
+
+
+def producer_config(opts: WorkloadOptions) -> dict[str, Any]:
+    """librdkafka producer settings: the options' (WorkloadOptions.producer_properties); its
+    names are Kafka's."""
+    return opts.producer_properties()
+
+
+def consumer_config(opts: WorkloadOptions, isolation_level: str) -> dict[str, Any]:
+    """librdkafka consumer settings: no commits, the workload's isolation level, and an offset
+    out of range surfacing as an error when the options say `none` (librdkafka calls it `error`)."""
+    return {
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "auto.offset.reset": "error" if opts.auto_offset_reset == "none" else opts.auto_offset_reset,
+        "isolation.level": isolation_level,
+        "enable.partition.eof": False,
+        "socket.timeout.ms": max(opts.request_timeout_ms, 5000),
+        "reconnect.backoff.max.ms": 1000,
+    }
+
+
+class _Delivery:
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._offset: int | None = None
+        self._error: ClientError | None = None
+
+    def report(self, err: KafkaError | None, msg: Any) -> None:
+        if err is not None:
+            self._error = _error(err)
+        else:
+            offset = msg.offset()
+            self._offset = offset if offset is not None and offset >= 0 else None  # acks=0: none
+        self._event.set()
+
+    def result(self, timeout_s: float) -> int | None:
+        if not self._event.wait(timeout_s):
+            raise TimeoutError(f"no delivery report within {timeout_s:g} s")
+        if self._error is not None:
+            raise self._error
+        return self._offset
+
+    def done(self) -> bool:
+        return self._event.is_set()
+
+
+class RdProducer:
+    def __init__(self, bootstrap: str, opts: WorkloadOptions, client_id: str, transactional_id: str | None,
+                 logger: logging.Logger) -> None:  # fmt: skip
+        self._fatal: str | None = None
+        self.config = {"client.id": client_id, **producer_config(opts)}
+        if transactional_id:
+            self.config["transactional.id"] = transactional_id
+        try:
+            self.producer = confluent_kafka.Producer(
+                {"bootstrap.servers": bootstrap, **self.config, "error_cb": self._on_error, "logger": logger}
+            )
+        except KafkaException as exc:
+            raise ClientConfigError(f"librdkafka refused its producer settings: {exc}") from exc
+        self._closed = threading.Event()
+        self._poller = threading.Thread(target=self._serve, name=f"rdkafka-{client_id}", daemon=True)
+        self._poller.start()
+
+    def _on_error(self, err: KafkaError) -> None:
+        if err.fatal():
+            self._fatal = f"fatal error: {err.name()}: {err.str()}"
+
+    def _serve(self) -> None:
+        while not self._closed.is_set():
+            self.producer.poll(0.05)
+
+    def send(self, key: str, value: int) -> _Delivery:
+        topic, partition = split_key(key)
+        delivery = _Delivery()
+        try:
+            self.producer.produce(topic, value=encode(value), partition=partition, on_delivery=delivery.report)
+        except Exception as exc:  # noqa: BLE001 (produce() took nothing: the record never left)
+            raise _from_exception(exc, refused=True) from exc
+        return delivery
+
+    def broken(self) -> str | None:
+        return self._fatal
+
+    def _call(self, method: str, *args: Any) -> None:
+        try:
+            getattr(self.producer, method)(*args)
+        except KafkaException as exc:
+            raise _from_exception(exc) from exc
+
+    def init_transactions(self, timeout_s: float) -> None:
+        self._call("init_transactions", timeout_s)
+
+    def begin_transaction(self) -> None:
+        self._call("begin_transaction")
+
+    def commit_transaction(self, timeout_s: float) -> None:
+        self._call("commit_transaction", timeout_s)
+
+    def abort_transaction(self, timeout_s: float) -> None:
+        self._call("abort_transaction", timeout_s)
+
+    def send_offsets(self, offsets: dict[str, int], consumer: RdConsumer, timeout_s: float) -> None:
+        parts = _offsets(offsets)
+        self._call("send_offsets_to_transaction", parts, consumer.consumer.consumer_group_metadata(), timeout_s)
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Flush for up to `timeout_s`, then purge what is left: its deliveries report
+        `_PURGE_QUEUE` / `_PURGE_INFLIGHT` (info), as kafka-python's forced close fails its futures."""
+        try:
+            if timeout_s > 0:
+                self.producer.flush(timeout_s)
+            self.producer.purge(in_queue=True, in_flight=True, blocking=False)
+            self.producer.poll(0)
+        except Exception:  # noqa: BLE001
+            pass
+        self._closed.set()
+
+
+def group_config(opts: WorkloadOptions, group: Group) -> dict[str, Any]:
+    """A group member's settings on top of consumer_config's: with auto-commit, librdkafka
+    commits the offsets it stored for what consume() returned (enable.auto.offset.store)."""
+    return {
+        "group.id": group.group_id,
+        "enable.auto.commit": group.auto_commit,
+        "enable.auto.offset.store": group.auto_commit,
+        "session.timeout.ms": opts.session_timeout_ms,
+        "max.poll.interval.ms": opts.max_poll_interval_ms,
+    }
+
+
+class RdConsumer:
+    def __init__(self, bootstrap: str, opts: WorkloadOptions, client_id: str, isolation_level: str,
+                 logger: logging.Logger, group: Group | None = None) -> None:  # fmt: skip
+        self.opts = opts
+        self.config = {"client.id": client_id, **consumer_config(opts, isolation_level)}
+        if group is not None:
+            self.config.update(group_config(opts, group))
+        # A group id is required even when assigned by hand: then each consumer has its own,
+        # which nothing joins or commits.
+        own = {} if group is not None else {"group.id": f"{client_id}-{next(_numbers)}"}
+        self.consumer = confluent_kafka.Consumer(
+            {"bootstrap.servers": bootstrap, **own, **self.config, "logger": logger}
+        )
+        self._held: list[str] | None = None
+        self._group = group is not None
+        self.keys: list[str] = []
+        #: Where each key was last put (assign, seek) or read to; librdkafka reports no position
+        #: after an assign or a seek until it has returned a record of the key again.
+        self._placed: dict[str, int] = {}
+        self._moved: set[str] = set()
+
+    def _assign(self, offsets: dict[str, int]) -> None:
+        self.consumer.assign([TopicPartition(*split_key(k), offset) for k, offset in offsets.items()])
+        for key, offset in offsets.items():
+            self._placed[key] = offset if offset >= 0 else -1
+            self._moved.add(key)
+
+    def assign(self, keys: list[str]) -> None:
+        try:
+            self._assign({k: OFFSET_BEGINNING for k in keys})
+        except KafkaException as exc:
+            raise _from_exception(exc) from exc
+        self.keys = list(keys)
+
+    def poll(self, timeout_ms: int) -> dict[str, list[tuple[int, bytes | None]]]:
+        try:
+            messages = self.consumer.consume(num_messages=self.opts.max_poll_records, timeout=timeout_ms / 1000)
+        except KafkaException as exc:
+            raise _from_exception(exc) from exc
+        read: dict[str, list[tuple[int, bytes | None]]] = {}
+        for msg in messages:
+            if msg.error() is not None:
+                raise _error(msg.error())
+            key = f"{msg.topic()}/{msg.partition()}"
+            read.setdefault(key, []).append((msg.offset(), msg.value()))
+            self._placed[key] = msg.offset() + 1
+            self._moved.discard(key)
+        return read
+
+    def position(self, key: str) -> int:
+        """The next offset to read; -1 for the start of the log. librdkafka's own position (past
+        skipped control records too) once it has returned a record since the key was last
+        placed; before that, where assign() or seek() placed it."""
+        if key in self._moved:
+            return self._placed.get(key, -1)
+        try:
+            (tp,) = self.consumer.position([TopicPartition(*split_key(key))])
+        except KafkaException as exc:
+            raise _from_exception(exc) from exc
+        return tp.offset if tp.offset >= 0 else self._placed.get(key, -1)
+
+    def seek(self, key: str, offset: int) -> None:
+        """Seek; a partition whose fetcher has not started refuses (`_STATE`), so the keys are
+        then assigned again, each at its position."""
+        target = offset if offset >= 0 else OFFSET_BEGINNING
+        try:
+            self.consumer.seek(TopicPartition(*split_key(key), target))
+            self._placed[key] = offset if offset >= 0 else -1
+            self._moved.add(key)
+            return
+        except KafkaException as exc:
+            if self._group:  # a member's keys are the group's to assign, never its own
+                raise _from_exception(exc) from exc
+        offsets = {k: (p if (p := self.position(k)) >= 0 else OFFSET_BEGINNING) for k in self.keys}
+        try:
+            self._assign({**offsets, key: target})
+        except KafkaException as exc:
+            raise _from_exception(exc) from exc
+
+    def subscribe(self, topics: list[str]) -> None:
+        try:
+            self.consumer.subscribe(
+                topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_revoke
+            )
+        except KafkaException as exc:
+            raise _from_exception(exc) from exc
+
+    def _on_assign(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        # Called inside consume(); the wrapper assigns the partitions when this returns.
+        self._held = sorted(f"{tp.topic}/{tp.partition}" for tp in partitions)
+        self.keys = list(self._held)
+
+    def _on_revoke(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        # Called inside consume() before the partitions go (all of them, under the eager protocol).
+        self.keys = sorted(set(self.keys) - {f"{tp.topic}/{tp.partition}" for tp in partitions})
+        self._held = list(self.keys)
+
+    def rebalanced(self) -> list[str] | None:
+        held, self._held = self._held, None
+        return held
+
+    def commit(self, offsets: dict[str, int]) -> None:
+        parts = _offsets(offsets)
+        try:
+            for tp in self.consumer.commit(offsets=parts, asynchronous=False) or []:
+                if tp.error is not None:
+                    raise _error(tp.error)
+        except KafkaException as exc:
+            raise _from_exception(exc) from exc
+
+    def close(self) -> None:
+        # A member leaves its group (committing first under auto-commit); bounded, it must not
+        # hold the run.
+        thread = threading.Thread(target=self._close, daemon=True)
+        thread.start()
+        thread.join(5.0)
+
+    def _close(self) -> None:
+        try:
+            self.consumer.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class LibrdkafkaClient:
+    name = "librdkafka"
+    version = f"{confluent_kafka.libversion()[0]} (confluent-kafka {confluent_kafka.version()[0]})"
+
+    def __init__(self, bootstrap: str, opts: WorkloadOptions, log_dir: Path | None = None) -> None:
+        self.bootstrap, self.opts = bootstrap, opts
+        self.logger = logging.getLogger(f"kafka_chaos.librdkafka.{next(_numbers)}")
+        self.logger.propagate = False
+        self._handler: logging.Handler = (
+            logging.FileHandler(log_dir / "client-librdkafka.log") if log_dir is not None else logging.NullHandler()
+        )
+        self._handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        self.logger.addHandler(self._handler)
+
+    def producer(self, client_id: str, transactional_id: str | None = None) -> RdProducer:
+        return RdProducer(self.bootstrap, self.opts, client_id, transactional_id, self.logger)
+
+    def consumer(self, client_id: str, isolation_level: str, group: Group | None = None) -> RdConsumer:
+        return RdConsumer(self.bootstrap, self.opts, client_id, isolation_level, self.logger, group)
+
+    def died(self) -> str | None:
+        return None
+
+    def close(self) -> None:
+        self.logger.removeHandler(self._handler)
+        self._handler.close()
