@@ -22,7 +22,7 @@ pytestmark = pytest.mark.xdist_group("consumer-groups")
 def test_a_mixed_group_survives_coordinator_kills_pauses_and_partitions(chaos_run, client):
     result = chaos_run(
         client=client, consumer="mixed", group_churn=7, nemesis=FAULTS, interval=5, time_limit=50, rate=300,
-        concurrency=8, final_time_limit=90, seed=11,
+        concurrency=8, final_time_limit=180, seed=11,
     )  # fmt: skip
     assert_valid_but_for_known(result, client)
     assert {"kill", "pause", "partition"} <= set(result.faults), result.faults
@@ -33,6 +33,10 @@ def test_a_mixed_group_survives_coordinator_kills_pauses_and_partitions(chaos_ru
     # The coordinator was found and hit (in CI's load one Java run's kill@group-coordinator lookup
     # failed, a recorded nemesis failure; its pause hit).
     assert aimed and set(aimed) <= {"kill", "pause"}, aimed
+    # The drain takes 8 s alone (2026-11-25: 8.3 s, and under three CPU hogs it still passed), but
+    # one CI run, loaded to a fifth of the usual rate (654 operations in 56 s against 3,215), had
+    # not finished it in 90 s: every member's rebuild after an unknown commit is a new eager
+    # rebalance of the whole group. 180 s bounds that; a drain that never ends still fails.
     assert result.workload["final_read_complete"], result.workload
     assert result.workload["members_churned"] >= 2, result.workload
     counts = result.workload["counts"]
