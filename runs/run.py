@@ -209,6 +209,8 @@ class Run:
         if result.summary is not None:
             config["effective_producer_config"] = result.summary.effective_producer_config
             config["effective_consumer_config"] = result.summary.effective_consumer_config
+            if result.summary.effective_member_config:
+                config["effective_member_config"] = result.summary.effective_member_config
         _write_json(files.config, config)
         summary = {} if result.summary is None else result.summary.to_json()
         _write_json(files.summary, {"complete": result.summary is not None, "wall_s": round(wall_s, 3), **summary})

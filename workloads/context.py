@@ -48,6 +48,7 @@ class RunContext:
     max_offsets: dict[str, int] = field(default_factory=dict)
     effective_producer_config: dict[str, Any] = field(default_factory=dict)
     effective_consumer_config: dict[str, Any] = field(default_factory=dict)
+    effective_member_config: dict[str, Any] = field(default_factory=dict)
     #: "final" during the final read: its events carry `"phase": "final"`, so that a reader of
     #: the history knows where the workload phase ended (checkers/liveness.py).
     phase: str | None = None
@@ -101,10 +102,14 @@ class RunContext:
         with self._lock:
             self.crashed += 1
 
-    def note_config(self, producer: Any = None, consumer: Any = None) -> None:
-        """Keep the settings the client reports it runs with (the first producer's and consumer's)."""
+    def note_config(self, producer: Any = None, consumer: Any = None, member: Any = None) -> None:
+        """Keep the settings the client reports it runs with: the first producer's, the first
+        assigning consumer's and the first group member's. Kept apart because a mixed run has
+        both kinds of consumer, created in whatever order its threads run."""
         with self._lock:
             if producer is not None and not self.effective_producer_config:
                 self.effective_producer_config = dict(producer.config)
             if consumer is not None and not self.effective_consumer_config:
                 self.effective_consumer_config = dict(consumer.config)
+            if member is not None and not self.effective_member_config:
+                self.effective_member_config = dict(member.config)

@@ -72,7 +72,7 @@ class GroupMember(PollingConsumer):
         self.ctx = ctx
         group = Group(group_id(ctx.run_id), auto_commit=ctx.opts.commit == "auto")
         self.consumer = ctx.client.consumer(f"kafka-chaos-{ctx.run_id}-m{next(_numbers)}", ctx.isolation_level, group)
-        ctx.note_config(consumer=self.consumer)
+        ctx.note_config(member=self.consumer)
         self.keys: list[str] = []
 
     def join(self, process: int) -> bool:

@@ -37,7 +37,11 @@ class WorkloadSummary:
     final_read_complete: bool
     final_read_counts: dict[str, int] = field(default_factory=dict)
     effective_producer_config: dict[str, Any] = field(default_factory=dict)
+    #: The first assigning consumer's settings; in a run with none (--consumer subscribe), the first
+    #: group member's.
     effective_consumer_config: dict[str, Any] = field(default_factory=dict)
+    #: The first group member's settings, when the run's consumers subscribe (subscribe, mixed).
+    effective_member_config: dict[str, Any] = field(default_factory=dict)
     #: Producers retired as broken (workloads/producers.py), by reason.
     replaced_producers: dict[str, int] = field(default_factory=dict)
     #: Group members that left by --group-churn (a new one joined for each).
@@ -275,7 +279,8 @@ class Runner:
             final_read_s=final_s,
             final_read_complete=complete,
             effective_producer_config=self.ctx.effective_producer_config,
-            effective_consumer_config=self.ctx.effective_consumer_config,
+            effective_consumer_config=self.ctx.effective_consumer_config or self.ctx.effective_member_config,
+            effective_member_config=self.ctx.effective_member_config,
             replaced_producers=dict(self.ctx.replaced_producers),
             members_churned=self.ctx.churned,
             members_crashed=self.ctx.crashed,

@@ -44,6 +44,7 @@ def test_a_subscribed_group_with_churn_delivers_every_acknowledged_value(tmp_pat
     assert config["group_id"] == f"kafka-chaos-{config['run_id']}"
     consumer = config["effective_consumer_config"]
     assert consumer.get("group_id", consumer.get("group.id")) == config["group_id"]  # each client's own name
+    assert config["effective_member_config"] == consumer  # no consumer assigns in a subscribe run
     ok_sent, _, read, _ = sent_and_read(events)
     assert len(ok_sent) > 50, summary.counts
     assert ok_sent <= read, f"acknowledged, never delivered by the group: {sorted(ok_sent - read)[:10]}"
@@ -70,7 +71,10 @@ def test_a_subscribed_group_with_churn_delivers_every_acknowledged_value(tmp_pat
 
 
 def test_mixed_consumers_assign_and_subscribe_side_by_side(tmp_path):
-    done, events, _ = _run(tmp_path, consumer="mixed")
+    done, events, config = _run(tmp_path, consumer="mixed")
+    # config.json keeps both kinds' settings apart, whichever consumer was built first.
+    assert config["effective_consumer_config"]["group_id"] is None
+    assert config["effective_member_config"]["group_id"] == config["group_id"]
     by_f = {f: {e["process"] for e in _completions(events, f)} for f in ("assign", "subscribe")}
     # Workload processes 0..5: even ones subscribe, odd ones assign (the final read's own
     # assigning readers are new processes, so look at the first C only).

@@ -82,3 +82,16 @@ def test_a_transaction_coordinator_that_never_gets_ready_stops_the_run_with_a_na
     with pytest.raises(KafkaChaosError, match="transaction coordinator was not ready within 1 s"):
         prepare_transactions("127.0.0.1:9", opts, "nobody", timeout_s=1)  # nothing listens on port 9
     assert time.monotonic() - started < 15
+
+
+def test_a_mixed_run_keeps_the_assigning_and_the_member_settings_apart():
+    class Built:
+        def __init__(self, **config):
+            self.config = config
+
+    ctx = RunContext(history=None, opts=WorkloadOptions(), bootstrap_servers="x", client=object())
+    ctx.note_config(member=Built(group_id="g"))  # a member built first, as a mixed run's threads may
+    ctx.note_config(consumer=Built(group_id=None))
+    ctx.note_config(member=Built(group_id="later"), consumer=Built(group_id="later"))  # the first of each is kept
+    assert ctx.effective_consumer_config == {"group_id": None}
+    assert ctx.effective_member_config == {"group_id": "g"}
