@@ -8,7 +8,6 @@ are tests/chaos/test_clients.py.
 
 import json
 import re
-import time
 
 import pytest
 
@@ -112,14 +111,15 @@ def test_a_java_driver_that_dies_stops_the_run_naming_the_client_and_keeps_the_h
         if ok and int(ok.group(1)) > 100 and drivers[0].proc.poll() is None:
             drivers[0].proc.kill()
 
-    opts = WorkloadOptions(client="java", time_limit=60, concurrency=4, rate=200)
+    opts = WorkloadOptions(client="java", time_limit=120, concurrency=4, rate=200)
     job = Run(RunSpec(ClusterSpec(DEFAULT_VERSION), opts, store=tmp_path), log=lambda m: None, progress=progress)
-    started = time.monotonic()
     with pytest.raises(WorkloadCrash, match=rf"the java client \(kafka-clients {DEFAULT_VERSION}\) driver exited"):
         job.execute()
-    assert time.monotonic() - started < 60  # stopped, not run out
     run_dir = job.result.run_dir
     events = list(read_history(run_dir / "history.jsonl"))
+    # Stopped, not run out: the history ends well before the time limit. (Not the wall clock
+    # around execute(), which holds the cluster's start: 91 s in CI's load, for a kill at once.)
+    assert max(e["time"] for e in events) < opts.time_limit * 1e9 / 2
     assert sum(e["type"] == "ok" for e in events) > 50  # the operations before the death are kept
     config = json.loads((run_dir / "config.json").read_text())
     assert config["client"] == "java"
