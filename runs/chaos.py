@@ -169,7 +169,9 @@ def _scenario_run(spec, store, name, seed, log, progress, spark_master, client) 
     checked = outcome.check
     if checked is None:  # run_once checks every run it made; a run it could not make raised above
         raise KafkaChaosError(f"scenario {scenario.name} on Kafka {spec.version} was not checked ({run_dir})")
-    result = _result(spec.version, f"scenario:{scenario.name}", run_dir, checked, format_summary(checked), {})
+    result = _result(
+        spec.version, f"scenario:{scenario.name}", run_dir, checked, format_summary(checked), outcome.workload
+    )
     result.script = outcome.script
     if outcome.script != "completed":
         result.summary += f"\nscenario script: {outcome.script} ({outcome.script_error})"

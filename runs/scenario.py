@@ -43,6 +43,8 @@ class RunOutcome:
     #: The check itself, for callers that need more than the table's terms (the pytest plugin's
     #: chaos_run); not part of the table's JSON.
     check: CheckResult | None = field(default=None, repr=False, compare=False)
+    #: The workload's summary (as summary.json holds it), for the same callers; not in the JSON.
+    workload: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def reproduced(self) -> bool:
@@ -58,7 +60,7 @@ class RunOutcome:
         return self.reproduced == (self.expected == LOSS)
 
     def to_json(self) -> dict[str, Any]:
-        table = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "check"}
+        table = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("check", "workload")}
         return {**table, "reproduced": self.reproduced, "as_expected": self.as_expected}
 
 
@@ -118,6 +120,8 @@ def run_once(
     outcome.run_dir = str(result.run_dir) if result is not None else ""
     if result is not None and result.scenario is not None:
         outcome.script, outcome.script_error = result.scenario["outcome"], result.scenario["error"]
+    if result is not None and result.summary is not None:
+        outcome.workload = result.summary.to_json()
     if result is not None and result.check is not None:
         outcome.check = result.check
         outcome.verdict = result.check.valid
