@@ -38,6 +38,12 @@ from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
 
 logger = logging.getLogger(__name__)
 READY_TOPIC = "__kafka_chaos_ready"
+#: The nodes' JIT: C1 only. A node's JVM lives seconds to minutes here (started by the dozen,
+#: restarted by every kill), and C2's compilations cost more CPU than they ever pay back: a
+#: 3-node cluster's start costs about 9 s of CPU instead of 16, and acks=all sends about half the
+#: CPU each (docs/cluster.md). Compiled code's speed, not Kafka's behaviour, is what changes;
+#: `with_jvm_options("")` gives the JVM's default (tiered C1 + C2).
+NODE_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
 def new_cluster_id() -> str:
@@ -63,6 +69,7 @@ class KafkaCluster:
         self.config: dict[str, str] = {}
         self.metadata_version: str | None = None
         self.heap = "-Xms512m -Xmx512m"
+        self.jvm_options = NODE_JVM_OPTIONS
         self.port_base: int | None = None
         self.startup_timeout_s = 120.0
         self.workdir: Path | None = None
@@ -96,6 +103,11 @@ class KafkaCluster:
 
     def with_heap(self, heap_opts: str) -> KafkaCluster:
         self.heap = heap_opts
+        return self
+
+    def with_jvm_options(self, options: str) -> KafkaCluster:
+        """Options for every JVM of every node (JAVA_TOOL_OPTIONS); "" for none."""
+        self.jvm_options = options
         return self
 
     def with_port_base(self, port: int) -> KafkaCluster:
@@ -207,6 +219,7 @@ class KafkaCluster:
                     external_port=port,
                     heap=self.heap,
                     metadata_version=self.metadata_version,
+                    jvm_options=self.jvm_options,
                 )
             )
         self.log(f"starting Kafka {self.version}: {self.shape.describe()} (run {self.run_id})")

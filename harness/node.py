@@ -39,6 +39,7 @@ class KafkaNode(DockerContainer):
         external_port: int | None,
         heap: str,
         metadata_version: str | None = None,
+        jvm_options: str = "",
     ) -> None:
         super().__init__(image)
         self.spec = spec
@@ -49,6 +50,10 @@ class KafkaNode(DockerContainer):
         env = {"KAFKA_CLUSTER_ID": cluster_id, "KAFKA_HEAP_OPTS": heap}
         if metadata_version:
             env["KAFKA_RELEASE_VERSION"] = metadata_version
+        if jvm_options:
+            # Read by every JVM of the container, the storage format tool's and the server's,
+            # without a new image; the JVM echoes it on stderr ("Picked up JAVA_TOOL_OPTIONS").
+            env["JAVA_TOOL_OPTIONS"] = jvm_options
         self.with_envs(**env)
         self.with_name(f"kafka-chaos-{run_id}-{spec.alias}")
         self.with_network(network).with_network_aliases(spec.alias)
