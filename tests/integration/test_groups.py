@@ -63,9 +63,12 @@ def test_a_subscribed_group_with_churn_delivers_every_acknowledged_value(tmp_pat
     outcomes = Counter(e["type"] for e in commits)
     assert commits and outcomes["ok"] > 0.9 * len(commits), outcomes
     assert all(all(isinstance(o, int) and o > 0 for o in e["value"].values()) for e in commits)
-    # The final read was the group's drain: members polled, nobody assigned.
+    # The final read was the group's drain: members polled, nobody assigned (above). A group that
+    # had read every acknowledged value before the time limit has nothing left to drain (CI,
+    # 2026-11-26: librdkafka's members read the last send 10 ms before the limit, no final poll).
     assert summary.final_read_complete
-    assert any(e.get("phase") == "final" and e["f"] == "poll" for e in events)
+    _, _, read_before_final, _ = sent_and_read([e for e in events if e.get("phase") != "final"])
+    assert any(e.get("phase") == "final" and e["f"] == "poll" for e in events) or ok_sent <= read_before_final
     result = check_history(done.run_dir, report=False)
     assert result.valid is True, result.anomalies
 
