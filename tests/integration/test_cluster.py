@@ -98,6 +98,8 @@ def test_a_node_only_records_its_settings_until_it_starts(docker_api, assert_not
         heap="-Xmx256m",
     )
     assert not (tmp_path / spec.alias).exists()
+    # No JVM options asked for (`with_jvm_options("")`): the JVM's own JIT, nothing in the environment.
+    assert "JAVA_TOOL_OPTIONS" not in node.env and node.env["KAFKA_HEAP_OPTS"] == "-Xmx256m"
     assert node.state() == "absent" and node.log_tail() == ""
     assert node.status == "not_started"  # testcontainers' own property, not shadowed
     node.save_container_log()  # nothing to keep yet, and no error
