@@ -33,10 +33,11 @@ def test_three_nodes_take_10000_acks_all_records_and_return_them(version, docker
             assert any(node.data_dir.glob("ten-thousand-*"))
             assert "Kafka Server started" in (node.logs_dir / "server.log").read_text()
             # Published on loopback only, with NET_ADMIN for iptables faults.
-            attrs = docker_api.containers.get(node.get_wrapped_container().id).attrs
+            container = docker_api.containers.get(node.get_wrapped_container().id)
+            attrs = container.attrs
             assert "NET_ADMIN" in attrs["HostConfig"]["CapAdd"]
             # Its JVMs run C1 only (harness/cluster.py NODE_JVM_OPTIONS), and say so.
-            output = docker_api.containers.get(attrs["Id"]).logs().decode(errors="replace")
+            output = container.logs().decode(errors="replace")
             assert "Picked up JAVA_TOOL_OPTIONS: -XX:TieredStopAtLevel=1" in output, output[-2000:]
             bindings = attrs["HostConfig"]["PortBindings"]["9094/tcp"]
             assert bindings == [{"HostIp": "127.0.0.1", "HostPort": str(node.external_port)}]
