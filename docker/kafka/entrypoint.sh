@@ -37,12 +37,51 @@ data_dir=$(sed -n 's/^log\.dirs=\([^,]*\).*/\1/p' "$conf")
 meta_dir=$(sed -n 's/^metadata\.log\.dir=//p' "$conf")
 meta_dir=${meta_dir:-$data_dir}
 
+# A new directory id as the format tool makes one (Kafka's Uuid: 16 random bytes, URL-safe
+# base64 without padding, never starting with '-').
+new_uuid() {
+  while :; do
+    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+    case $id in -*) ;; *) echo "$id"; return ;; esac
+  done
+}
+
+# Whether this node's storage can be laid out from the image's formatted template ($formatted,
+# written by train-cds.sh with this version's format tool at its default metadata version)
+# instead of starting the format tool's JVM: about 0.8 s of CPU per node start, a node being
+# started by the hundred in a test suite and again after every wipe. Only in the case the template
+# is a copy of: no pinned metadata version, one data directory that also holds the metadata log,
+# and nothing in the config the format tool reads for its features (the inter-broker protocol,
+# unstable versions). Anything else goes to the tool.
+formatted=$cds/formatted
+from_template() {
+  [ -z "${KAFKA_RELEASE_VERSION:-}" ] && [ -f "$formatted/bootstrap.checkpoint" ] && [ -f "$formatted/meta.properties" ] &&
+    [ "$meta_dir" = "$data_dir" ] && ! grep -q '^log\.dirs=.*,' "$conf" &&
+    ! grep -Eq '^(inter\.broker\.protocol\.version|unstable\.)' "$conf"
+}
+
 if [ ! -f "$meta_dir/meta.properties" ]; then
-  echo "kafka-chaos: formatting $meta_dir for cluster $KAFKA_CLUSTER_ID ${KAFKA_RELEASE_VERSION:+at metadata version $KAFKA_RELEASE_VERSION}"
-  # shellcheck disable=SC2086
-  java $(archive format.jsa) -Xmx256m $log_opts -Dkafka.logs.dir="$logs" -cp "$libs" kafka.tools.StorageTool format \
-    -t "$KAFKA_CLUSTER_ID" -c "$conf" --ignore-formatted \
-    ${KAFKA_RELEASE_VERSION:+--release-version "$KAFKA_RELEASE_VERSION"}
+  if from_template; then
+    # What the tool writes: the bootstrap features (one file for every node of one version) and
+    # meta.properties, with a directory id where this version's tool writes one (3.7 and later).
+    echo "kafka-chaos: formatting $meta_dir for cluster $KAFKA_CLUSTER_ID from the image's formatted storage"
+    node_id=$(sed -n 's/^node\.id=//p' "$conf")
+    mkdir -p "$meta_dir"
+    cp "$formatted/bootstrap.checkpoint" "$meta_dir/bootstrap.checkpoint"
+    {
+      echo "node.id=$node_id"
+      if grep -q '^directory\.id=' "$formatted/meta.properties"; then echo "directory.id=$(new_uuid)"; fi
+      echo "version=1"
+      echo "cluster.id=$KAFKA_CLUSTER_ID"
+    } > "$meta_dir/meta.properties.tmp"
+    mv "$meta_dir/meta.properties.tmp" "$meta_dir/meta.properties"
+  else
+    echo "kafka-chaos: formatting $meta_dir for cluster $KAFKA_CLUSTER_ID ${KAFKA_RELEASE_VERSION:+at metadata version $KAFKA_RELEASE_VERSION}"
+    # shellcheck disable=SC2086
+    java $(archive format.jsa) -Xmx256m $log_opts -Dkafka.logs.dir="$logs" -cp "$libs" kafka.tools.StorageTool format \
+      -t "$KAFKA_CLUSTER_ID" -c "$conf" --ignore-formatted \
+      ${KAFKA_RELEASE_VERSION:+--release-version "$KAFKA_RELEASE_VERSION"}
+  fi
 fi
 
 # shellcheck disable=SC2086

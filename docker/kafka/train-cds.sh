@@ -35,6 +35,14 @@ for _ in $(seq 1 240); do
 done
 kill -TERM "$pid" 2>/dev/null
 wait "$pid"
+# The format tool's output (this version's default metadata version, no pinned features): a new
+# node's storage is laid out from it by entrypoint.sh, without starting the tool's JVM again.
+if [ -s "$work/data/bootstrap.checkpoint" ] && [ -s "$work/data/meta.properties" ]; then
+  mkdir -p "$out/formatted"
+  cp "$work/data/bootstrap.checkpoint" "$work/data/meta.properties" "$out/formatted/"
+  chmod 0755 "$out/formatted" && chmod 0644 "$out"/formatted/*
+  echo "kafka-chaos: formatted storage kept as a template"
+fi
 if [ "$started" = yes ] && [ -s "$out/format.jsa" ] && [ -s "$out/kafka.jsa" ]; then
   chmod 0644 "$out"/*.jsa
   echo "kafka-chaos: class-data archives written ($(du -ch "$out"/*.jsa | tail -1 | cut -f1))"

@@ -15,6 +15,15 @@ from kafka_chaos.harness.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
 pytestmark = pytest.mark.cluster
 
 
+#: Feature levels the format tool writes by default (bootstrap.checkpoint): a node laid out from the
+#: image's formatted template must start with them, not with the levels of an unformatted node
+#: (metadata.version from the inter-broker protocol, the other features 0).
+DEFAULT_FEATURES = {
+    OLDEST_SUPPORTED: {"metadata.version": 8},  # 3.4-IV0
+    DEFAULT_VERSION: {"transaction.version": 2, "eligible.leader.replicas.version": 1, "group.version": 1},
+}
+
+
 @pytest.mark.parametrize("version", [OLDEST_SUPPORTED, DEFAULT_VERSION])
 def test_three_nodes_take_10000_acks_all_records_and_return_them(version, docker_api, assert_nothing_left, tmp_path):
     with KafkaCluster(version).with_nodes(3).with_workdir(tmp_path) as cluster:
@@ -27,9 +36,17 @@ def test_three_nodes_take_10000_acks_all_records_and_return_them(version, docker
         with cluster.admin() as admin:
             (topic,) = admin.describe_topics(["ten-thousand"])
             assert all(len(p["replica_nodes"]) == 3 and len(p["isr_nodes"]) == 3 for p in topic["partitions"])
+            features = admin.describe_features()
+        assert {f: features[f]["finalized"] for f in DEFAULT_FEATURES[version]} == {
+            f: (level, level) for f, level in DEFAULT_FEATURES[version].items()
+        }, features
         # The data and logs are on host folders: the nemesis wipes the former, reports read the latter.
         for node in cluster.nodes:
-            assert (node.data_dir / "meta.properties").is_file()
+            # Laid out from the image's template (docker/kafka/entrypoint.sh) as the tool would:
+            # a directory id from 3.7 on, none before.
+            meta = dict(line.split("=", 1) for line in (node.data_dir / "meta.properties").read_text().split())
+            assert meta["cluster.id"] == cluster.cluster_id and meta["node.id"] == str(node.node_id), meta
+            assert ("directory.id" in meta) is (version == DEFAULT_VERSION), meta
             assert any(node.data_dir.glob("ten-thousand-*"))
             assert "Kafka Server started" in (node.logs_dir / "server.log").read_text()
             # Published on loopback only, with NET_ADMIN for iptables faults.
@@ -39,6 +56,7 @@ def test_three_nodes_take_10000_acks_all_records_and_return_them(version, docker
             # Its JVMs run C1 only (harness/cluster.py NODE_JVM_OPTIONS), and say so.
             output = container.logs().decode(errors="replace")
             assert "Picked up JAVA_TOOL_OPTIONS: -XX:TieredStopAtLevel=1" in output, output[-2000:]
+            assert "from the image's formatted storage" in output, output[:2000]
             bindings = attrs["HostConfig"]["PortBindings"]["9094/tcp"]
             assert bindings == [{"HostIp": "127.0.0.1", "HostPort": str(node.external_port)}]
     assert_nothing_left(run_id)
@@ -78,6 +96,9 @@ def test_pinned_metadata_version_is_what_the_cluster_runs(assert_nothing_left):
         run_id = cluster.run_id
         with cluster.admin() as admin:
             features = admin.describe_features()
+        # A pinned version is not the template's: the format tool itself laid the storage out.
+        output = cluster.nodes[0].get_wrapped_container().logs().decode(errors="replace")
+        assert "at metadata version 3.4-IV0" in output and "formatted storage" not in output, output[:2000]
     # kafka-python 3.0.12 answers {feature: {"supported": .., "finalized": ..}}, not its docstring's shape.
     assert features["metadata.version"]["finalized"] == (8, 8)  # IBP_3_4_IV0 has feature level 8
     assert_nothing_left(run_id)
