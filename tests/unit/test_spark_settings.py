@@ -44,6 +44,15 @@ def test_a_small_history_has_no_c2_thresholds():
     assert "Tier4" not in opts and "MaxInlineLevel" not in opts
 
 
+@pytest.fixture(autouse=True)
+def no_active_context(monkeypatch):
+    """`_end_jvm` stops the process's active Spark context: here it must find none, not the one
+    this worker's other tests check their histories on (tests/conftest.py starts it)."""
+    import pyspark
+
+    monkeypatch.setattr(pyspark.SparkContext, "_active_spark_context", None)
+
+
 class _Jvm:
     """A stand-in for the gateway's subprocess: records what `_end_jvm` asked of it."""
 
