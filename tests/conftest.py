@@ -31,11 +31,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=_start_rank)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def spark_session_with_both_jit_tiers():
-    """Each worker's one Spark session, started before any check picks its JIT by that check's
-    size: a check of a small history alone starts its JVM with C1 only (checkers/spark.py), but a
-    worker goes on to check a hundred histories in the same JVM, and C2's compiled code pays back
-    over them. Measured 2026-11-26, the 98 tests of test_anomalies, test_properties and test_oracle
-    in one process: 164 s of CPU with both tiers against 202 s with C1 only."""
-    return spark.session()
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A worker's one Spark session starts with both JIT tiers, before its first test that may
+    check a history (a Spark or cluster test; a unit test needs no JVM): a check of a small
+    history alone would start the JVM with C1 only (checkers/spark.py), but a worker goes on to
+    check a hundred histories in the same JVM, and C2's compiled code pays back over them.
+    Measured 2026-11-26, the 98 tests of test_anomalies, test_properties and test_oracle in one
+    process: 164 s of CPU with both tiers against 202 s with C1 only. Later calls return the
+    running session."""
+    if item.get_closest_marker("spark") or item.get_closest_marker("cluster"):
+        spark.session()

@@ -54,8 +54,8 @@ def describe(cluster, avoid: str | None = None, topic: str = "faults") -> dict:
     return described["partitions"][0]
 
 
-def isr(cluster, avoid: str | None = None) -> list[int]:
-    return sorted(describe(cluster, avoid)["isr_nodes"])
+def isr(cluster, avoid: str | None = None, topic: str = "faults") -> list[int]:
+    return sorted(describe(cluster, avoid, topic)["isr_nodes"])
 
 
 def leader(cluster) -> int:
@@ -223,7 +223,7 @@ def power_loss(cluster, node, topic: str) -> tuple[int, int, int]:
     First the node must be in the topic's ISR: a broker restarted by an earlier test may still be
     catching up when the topic is created, the leader then drops it from the ISR and acknowledges
     without it, and it is killed holding nothing (seen running this module alone: 0 bytes before)."""
-    wait_for(lambda: node.node_id in describe(cluster, topic=topic)["isr_nodes"], 60, f"{node.alias} in {topic}'s ISR")
+    wait_for(lambda: node.node_id in isr(cluster, topic=topic), 60, f"{node.alias} in {topic}'s ISR")
     partition_dir = f"{topic}-0"
     kill(node)
     wait_stopped(node)

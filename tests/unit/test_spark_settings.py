@@ -47,7 +47,7 @@ def test_a_small_history_has_no_c2_thresholds():
 @pytest.fixture(autouse=True)
 def no_active_context(monkeypatch):
     """`_end_jvm` stops the process's active Spark context: here it must find none, not the one
-    this worker's other tests check their histories on (tests/conftest.py starts it)."""
+    this worker's other tests check their histories on (tests/conftest.py starts it first)."""
     import pyspark
 
     monkeypatch.setattr(pyspark.SparkContext, "_active_spark_context", None)
