@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from kafka_chaos.harness.cleanup import labels_for, remove_by_label
@@ -24,41 +25,58 @@ _RECORD = re.compile(r"^\|?\s*offset: (\d+)\s.*?CreateTime: (-?\d+)(.*)$")
 _CORE, _TOOLS = "kafka.tools.DumpLogSegments", "org.apache.kafka.tools.DumpLogSegments"
 
 
-def dump(version: KafkaVersion, directory: Path, files: list[str], *options: str) -> str:
-    """The tool's output for `files` (names inside `directory`), e.g. with --print-data-log."""
+@dataclass(frozen=True)
+class DumpRequest:
+    """One run of the tool: `files` (paths inside the mounted directory) decoded with `options`."""
+
+    files: tuple[str, ...]
+    options: tuple[str, ...]
+
+
+#: The tool's JVM lives a second or two: C1 only and the serial collector cost the least CPU
+#: for that (a run's evidence: measured in docs/scenarios.md).
+TOOL_JVM = "-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def dump_all(version: KafkaVersion, directory: Path, requests: list[DumpRequest]) -> list[str | RuntimeError]:
+    """Each request's output, or the error it ended with: one throwaway container for all of
+    them (a container costs the engine more than a JVM costs the machine), one JVM each. The
+    tool's class is in the broker's core jar through 3.x and in kafka-tools from 4.0 on."""
     client = docker_client()
     image = ensure_image(client, version, lambda _m: None)
     run_id = f"dump-{uuid.uuid4().hex[:8]}"
-    paths = ",".join(f"/logs/{name}" for name in files)
     volumes = {str(directory.resolve()): {"bind": "/logs", "mode": "ro"}}
+    tool, classpath = _CORE, "/opt/kafka/libs/*"
+    if version.major >= 4:
+        volumes[str(resolve_tools_jars(version))] = {"bind": "/tools", "mode": "ro"}
+        tool, classpath = _TOOLS, "/opt/kafka/libs/*:/tools/*"
+    mark = f"@@kafka-chaos-{uuid.uuid4().hex}"
+    script = "".join(
+        f"echo '{mark} {i}'; java {TOOL_JVM} -cp '{classpath}' {tool} {' '.join(r.options)} "
+        f'--files {",".join(f"/logs/{name}" for name in r.files)}; echo "{mark} {i} $?"; '
+        for i, r in enumerate(requests)
+    )
     try:
-        out, err = _run(
-            client, image, run_id, volumes, f"{_CORE} {' '.join(options)} --files {paths}", "/opt/kafka/libs/*"
-        )
-        if out is None and "ClassNotFoundException" in err:  # 4.x: the tool moved to kafka-tools
-            volumes[str(resolve_tools_jars(version))] = {"bind": "/tools", "mode": "ro"}
-            command = f"{_TOOLS} {' '.join(options)} --files {paths}"
-            out, err = _run(client, image, run_id, volumes, command, "/opt/kafka/libs/*:/tools/*")
-    finally:
-        remove_by_label(client, run_id)
-    if out is None:
-        raise RuntimeError(f"DumpLogSegments failed on {directory}: {err[-300:]}")
-    return out
-
-
-def _run(client, image: str, run_id: str, volumes: dict, command: str, classpath: str) -> tuple[str | None, str]:
-    """(stdout, stderr) of the tool in a throwaway container; stdout None when it failed."""
-    container = client.containers.run(
-        image, ["-c", f"java -Xmx256m -cp '{classpath}' {command}"], entrypoint="sh", detach=True,
-        network_mode="none", volumes=volumes, labels=labels_for(run_id, role="log-dump"),
-    )  # fmt: skip
-    try:
-        code = container.wait(timeout=300).get("StatusCode", 1)
+        container = client.containers.run(
+            image, ["-c", script], entrypoint="sh", detach=True, network_mode="none", volumes=volumes,
+            labels=labels_for(run_id, role="log-dump"),
+        )  # fmt: skip
+        container.wait(timeout=300)
         out = container.logs(stdout=True, stderr=False).decode(errors="replace")
         err = container.logs(stdout=False, stderr=True).decode(errors="replace").strip()
     finally:
-        container.remove(force=True)
-    return (out if code == 0 and "Dumping" in out else None), err
+        remove_by_label(client, run_id)
+    return [_one(out, mark, i, err, directory) for i in range(len(requests))]
+
+
+def _one(out: str, mark: str, i: int, err: str, directory: Path) -> str | RuntimeError:
+    """Request i's part of the container's output, between its two marks."""
+    head, sep, rest = out.partition(f"{mark} {i}\n")
+    body, sep2, tail = rest.partition(f"{mark} {i} ")
+    code = tail.split("\n", 1)[0].strip() if sep2 else "none"
+    if sep and code == "0" and "Dumping" in body:
+        return body
+    return RuntimeError(f"DumpLogSegments failed on {directory} (exit {code}): {err[-300:]}")
 
 
 def records(output: str) -> Iterator[dict]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_chaos.checkers.run_dir import RunDir
-from kafka_chaos.harness.logdump import dump, records, segment_files
+from kafka_chaos.harness.logdump import DumpRequest, records, segment_files
 from kafka_chaos.harness.versions import KafkaVersion
 
 METADATA_DIR = "__cluster_metadata-0"
@@ -113,15 +113,23 @@ def replay(entries: list[dict[str, Any]], topic: str, version: KafkaVersion, t0_
     return events
 
 
-def write_timeline(run_dir: Path, version: KafkaVersion) -> Path | None:
-    """Decode the run's metadata log into metadata-timeline.json; None when there is none."""
+def timeline_request(run_dir: Path) -> DumpRequest | None:
+    """The tool's run that decodes the metadata log, on paths inside the run's cluster folder
+    (harness/logdump.py); None when no node left one."""
     source = metadata_source(run_dir)
     if source is None:
         return None
+    folder = source.relative_to(RunDir(run_dir).cluster)
+    return DumpRequest(tuple(f"{folder}/{name}" for name in segment_files(source)), ("--cluster-metadata-decoder",))
+
+
+def write_timeline(run_dir: Path, version: KafkaVersion, output: str) -> Path:
+    """metadata-timeline.json from the tool's output for timeline_request(run_dir)."""
+    source = metadata_source(run_dir)
+    assert source is not None, "write_timeline() after a timeline_request() that found the log"
     config = json.loads(RunDir(run_dir).config.read_text())
     topic = config.get("workload", {}).get("topic", "chaos")
     t0 = float(config.get("history_started_unix_ms") or 0)
-    output = dump(version, source, segment_files(source), "--cluster-metadata-decoder")
     events = replay(list(records(output)), topic, version, t0)
     path = RunDir(run_dir).timeline
     path.write_text(

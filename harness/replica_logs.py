@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_chaos.checkers.run_dir import RunDir
-from kafka_chaos.harness.logdump import dump, records, segment_files
-from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.harness.logdump import DumpRequest, records, segment_files
 
 MAX_EXAMPLES = 50
 
@@ -96,25 +95,32 @@ def against_clients(history: Path, logs: dict[str, dict[str, dict[int, int | str
     return out
 
 
-def write_replicas(run_dir: Path, version: KafkaVersion) -> Path | None:
+def replicas_request(run_dir: Path) -> DumpRequest | None:
+    """The tool's run that prints every node's copy of the workload's partitions, on paths
+    inside the run's cluster folder (harness/logdump.py); None when no node holds one."""
     run = RunDir(run_dir)
-    config = json.loads(run.config.read_text())
-    topic = config.get("workload", {}).get("topic", "chaos")
-    logs: dict[str, dict[str, dict[int, int | str]]] = {}
+    topic = _topic(run)
+    files = []
     for data in run.node_data_dirs():
-        node = data.parent.name
         dirs = [d for d in data.glob(f"{topic}-*") if d.is_dir() and d.name[len(topic) + 1 :].isdigit()]
-        files = [f"{d.name}/{name}" for d in dirs for name in segment_files(d)]
-        if not files:
-            continue
-        output = dump(version, data, files, "--print-data-log")
-        current = None
-        for line in output.splitlines():
-            if line.startswith("Dumping "):
-                current = f"{topic}/{line.rstrip('/').split('/')[-2].rsplit('-', 1)[1]}"
-                logs.setdefault(current, {}).setdefault(node, {})
-            elif current is not None:
-                logs[current][node].update(replica_values(records(line)))
+        files += [f"{d.relative_to(run.cluster)}/{name}" for d in sorted(dirs) for name in segment_files(d)]
+    return DumpRequest(tuple(files), ("--print-data-log",)) if files else None
+
+
+def write_replicas(run_dir: Path, output: str) -> Path:
+    """replicas.json from the tool's output for replicas_request(run_dir): each "Dumping
+    /logs/<node>/data/<topic>-<partition>/<segment>" line starts one node's segment."""
+    run = RunDir(run_dir)
+    topic = _topic(run)
+    logs: dict[str, dict[str, dict[int, int | str]]] = {}
+    current = None
+    for line in output.splitlines():
+        if line.startswith("Dumping "):
+            parts = line[len("Dumping ") :].strip().rstrip("/").split("/")
+            node, partition = parts[-4], parts[-2].rsplit("-", 1)[1]
+            current = logs.setdefault(f"{topic}/{partition}", {}).setdefault(node, {})
+        elif current is not None:
+            current.update(replica_values(records(line)))
     keys = {key: compare(replicas) for key, replicas in sorted(logs.items())}
     for c in keys.values():
         c["divergent"] = c["divergent"][:MAX_EXAMPLES]
@@ -124,3 +130,7 @@ def write_replicas(run_dir: Path, version: KafkaVersion) -> Path | None:
     path = run.replicas
     path.write_text(json.dumps({"topic": topic, "keys": keys}, indent=1) + "\n")
     return path
+
+
+def _topic(run: RunDir) -> str:
+    return json.loads(run.config.read_text()).get("workload", {}).get("topic", "chaos")

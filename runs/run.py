@@ -27,9 +27,10 @@ from kafka_chaos.checkers.run_dir import RunDir
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.history import HistoryWriter, read_history
 from kafka_chaos.harness.images import Log
-from kafka_chaos.harness.metadata_log import write_timeline
+from kafka_chaos.harness.logdump import dump_all
+from kafka_chaos.harness.metadata_log import timeline_request, write_timeline
 from kafka_chaos.harness.names import group_id
-from kafka_chaos.harness.replica_logs import write_replicas
+from kafka_chaos.harness.replica_logs import replicas_request, write_replicas
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.plan import NemesisPlan
@@ -228,9 +229,22 @@ def run(spec: RunSpec, log: Log = print, progress: Progress | None = None, **che
 
 
 def collect_evidence(run_dir: Path, version: KafkaVersion, log: Log) -> None:
-    """metadata-timeline.json and replicas.json beside the history; a failure here is logged, not fatal."""
-    for what, job in (("metadata timeline", write_timeline), ("replica logs", write_replicas)):
+    """metadata-timeline.json and replicas.json beside the history, both decoded by one
+    throwaway container; a failure here is logged, not fatal."""
+    jobs = (
+        ("metadata timeline", timeline_request, lambda out: write_timeline(run_dir, version, out)),
+        ("replica logs", replicas_request, lambda out: write_replicas(run_dir, out)),
+    )
+    try:
+        wanted = [(what, request, write) for what, find, write in jobs if (request := find(run_dir)) is not None]
+        outputs = dump_all(version, RunDir(run_dir).cluster, [request for _, request, _ in wanted]) if wanted else []
+    except Exception as exc:  # noqa: BLE001 (evidence is a bonus; the verdict stands without it)
+        log(f"could not read the metadata timeline and replica logs: {type(exc).__name__}: {exc}")
+        return
+    for (what, _, write), output in zip(wanted, outputs, strict=True):
         try:
-            job(run_dir, version)
-        except Exception as exc:  # noqa: BLE001 (evidence is a bonus; the verdict stands without it)
+            if isinstance(output, Exception):
+                raise output
+            write(output)
+        except Exception as exc:  # noqa: BLE001
             log(f"could not read the {what}: {type(exc).__name__}: {exc}")
