@@ -7,6 +7,8 @@ scenarios` lists them): a scenario brings its cluster config, workload and a nem
 waits for each kill to take effect, so the loss shows up on every run, not on lucky ones.
 """
 
+from tests.chaos.traffic import assert_control_wrote
+
 
 def test_acks1_loses_acknowledged_writes_under_leader_kills(chaos_run):
     result = chaos_run(scenario="acks1-failover")
@@ -19,3 +21,4 @@ def test_acks_all_keeps_them_under_the_same_kills(chaos_run):
     result = chaos_run(scenario="acks-all-failover")
     assert result.script == "completed"
     assert result.valid is True
+    assert_control_wrote(result)

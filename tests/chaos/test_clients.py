@@ -10,7 +10,7 @@ every test that uses chaos_run then runs once per client (a call's own `client=`
 import pytest
 
 from tests.chaos.known import assert_valid_but_for_known
-from tests.chaos.traffic import assert_traffic_between_faults
+from tests.chaos.traffic import assert_control_wrote, assert_traffic_between_faults
 
 CLIENTS = ["librdkafka", "java"]
 
@@ -24,6 +24,7 @@ def test_acks1_loses_acknowledged_writes_and_acks_all_keeps_them(chaos_run, clie
     control = chaos_run(scenario="acks-all-failover", client=client)
     assert control.script == "completed"
     assert_valid_but_for_known(control, client)
+    assert_control_wrote(control)
 
 
 @pytest.mark.kafka(nodes=3)
