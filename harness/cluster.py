@@ -32,6 +32,7 @@ from kafka_chaos.harness.config import ClusterShape
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import ClusterStartError
 from kafka_chaos.harness.images import Log, ensure_image
+from kafka_chaos.harness.names import new_run_id
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.harness.ports import allocate
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
@@ -63,7 +64,7 @@ class KafkaCluster:
     def __init__(self, version: str = DEFAULT_VERSION, nodes: int = 3, controllers: int = 0) -> None:
         self.version = KafkaVersion.parse(version)
         self.shape = ClusterShape(brokers=nodes, controllers=controllers)
-        self.run_id = uuid.uuid4().hex[:10]
+        self.run_id = new_run_id()
         self.cluster_id = new_cluster_id()
         self.config: dict[str, str] = {}
         self.metadata_version: str | None = None
@@ -175,6 +176,11 @@ class KafkaCluster:
             except TopicAlreadyExistsError:
                 if not exist_ok:
                     raise
+
+    def topics(self) -> set[str]:
+        """The names of the cluster's topics, internal ones included."""
+        with closing(self.admin()) as admin:
+            return set(admin.list_topics())
 
     # Life cycle.
     def start(self) -> KafkaCluster:

@@ -7,9 +7,16 @@ the broker coordinating it (nemesis/targets.py `group-coordinator`, `txn-coordin
 
 from __future__ import annotations
 
+import uuid
+
 #: Kafka's defaults for the partitions of __consumer_offsets and __transaction_state.
 OFFSETS_PARTITIONS = ("offsets.topic.num.partitions", 50)
 TXN_STATE_PARTITIONS = ("transaction.state.log.num.partitions", 50)
+
+
+def new_run_id() -> str:
+    """A run's id: its containers' label and the stem of its names (ten hex digits)."""
+    return uuid.uuid4().hex[:10]
 
 
 def group_id(run_id: str) -> str:

@@ -6,12 +6,13 @@ store/<name>/<timestamp>/
     summary.json    operation counts, throughput, timings (written at the end)
     scenario.json   a scenario's script: its roles, steps and how it ended (scenario runs)
     results.json, report.html   the check (checkers/), when the run is checked
-    cluster/<node>/ each node's server.properties, data and logs
+    cluster/<node>/ each node's server.properties, data and logs (not on a shared cluster)
 store/<name>/latest -> <timestamp>
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -29,7 +30,7 @@ from kafka_chaos.harness.history import HistoryWriter, read_history
 from kafka_chaos.harness.images import Log
 from kafka_chaos.harness.logdump import dump_all
 from kafka_chaos.harness.metadata_log import timeline_request, write_timeline
-from kafka_chaos.harness.names import group_id
+from kafka_chaos.harness.names import group_id, new_run_id
 from kafka_chaos.harness.replica_logs import replicas_request, write_replicas
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.nemesis.core import Nemesis
@@ -86,8 +87,12 @@ class WorkloadPhase:
         progress: Progress | None = None,
         seed: int | None = None,
         plan: NemesisPlan | None = None,
+        run_id: str | None = None,
     ) -> None:
         self.cluster, self.opts, self.run_dir = cluster, opts, RunDir(run_dir)
+        #: What the phase names its group, transactional and client ids after: the cluster's run
+        #: id, or the run's own on a cluster that several runs share.
+        self.run_id = run_id or cluster.run_id
         self.progress, self.seed, self.plan = progress, seed, plan
         #: Wall-clock time of the history's time 0 (config.json's history_started_unix_ms).
         self.started_unix_ms: int | None = None
@@ -101,10 +106,10 @@ class WorkloadPhase:
         workload = get_workload(self.opts.workload)
         create_topic(self.cluster, self.opts)
         if workload.prepare is not None:
-            workload.prepare(self.cluster.bootstrap_servers, self.opts, self.cluster.run_id)
+            workload.prepare(self.cluster.bootstrap_servers, self.opts, self.run_id)
         if self.opts.grouped:
-            start_group(self.cluster.bootstrap_servers, self.opts, self.cluster.run_id)
-            self.group_id = group_id(self.cluster.run_id)
+            start_group(self.cluster.bootstrap_servers, self.opts, self.run_id)
+            self.group_id = group_id(self.run_id)
         client = open_client(self.opts, self.cluster.bootstrap_servers, self.cluster.version, self.run_dir.path)
         self.client = (client.name, client.version)
         try:
@@ -112,7 +117,7 @@ class WorkloadPhase:
                 self.started_unix_ms = round(history.started_unix_ms)
                 ctx = RunContext(
                     history=history, opts=self.opts, bootstrap_servers=self.cluster.bootstrap_servers,
-                    run_id=self.cluster.run_id, isolation_level=workload.isolation_level, client=client,
+                    run_id=self.run_id, isolation_level=workload.isolation_level, client=client,
                 )  # fmt: skip
                 if self.plan is not None:
                     nemesis = Nemesis(self.cluster, history, self.seed, observe=self.progress)
@@ -145,7 +150,13 @@ class Run:
     """One run from its spec: like a testcontainers container, the constructor only records;
     `execute()` makes the run directory, starts the cluster, runs the workload phase, writes
     config.json, summary.json and (for a scenario) scenario.json once, reads the evidence and
-    checks. `result` fills as it goes: a run that raised still has its directory in it."""
+    checks. `result` fills as it goes: a run that raised still has its directory in it.
+
+    `cluster`: one its caller started and stops, shared by fault-free runs one after another (a
+    3-node start costs some 8 s of CPU, and a test suite's fault-free runs need no fresh one).
+    It must be the cluster the spec describes (RunSpec.check_shared); the run gets its own run
+    id (config.json's `run_id`; `cluster_run_id` is the containers') for its group, transactional
+    and client ids, and each run on it needs its own topic (`WorkloadOptions.topic`)."""
 
     def __init__(
         self,
@@ -156,28 +167,37 @@ class Run:
         check: bool = False,
         spark_master: str | None = None,
         check_progress: Progress | None = None,
+        cluster: KafkaCluster | None = None,
     ) -> None:
         self.spec, self.log, self.progress = spec, log, progress
         self.check, self.spark_master, self.check_progress = check, spark_master, check_progress
+        self.shared = cluster
         self.result: RunResult | None = None
 
     def execute(self) -> RunResult:
         spec = self.spec.validate()
+        if self.shared is not None:
+            spec.check_shared(self.shared)
         if spec.workload.client == "java":  # built (once per version) before any cluster starts
             build_driver(spec.workload.java_version(KafkaVersion.parse(spec.cluster.version)), self.log)
-        cluster = spec.build_cluster()
+        cluster = self.shared or spec.build_cluster()
         run_dir = make_run_dir(spec.store, spec.run_name)
         self.result = result = RunResult(run_dir, spec)
-        cluster.with_workdir(RunDir(run_dir).cluster).with_log(self.log)
         learned: dict[str, Any] = {}
+        if self.shared is None:
+            cluster.with_workdir(RunDir(run_dir).cluster).with_log(self.log)
+            run_id, owned = cluster.run_id, cluster
+        else:
+            run_id, owned = new_run_id(), contextlib.nullcontext()
+            learned["cluster_run_id"] = cluster.run_id
         started = time.monotonic()
-        phase = WorkloadPhase(cluster, spec.workload, run_dir, self.progress, spec.seed, spec.nemesis)
+        phase = WorkloadPhase(cluster, spec.workload, run_dir, self.progress, spec.seed, spec.nemesis, run_id)
         try:
-            with cluster:
-                learned.update(cluster_id=cluster.cluster_id, run_id=cluster.run_id)
+            with owned:
+                learned.update(cluster_id=cluster.cluster_id, run_id=run_id)
                 ready_s = time.monotonic() - started
-                self.log(f"cluster ready in {ready_s:.1f} s; running {spec.workload.workload} for "
-                         f"{spec.workload.time_limit:g} s")  # fmt: skip
+                where = "on the shared cluster" if self.shared else f"cluster ready in {ready_s:.1f} s"
+                self.log(f"{where}; running {spec.workload.workload} for {spec.workload.time_limit:g} s")
                 result.summary = phase.run()
         finally:
             result.scenario = phase.schedule.report() if phase.schedule is not None else None
@@ -222,10 +242,10 @@ class Run:
             files.scenario.write_text(json.dumps({**head, **result.scenario}, indent=2) + "\n")
 
 
-def run(spec: RunSpec, log: Log = print, progress: Progress | None = None, **checking: Any) -> RunResult:
-    """The whole run (runs/spec.py describes it); `checking`: Run's keywords (check, spark_master,
-    check_progress). The run directory keeps the history even when interrupted."""
-    return Run(spec, log, progress, **checking).execute()
+def run(spec: RunSpec, log: Log = print, progress: Progress | None = None, **options: Any) -> RunResult:
+    """The whole run (runs/spec.py describes it); `options`: Run's keywords (check, spark_master,
+    check_progress, cluster). The run directory keeps the history even when interrupted."""
+    return Run(spec, log, progress, **options).execute()
 
 
 def collect_evidence(run_dir: Path, version: KafkaVersion, log: Log) -> None:

@@ -67,6 +67,30 @@ class RunSpec:
             cluster.with_port_base(self.port_base)
         return cluster
 
+    def check_shared(self, cluster: KafkaCluster) -> None:
+        """UsageError unless this run can use `cluster`, started by its caller for several runs:
+        the cluster this spec would build (version, shape, broker config, metadata version), no
+        faults (a kill, a wipe or a lost page cache changes the cluster the next run finds),
+        no evidence (it reads the nodes' data, which a shared cluster keeps in its own folder), and
+        a topic of its own."""
+        if self.nemesis is not None:
+            raise UsageError("a run on a shared cluster cannot have faults: they would change it for the next run")
+        if self.evidence:
+            raise UsageError("a run on a shared cluster cannot read evidence: the nodes' data is not the run's own")
+        if not cluster.nodes:
+            raise UsageError("the shared cluster is not started")
+        wanted = self.build_cluster()
+        for what, asked, there in (
+            ("Kafka", str(wanted.version), str(cluster.version)),
+            ("the shape", wanted.shape, cluster.shape),
+            ("the broker config", wanted.config, cluster.config),
+            ("the metadata version", wanted.metadata_version, cluster.metadata_version),
+        ):
+            if asked != there:
+                raise UsageError(f"the run asks for {what} {asked}, the shared cluster has {there}")
+        if self.workload.topic in cluster.topics():
+            raise UsageError(f"topic {self.workload.topic!r} is on the shared cluster already: each run needs its own")
+
     def describe(self, cluster: KafkaCluster) -> dict[str, Any]:
         """config.json's description of the run (the run adds what it learned: runs/run.py)."""
         return {

@@ -1,7 +1,17 @@
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
 from kafka_chaos.harness.cleanup import find_by_label, remove_by_label
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.engine import docker_client
+from kafka_chaos.harness.names import new_run_id
+from kafka_chaos.harness.versions import DEFAULT_VERSION
+from kafka_chaos.runs.run import Run, RunResult
+from kafka_chaos.runs.spec import RunSpec
+from kafka_chaos.workloads.options import WorkloadOptions
 from tests.integration.leftovers import docker_lock
 
 
@@ -24,3 +34,32 @@ def assert_nothing_left(docker_api):
         assert containers == [] and networks == [], f"left behind: {containers} {networks}"
 
     return check
+
+
+class SharedCluster:
+    """A module's one cluster (ClusterSpec(DEFAULT_VERSION)) for its fault-free runs, one after
+    another: each run on it has its own topic, run id, group and transactional ids. A 3-node start
+    is some 8 s of CPU, and these runs need no fresh cluster: faults have their own."""
+
+    def __init__(self, cluster: KafkaCluster) -> None:
+        self.cluster = cluster
+
+    def spec(self, opts: WorkloadOptions, store: Path, seed: int | None = None) -> RunSpec:
+        """The run's spec, on a topic of its own."""
+        return RunSpec(
+            ClusterSpec(DEFAULT_VERSION), replace(opts, topic=f"chaos-{new_run_id()}"), seed=seed, store=store
+        )
+
+    def job(self, opts: WorkloadOptions, store: Path, seed: int | None = None, **options) -> Run:
+        return Run(self.spec(opts, store, seed), log=lambda m: None, cluster=self.cluster, **options)
+
+    def run(self, opts: WorkloadOptions, store: Path, seed: int | None = None, **options) -> RunResult:
+        return self.job(opts, store, seed, **options).execute()
+
+
+@pytest.fixture(scope="module")
+def shared_cluster(docker_api, tmp_path_factory):
+    """Put the module's tests in one xdist_group, or each worker that runs one starts its own."""
+    cluster = ClusterSpec(DEFAULT_VERSION).build().with_workdir(tmp_path_factory.mktemp("shared-cluster"))
+    with cluster.with_log(lambda m: None):
+        yield SharedCluster(cluster)

@@ -12,18 +12,17 @@ import re
 import pytest
 
 from kafka_chaos.checkers.check import check_history
-from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.history import read_history
 from kafka_chaos.harness.versions import DEFAULT_VERSION
-from kafka_chaos.runs.run import Run, run
-from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.clients import java
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.runner import WorkloadCrash
 from tests.integration.history_facts import sent_and_read
 from tests.integration.processes import cli
 
-pytestmark = pytest.mark.cluster
+# The runs share the module's cluster (tests/integration/conftest.py), each on its own topic; one
+# worker runs them, one at a time.
+pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("clients-cluster")]
 
 CLIENTS = ["librdkafka", "java"]
 #: What each client reports as its producer's acks and idempotence under the safe defaults.
@@ -38,11 +37,11 @@ def _events_by_client(events):
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_queue_run_reads_back_every_acknowledged_send(tmp_path, client):
+def test_queue_run_reads_back_every_acknowledged_send(shared_cluster, tmp_path, client):
     # 20 s: librdkafka ramps up over its first 10 s on a fresh cluster (send p50 80 ms, then 4 ms),
     # and in the suite's four workers it did 56 acknowledged sends in a 10 s run (CI, 2026-11-25).
     opts = WorkloadOptions(client=client, time_limit=20, concurrency=8, rate=500, send_values=2)
-    done = run(RunSpec(ClusterSpec(DEFAULT_VERSION), opts, seed=7, store=tmp_path / "store"), log=lambda m: None)
+    done = shared_cluster.run(opts, tmp_path / "store", seed=7)
     run_dir, summary = done.run_dir, done.summary
     events = list(read_history(run_dir / "history.jsonl"))
     ok_sent, _, read, offsets = sent_and_read(events)
@@ -67,7 +66,7 @@ def test_queue_run_reads_back_every_acknowledged_send(tmp_path, client):
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_txn_run_commits_are_read_and_aborts_are_not(tmp_path, client):
+def test_txn_run_commits_are_read_and_aborts_are_not(shared_cluster, tmp_path, client):
     # The Java client of another release than the cluster's (--client-version): 3.9.1 on 4.3.1.
     version = {"client_version": "3.9.1"} if client == "java" else {}
     # 20 s, not 10: in the suite's four workers a librdkafka run's 10 s held one committed
@@ -76,7 +75,7 @@ def test_txn_run_commits_are_read_and_aborts_are_not(tmp_path, client):
     opts = WorkloadOptions(
         client=client, workload="txn", time_limit=20, concurrency=4, rate=100, txn_abort_fraction=0.3, **version
     )
-    done = run(RunSpec(ClusterSpec(DEFAULT_VERSION), opts, seed=11, store=tmp_path / "store"), log=lambda m: None)
+    done = shared_cluster.run(opts, tmp_path / "store", seed=11)
     events = list(read_history(done.run_dir / "history.jsonl"))
     ok_sent, failed_sent, read, _ = sent_and_read(events)
     txns = [e for e in events if e["f"] == "txn" and e["type"] != "invoke"]
@@ -94,7 +93,9 @@ def test_txn_run_commits_are_read_and_aborts_are_not(tmp_path, client):
         assert config["client_version"] == "3.9.1" and config["kafka_version"] == DEFAULT_VERSION
 
 
-def test_a_java_driver_that_dies_stops_the_run_naming_the_client_and_keeps_the_history(tmp_path, monkeypatch):
+def test_a_java_driver_that_dies_stops_the_run_naming_the_client_and_keeps_the_history(
+    shared_cluster, tmp_path, monkeypatch
+):
     drivers = []
 
     class Recorded(java.JavaDriver):
@@ -112,7 +113,7 @@ def test_a_java_driver_that_dies_stops_the_run_naming_the_client_and_keeps_the_h
             drivers[0].proc.kill()
 
     opts = WorkloadOptions(client="java", time_limit=120, concurrency=4, rate=200)
-    job = Run(RunSpec(ClusterSpec(DEFAULT_VERSION), opts, store=tmp_path), log=lambda m: None, progress=progress)
+    job = shared_cluster.job(opts, tmp_path, progress=progress)
     with pytest.raises(WorkloadCrash, match=rf"the java client \(kafka-clients {DEFAULT_VERSION}\) driver exited"):
         job.execute()
     run_dir = job.result.run_dir

@@ -12,25 +12,26 @@ from collections import Counter
 import pytest
 
 from kafka_chaos.checkers.check import check_history
-from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.history import read_history
-from kafka_chaos.harness.versions import DEFAULT_VERSION
-from kafka_chaos.runs.run import run
-from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.clients.api import CLIENTS
 from kafka_chaos.workloads.options import WorkloadOptions
 from tests.integration.history_facts import sent_and_read
 
 # One worker runs the group tests (these and tests/chaos/test_groups.py), one cluster at a time:
-# beside the suite's other cluster tests, four group runs at once overloaded the two cores.
+# beside the suite's other cluster tests, four group runs at once overloaded the two cores. The
+# runs here share the module's cluster (tests/integration/conftest.py), each on its own topic.
 pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("consumer-groups")]
 
 
-def _run(tmp_path, **options):
-    opts = WorkloadOptions(**{"time_limit": 16, "concurrency": 6, "rate": 300, **options})
-    done = run(RunSpec(ClusterSpec(DEFAULT_VERSION), opts, seed=3, store=tmp_path / "store"), log=lambda m: None)
-    events = list(read_history(done.run_dir / "history.jsonl"))
-    return done, events, json.loads((done.run_dir / "config.json").read_text())
+@pytest.fixture
+def group_run(shared_cluster, tmp_path):
+    def go(**options):
+        opts = WorkloadOptions(**{"time_limit": 16, "concurrency": 6, "rate": 300, **options})
+        done = shared_cluster.run(opts, tmp_path / "store", seed=3)
+        events = list(read_history(done.run_dir / "history.jsonl"))
+        return done, events, json.loads((done.run_dir / "config.json").read_text())
+
+    return go
 
 
 def _completions(events, f):
@@ -38,10 +39,11 @@ def _completions(events, f):
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_a_subscribed_group_with_churn_delivers_every_acknowledged_value(tmp_path, client):
-    done, events, config = _run(tmp_path, client=client, consumer="subscribe", group_churn=4)
+def test_a_subscribed_group_with_churn_delivers_every_acknowledged_value(group_run, client):
+    done, events, config = group_run(client=client, consumer="subscribe", group_churn=4)
     summary = done.summary
     assert config["group_id"] == f"kafka-chaos-{config['run_id']}"
+    assert config["cluster_run_id"] not in (None, config["run_id"])  # the run's own id on the module's cluster
     consumer = config["effective_consumer_config"]
     assert consumer.get("group_id", consumer.get("group.id")) == config["group_id"]  # each client's own name
     assert config["effective_member_config"] == consumer  # no consumer assigns in a subscribe run
@@ -52,7 +54,7 @@ def test_a_subscribed_group_with_churn_delivers_every_acknowledged_value(tmp_pat
     subscribes = _completions(events, "subscribe")
     assert not _completions(events, "assign"), "a subscribe run assigned keys by hand"
     held = {key for e in subscribes for key in e["value"]}
-    assert held == set(WorkloadOptions().key_names), held
+    assert held == set(done.spec.workload.key_names), held
     assert summary.members_churned >= 2, summary.members_churned
     processes = {e["process"] for e in subscribes}
     # The churned members' replacements joined too (the last one may not have before the time
@@ -73,8 +75,8 @@ def test_a_subscribed_group_with_churn_delivers_every_acknowledged_value(tmp_pat
     assert result.valid is True, result.anomalies
 
 
-def test_mixed_consumers_assign_and_subscribe_side_by_side(tmp_path):
-    done, events, config = _run(tmp_path, consumer="mixed")
+def test_mixed_consumers_assign_and_subscribe_side_by_side(group_run):
+    done, events, config = group_run(consumer="mixed")
     # config.json keeps both kinds' settings apart, whichever consumer was built first.
     assert config["effective_consumer_config"]["group_id"] is None
     assert config["effective_member_config"]["group_id"] == config["group_id"]
@@ -87,7 +89,7 @@ def test_mixed_consumers_assign_and_subscribe_side_by_side(tmp_path):
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_a_transactional_group_commits_its_offsets_in_its_transactions(tmp_path, client):
+def test_a_transactional_group_commits_its_offsets_in_its_transactions(group_run, client):
     """--workload txn --consumer subscribe: what a transaction polled is committed for the group
     in that transaction (sendOffsetsToTransaction), so each `commit` has its transaction's
     outcome; an abort rewinds the member, also on keys a rebalance gave it mid-transaction."""
@@ -95,9 +97,7 @@ def test_a_transactional_group_commits_its_offsets_in_its_transactions(tmp_path,
     # its transactions, so under the suite's load an eager rebalance (every member must poll to
     # rejoin) took many seconds, and with a member changing every 5 or 10 s no transaction of
     # the run read anything (CI, 2026-11-25, twice). The members' joins still rebalance.
-    done, events, config = _run(
-        tmp_path, workload="txn", client=client, consumer="subscribe", time_limit=30, concurrency=4
-    )
+    done, events, config = group_run(workload="txn", client=client, consumer="subscribe", time_limit=30, concurrency=4)
     ok_sent, _, read, _ = sent_and_read(events)
     assert len(ok_sent) > 50, done.summary.counts
     assert ok_sent <= read, f"committed, never delivered by the group: {sorted(ok_sent - read)[:10]}"
@@ -115,8 +115,8 @@ def test_a_transactional_group_commits_its_offsets_in_its_transactions(tmp_path,
 
 
 @pytest.mark.parametrize("commit", ["auto", "none"])
-def test_without_sync_commits_no_commit_is_recorded(tmp_path, commit):
-    done, events, config = _run(tmp_path, consumer="subscribe", commit=commit)
+def test_without_sync_commits_no_commit_is_recorded(group_run, commit):
+    done, events, config = group_run(consumer="subscribe", commit=commit)
     assert not _completions(events, "commit")
     assert config["effective_consumer_config"]["enable_auto_commit"] is (commit == "auto")
     assert done.summary.final_read_complete

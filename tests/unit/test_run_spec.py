@@ -1,6 +1,7 @@
 """RunSpec (runs/spec.py) and Run's bookkeeping (runs/run.py): pure logic, a stand-in cluster."""
 
 import json
+import re
 
 import pytest
 
@@ -132,3 +133,70 @@ def test_a_run_that_raised_keeps_its_directory_and_writes_its_files_once(tmp_pat
     assert json.loads((run_dir / "summary.json").read_text())["complete"] is False
     assert job.result.summary is None and job.result.check is None and job.result.scenario is None
     assert not (run_dir / "scenario.json").exists()
+
+
+class StartedCluster:
+    """Stands in for a KafkaCluster its caller started, to share: nodes up, topics listed."""
+
+    def __init__(self, spec: ClusterSpec, topics=("__consumer_offsets",)):
+        real = spec.build()
+        self.version, self.shape, self.config = real.version, real.shape, real.config
+        self.metadata_version, self.cluster_id, self.run_id = real.metadata_version, "cid", "shared1234"
+        self.nodes, self.bootstrap_servers, self.entered = ["kafka-1"], "127.0.0.1:1", 0
+        self._topics = set(topics)
+
+    def topics(self):
+        return self._topics
+
+    def __enter__(self):  # a run must never start (or stop) a cluster it was given
+        self.entered += 1
+        return self
+
+
+def test_a_run_fits_the_shared_cluster_its_spec_describes():
+    cluster = ClusterSpec("3.9.1", config={"a": "b"})
+    RunSpec(cluster, WorkloadOptions(topic="chaos-2")).check_shared(StartedCluster(cluster, topics=["chaos-1"]))
+
+
+@pytest.mark.parametrize(
+    ("spec", "cluster", "message"),
+    [
+        (RunSpec(ClusterSpec(), nemesis=nemesis_plan("kill", 5, None)), ClusterSpec(), "cannot have faults"),
+        (RunSpec(ClusterSpec(), evidence=True), ClusterSpec(), "cannot read evidence"),
+        (RunSpec(ClusterSpec("3.9.1")), ClusterSpec("4.3.1"), "asks for Kafka 3.9.1, the shared cluster has 4.3.1"),
+        (RunSpec(ClusterSpec(nodes=5)), ClusterSpec(), "asks for the shape"),
+        (RunSpec(ClusterSpec(config={"a": "b"})), ClusterSpec(), "asks for the broker config {'a': 'b'}"),
+        (RunSpec(ClusterSpec(metadata_version="3.9-IV0")), ClusterSpec(), "asks for the metadata version 3.9-IV0"),
+        (RunSpec(ClusterSpec(), WorkloadOptions(topic="__consumer_offsets")), ClusterSpec(), "'__consumer_offsets' is"),
+    ],
+)
+def test_a_run_that_does_not_fit_the_shared_cluster_is_bad_input(spec, cluster, message):
+    with pytest.raises(UsageError, match=re.escape(message)):
+        spec.check_shared(StartedCluster(cluster))
+
+
+def test_a_cluster_that_is_not_started_cannot_be_shared():
+    cluster = StartedCluster(ClusterSpec())
+    cluster.nodes = []
+    with pytest.raises(UsageError, match="the shared cluster is not started"):
+        RunSpec(ClusterSpec()).check_shared(cluster)
+
+
+def test_a_run_on_a_shared_cluster_has_its_own_run_id_and_leaves_the_cluster_alone(tmp_path, monkeypatch):
+    seen = []
+
+    def phase_run(self):
+        seen.append((self.run_id, self.opts.topic))
+        raise RuntimeError("the workload crashed")
+
+    monkeypatch.setattr(run_mod.WorkloadPhase, "run", phase_run)
+    shared = StartedCluster(ClusterSpec())
+    job = run_mod.Run(RunSpec(ClusterSpec(), store=tmp_path), log=lambda m: None, cluster=shared)
+    with pytest.raises(RuntimeError, match="the workload crashed"):
+        job.execute()
+    config = json.loads((job.result.run_dir / "config.json").read_text())
+    assert config["cluster_run_id"] == "shared1234" and config["cluster_id"] == "cid"
+    assert len(config["run_id"]) == 10 and config["run_id"] != "shared1234"
+    assert seen == [(config["run_id"], "chaos")]
+    assert shared.entered == 0  # neither started nor stopped by the run
+    assert not (job.result.run_dir / "cluster").exists()
