@@ -1,6 +1,6 @@
 """The official Java client (org.apache.kafka:kafka-clients) behind the client interface.
 
-A small driver of ours (java/src/main/java/kafkachaos/Driver.java) runs the client in one JVM
+A small driver of ours (java-driver/src/main/java/kafkachaos/Driver.java) runs the client in one JVM
 per run: one JSON command per line on its stdin, one JSON completion per line on its stdout.
 Python stays the one writer of the history; the driver only calls the client and reports what
 it said, errors under the exception's simple class name (classified in workloads/outcomes.py).
@@ -30,7 +30,7 @@ from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.workloads.clients.api import ClientConfigError, ClientDied, ClientError, Group, split_key
 from kafka_chaos.workloads.options import WorkloadOptions
 
-SOURCE = Path(__file__).parent / "java"
+SOURCE = Path(__file__).parent / "java-driver"  # not a Python name: setuptools ships it as data, not as a package
 #: How long the JVM may take to start and build its first client.
 START_TIMEOUT_S = 60.0
 
