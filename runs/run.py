@@ -180,7 +180,7 @@ class Run:
             spec.check_shared(self.shared)
         if spec.workload.client == "java":  # built (once per version) before any cluster starts
             build_driver(spec.workload.java_version(KafkaVersion.parse(spec.cluster.version)), self.log)
-        cluster = self.shared or spec.build_cluster()
+        cluster = self.shared if self.shared is not None else spec.build_cluster()
         run_dir = make_run_dir(spec.store, spec.run_name)
         self.result = result = RunResult(run_dir, spec)
         learned: dict[str, Any] = {}
