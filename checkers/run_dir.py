@@ -23,6 +23,11 @@ REPLICAS = "replicas.json"  # each replica's log against what clients saw (harne
 CLUSTER = "cluster"  # one folder per node: config/, data/, logs/
 
 
+def workload_topic(config: dict) -> str:
+    """The workload's topic in a run's config.json; "chaos", the default, when it names none."""
+    return config.get("workload", {}).get("topic", "chaos")
+
+
 @dataclass(frozen=True)
 class RunDir:
     """One run directory; each property is the path of one of its files."""

@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.checkers.run_dir import RunDir
+from kafka_chaos.checkers.run_dir import RunDir, workload_topic
 from kafka_chaos.harness.logdump import DumpRequest, records, segment_files
 from kafka_chaos.harness.versions import KafkaVersion
 
@@ -128,7 +128,7 @@ def write_timeline(run_dir: Path, version: KafkaVersion, output: str) -> Path:
     source = metadata_source(run_dir)
     assert source is not None, "write_timeline() after a timeline_request() that found the log"
     config = json.loads(RunDir(run_dir).config.read_text())
-    topic = config.get("workload", {}).get("topic", "chaos")
+    topic = workload_topic(config)
     t0 = float(config.get("history_started_unix_ms") or 0)
     events = replay(list(records(output)), topic, version, t0)
     path = RunDir(run_dir).timeline

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.checkers.run_dir import RunDir
+from kafka_chaos.checkers.run_dir import RunDir, workload_topic
 from kafka_chaos.harness.logdump import DumpRequest, records, segment_files
 
 MAX_EXAMPLES = 50
@@ -133,4 +133,4 @@ def write_replicas(run_dir: Path, output: str) -> Path:
 
 
 def _topic(run: RunDir) -> str:
-    return json.loads(run.config.read_text()).get("workload", {}).get("topic", "chaos")
+    return workload_topic(json.loads(run.config.read_text()))

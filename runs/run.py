@@ -196,7 +196,7 @@ class Run:
             with owned:
                 learned.update(cluster_id=cluster.cluster_id, run_id=run_id)
                 ready_s = time.monotonic() - started
-                where = "on the shared cluster" if self.shared else f"cluster ready in {ready_s:.1f} s"
+                where = "on the shared cluster" if self.shared is not None else f"cluster ready in {ready_s:.1f} s"
                 self.log(f"{where}; running {spec.workload.workload} for {spec.workload.time_limit:g} s")
                 result.summary = phase.run()
         finally:

@@ -37,18 +37,16 @@ def assert_nothing_left(docker_api):
 
 
 class SharedCluster:
-    """A module's one cluster (ClusterSpec(DEFAULT_VERSION)) for its fault-free runs, one after
-    another: each run on it has its own topic, run id, group and transactional ids. A 3-node start
-    is some 8 s of CPU, and these runs need no fresh cluster: faults have their own."""
+    """A module's one cluster for its fault-free runs, one after another: each run on it has its
+    own topic, run id, group and transactional ids. A 3-node start is some 8 s of CPU, and these
+    runs need no fresh cluster: faults have their own."""
 
-    def __init__(self, cluster: KafkaCluster) -> None:
-        self.cluster = cluster
+    def __init__(self, spec: ClusterSpec, cluster: KafkaCluster) -> None:
+        self.cluster_spec, self.cluster = spec, cluster
 
     def spec(self, opts: WorkloadOptions, store: Path, seed: int | None = None) -> RunSpec:
         """The run's spec, on a topic of its own."""
-        return RunSpec(
-            ClusterSpec(DEFAULT_VERSION), replace(opts, topic=f"chaos-{new_run_id()}"), seed=seed, store=store
-        )
+        return RunSpec(self.cluster_spec, replace(opts, topic=f"chaos-{new_run_id()}"), seed=seed, store=store)
 
     def job(self, opts: WorkloadOptions, store: Path, seed: int | None = None, **options) -> Run:
         return Run(self.spec(opts, store, seed), log=lambda m: None, cluster=self.cluster, **options)
@@ -59,7 +57,9 @@ class SharedCluster:
 
 @pytest.fixture(scope="module")
 def shared_cluster(docker_api, tmp_path_factory):
-    """Put the module's tests in one xdist_group, or each worker that runs one starts its own."""
-    cluster = ClusterSpec(DEFAULT_VERSION).build().with_workdir(tmp_path_factory.mktemp("shared-cluster"))
+    """ClusterSpec(DEFAULT_VERSION), started once for the module. Put the module's tests in one
+    xdist_group, or each worker that runs one starts its own."""
+    spec = ClusterSpec(DEFAULT_VERSION)
+    cluster = spec.build().with_workdir(tmp_path_factory.mktemp("shared-cluster"))
     with cluster.with_log(lambda m: None):
-        yield SharedCluster(cluster)
+        yield SharedCluster(spec, cluster)
