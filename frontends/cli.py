@@ -146,6 +146,10 @@ def _add_workload_options(p: argparse.ArgumentParser) -> None:
         )  # fmt: skip
     p.add_argument("--nemesis", help=_HelpFromRecords(_random_faults_help))
     p.add_argument("--nemesis-interval", type=_number, default=10.0, help="quiet and hold periods (s, default 10)")
+    p.add_argument(
+        "--nemesis-start", type=_number, default=None,
+        help="quiet seconds before the first fault (default: the interval); the liveness baseline is its second half",
+    )  # fmt: skip
     p.add_argument("--nemesis-script", type=Path, help="JSON list of timed steps (see nemesis/schedule.py)")
     p.add_argument("--store", type=Path, default=Path("store"), help="where run directories go (default store/)")
     p.add_argument("--name", help="run name (default: the workload's)")
@@ -217,7 +221,7 @@ def _run_spec(args: argparse.Namespace):
     from kafka_chaos.nemesis.plan import nemesis_plan
     from kafka_chaos.runs.spec import RunSpec
 
-    plan = nemesis_plan(args.nemesis, args.nemesis_interval, args.nemesis_script)
+    plan = nemesis_plan(args.nemesis, args.nemesis_interval, args.nemesis_script, args.nemesis_start)
     return RunSpec(
         _cluster_spec(args), _workload_options(args), plan, seed=args.seed, name=args.name, store=args.store,
         port_base=args.port_base,

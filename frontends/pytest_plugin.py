@@ -233,8 +233,9 @@ def _run_name(node: pytest.Item) -> str:
 
 @pytest.fixture
 def chaos_run(request: pytest.FixtureRequest, kafka_spec, kafka_client: str | None) -> Callable[..., Any]:
-    """chaos_run(nemesis=..., interval=..., script=..., scenario=..., config=..., seed=..., **workload)
-    -> ChaosResult (.valid, .anomalies, .report, .lost, .faults, .run_dir). See runs/chaos.py."""
+    """chaos_run(nemesis=..., interval=..., nemesis_start=..., script=..., scenario=..., config=...,
+    seed=..., **workload) -> ChaosResult (.valid, .anomalies, .report, .lost, .faults, .run_dir).
+    See runs/chaos.py."""
     from kafka_chaos.harness.errors import KafkaChaosError
     from kafka_chaos.harness.progress import LiveProgress
     from kafka_chaos.runs.chaos import chaos_run as run

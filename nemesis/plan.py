@@ -33,6 +33,10 @@ class NemesisPlan:
 
     faults: list[str] = field(default_factory=list)
     interval: float = 10.0
+    #: Quiet seconds before a random mix's first fault; None: `interval`. The liveness baseline
+    #: (checkers/liveness.py) is the second half of this stretch: a longer start measures it on
+    #: traffic past its warm-up and over more than a few seconds of it.
+    start: float | None = None
     script: list[Step] | None = None
     #: A schedule of its own (a scenario's script, scenarios/), built on the run's nemesis.
     custom: Callable[[Nemesis], Schedule] | None = None
@@ -44,7 +48,7 @@ class NemesisPlan:
         if self.script is not None:
             return ScriptedSchedule(nemesis, self.script)
         if self.faults:
-            return RandomSchedule(nemesis, self.faults, self.interval, seed)
+            return RandomSchedule(nemesis, self.faults, self.interval, seed, start=self.start)
         return None
 
     def broker_defaults(self) -> dict[str, str]:
@@ -60,6 +64,8 @@ class NemesisPlan:
             plan = {"script": [asdict(step) for step in self.script]}
         elif self.faults:
             plan = {"faults": self.faults, "interval": self.interval}
+            if self.start is not None:
+                plan["start"] = self.start
         else:
             return {}
         return {**plan, "colours": dict(COLOURS)}
@@ -72,17 +78,26 @@ class NemesisPlan:
 
 
 def nemesis_plan(
-    faults: str | list[str] | None, interval: float, script: list[dict] | str | Path | None
+    faults: str | list[str] | None,
+    interval: float,
+    script: list[dict] | str | Path | None,
+    start: float | None = None,
 ) -> NemesisPlan | None:
     """A run's nemesis from its options (the command line's, chaos_run's): faults mixed at random
-    every `interval` s, or a script (a JSON file or its decoded steps); None: no nemesis."""
+    every `interval` s (the first after `start` s of quiet, by default `interval`), or a script (a
+    JSON file or its decoded steps); None: no nemesis."""
     if faults and script is not None:
         raise UsageError("a fault list (--nemesis) and a script (--nemesis-script) exclude each other")
     if not interval > 0:
         raise UsageError(f"the nemesis interval must be greater than 0, got {interval:g}")
+    if start is not None:
+        if not faults:
+            raise UsageError("--nemesis-start delays a random fault list (--nemesis); a script times its own steps")
+        if not start >= 0:
+            raise UsageError(f"the nemesis start must be 0 or more seconds, got {start:g}")
     if script is not None:
         return NemesisPlan(script=parse_script(script) if isinstance(script, list) else load_script(Path(script)))
     if faults:
         return NemesisPlan(faults=parse_fault_list(faults if isinstance(faults, str) else ",".join(faults)),
-                           interval=interval)  # fmt: skip
+                           interval=interval, start=start)  # fmt: skip
     return None

@@ -1,7 +1,8 @@
 """When faults happen: a random mix with quiet periods, or a script of timed steps.
 
 Random (`--nemesis kill,pause,partition --nemesis-interval S`): wait S seconds of quiet, apply
-a fault from the list to a random target, hold it S seconds, heal it, and again. Faults come
+a fault from the list to a random target, hold it S seconds, heal it, and again
+(`--nemesis-start T`: T seconds of quiet before the first fault instead of S). Faults come
 in rounds, each fault once per round in a random order, so a short run still sees them all.
 An entry `FAULT@TARGET` aims that fault at a target of nemesis/targets.py instead
 (`kill@group-coordinator`, `pause@txn-coordinator`, `kill@leader:chaos/0`).
@@ -160,13 +161,23 @@ class Schedule:
 
 
 class RandomSchedule(Schedule):
-    def __init__(self, nemesis: Nemesis, faults: list[str], interval: float, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        nemesis: Nemesis,
+        faults: list[str],
+        interval: float,
+        seed: int | None = None,
+        start: float | None = None,
+    ) -> None:
         super().__init__(nemesis)
         self.faults, self.interval, self.rng = faults, interval, random.Random(seed)
+        self.first_quiet = interval if start is None else start
 
     def loop(self) -> None:
         bag: list[str] = []
-        while self._sleep_until(time.monotonic() + self.interval):  # quiet period
+        quiet = self.first_quiet
+        while self._sleep_until(time.monotonic() + quiet):  # quiet period
+            quiet = self.interval
             if not bag:  # every fault once per round, in a random order
                 bag = self.rng.sample(self.faults, len(self.faults))
             fault, _, target = bag.pop().partition("@")

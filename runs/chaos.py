@@ -125,6 +125,7 @@ def chaos_run(
     *,
     nemesis: str | list[str] | None = None,
     interval: float = 10.0,
+    nemesis_start: float | None = None,
     script: list[dict] | str | Path | None = None,
     scenario: str | None = None,
     config: dict[str, str] | None = None,
@@ -134,7 +135,8 @@ def chaos_run(
     spark_master: str | None = None,
     **workload: Any,
 ) -> ChaosResult:
-    """Run and check. `nemesis`: faults mixed at random every `interval` s ("kill,pause,partition");
+    """Run and check. `nemesis`: faults mixed at random every `interval` s ("kill,pause,partition"),
+    the first after `nemesis_start` s of quiet (default `interval`);
     `script`: timed steps (nemesis/schedule.py); `scenario`: a library scenario or scenario file,
     with its own cluster shape, config and workload (scenarios/); `config`: broker overrides on
     top of the spec's; other keywords are workload options (workloads/options.py), among them
@@ -142,13 +144,14 @@ def chaos_run(
     takes too."""
     if scenario is not None:
         client = {k: workload.pop(k) for k in ("client", "client_version") if k in workload}
-        if nemesis or script is not None or workload or config:
+        if nemesis or script is not None or nemesis_start is not None or workload or config:
             raise UsageError(
                 "a scenario brings its own nemesis, workload and config: pass only scenario= (and client=)"
             )
         return _scenario_run(spec, store, scenario, seed, log, progress, spark_master, client)
+    plan = nemesis_plan(nemesis, interval, script, nemesis_start)
     run_spec = RunSpec(
-        spec, workload_options(workload), nemesis_plan(nemesis, interval, script), seed=seed, name=name, store=store,
+        spec, workload_options(workload), plan, seed=seed, name=name, store=store,
     ).with_broker_config(config)  # fmt: skip
     done = run(run_spec, log, progress, check=True, spark_master=spark_master, check_progress=progress or log)
     label = run_spec.nemesis.short() if run_spec.nemesis else "none"

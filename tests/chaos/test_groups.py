@@ -21,8 +21,8 @@ pytestmark = pytest.mark.xdist_group("consumer-groups")
 @pytest.mark.parametrize("client", CLIENTS)
 def test_a_mixed_group_survives_coordinator_kills_pauses_and_partitions(chaos_run, client):
     result = chaos_run(
-        client=client, consumer="mixed", group_churn=7, nemesis=FAULTS, interval=5, time_limit=50, rate=300,
-        concurrency=8, final_time_limit=180, seed=11,
+        client=client, consumer="mixed", group_churn=7, nemesis=FAULTS, interval=5, nemesis_start=15,
+        time_limit=60, rate=300, concurrency=8, final_time_limit=180, seed=11,
     )  # fmt: skip
     assert_valid_but_for_known(result, client)
     assert {"kill", "pause", "partition"} <= set(result.faults), result.faults
@@ -50,7 +50,10 @@ def test_a_mixed_group_survives_coordinator_kills_pauses_and_partitions(chaos_ru
     # healed coordinator fault makes the whole group rejoin (eager rebalances stop every member's
     # polls, and a member's thread sends too), and in CI's load (two clusters on two cores) one
     # kafka-python run kept 0.48 where it keeps 0.9 alone. Group liveness is measured, not
-    # asserted, by bench/workload_liveness.py's group variants.
+    # asserted, by bench/workload_liveness.py's group variants. The first fault comes at 15 s, not
+    # 5: the baseline is then the 7 s before it, not the 2.5 s after the members' first joins. Over
+    # 2.5 s it was one churn's rebalance or none, and in five CI-equivalent runs it ranged from 6 to 237
+    # ops/s for one test (the ratio from 0.32, a failure, to 13.6, which would pass any stall).
     assert_traffic_between_faults(result, 0.35)
 
 

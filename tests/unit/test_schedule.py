@@ -5,7 +5,9 @@ import time
 
 import pytest
 
+from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.history import HistoryWriter
+from kafka_chaos.nemesis.plan import nemesis_plan
 from kafka_chaos.nemesis.schedule import RandomSchedule, ScheduleCrash, ScriptedSchedule, Step
 from kafka_chaos.workloads import runner as runner_module
 from kafka_chaos.workloads.context import RunContext
@@ -95,3 +97,49 @@ def test_a_run_whose_schedule_crashed_fails_after_healing(tmp_path, monkeypatch,
     elapsed = time.monotonic() - started
     assert nemesis.calls[:2] == ["kill", "heal_all"]
     assert (elapsed < 2.0) == broken, elapsed  # a crash ends the 3 s workload phase early
+
+
+class Timed(Nemesis):
+    """Records when each fault and heal was asked for, in seconds from `t0`."""
+
+    def __init__(self):
+        super().__init__(broken=False)
+        self.t0, self.at = time.monotonic(), []
+
+    def run(self, fault, target="random", shape="isolate"):
+        self.at.append((fault, time.monotonic() - self.t0))
+        return super().run(fault, target, shape)
+
+
+@pytest.mark.parametrize("start, first", [(0.6, (0.55, 1.5)), (None, (0.0, 0.4))])
+def test_a_random_schedules_first_fault_waits_its_start_and_the_rest_the_interval(start, first):
+    nemesis = Timed()
+    schedule = RandomSchedule(nemesis, ["pause"], interval=0.1, seed=1, start=start).start()
+    deadline = time.monotonic() + 5
+    while len(nemesis.at) < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    schedule.stop_and_heal()
+    (f1, t1), (h1, t2), (f2, t3) = nemesis.at[:3]
+    assert (f1, h1, f2) == ("pause", "resume", "pause"), nemesis.at
+    assert first[0] <= t1 < first[1], nemesis.at
+    assert t3 - t2 < 0.4, nemesis.at  # quiet periods after the first are the interval's
+
+
+@pytest.mark.parametrize(
+    "faults, script, start, error",
+    [
+        ("kill", None, 15, None),
+        ("kill", None, 0, None),
+        ("kill", None, -1, "must be 0 or more"),
+        (None, [{"at": 1, "fault": "pause"}], 15, "a script times its own steps"),
+        (None, None, 15, "delays a random fault list"),
+    ],
+)
+def test_a_nemesis_start_belongs_to_a_random_fault_list(faults, script, start, error):
+    if error:
+        with pytest.raises(UsageError, match=error):
+            nemesis_plan(faults, 5, script, start)
+    else:
+        plan = nemesis_plan(faults, 5, script, start)
+        assert plan.start == start and plan.describe()["start"] == start
+        assert "start" not in nemesis_plan(faults, 5, script).describe()
