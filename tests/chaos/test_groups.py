@@ -48,19 +48,19 @@ def test_a_mixed_group_survives_coordinator_kills_pauses_and_partitions(chaos_ru
         assert counts.get("commit:ok", 0) > 0, counts
     # Traffic comes back between faults, at a quarter of its rate before them or more. The other
     # chaos tests ask for half; a group keeps less in CI's load, where every healed coordinator
-    # fault makes the whole group rejoin (eager rebalances stop every member's polls, and a
-    # member's thread sends too) and a rejoin takes longer when the cores are busy. The first
-    # fault comes at 15 s, not at 5 as it did: over the 2.5 s before a fault at 5 s the baseline
-    # was the members' first joins or not, 6 to 237 ops/s for one test in five CI-equivalents, and
-    # a ratio of 13.6 would have passed any stall. Over the 7 s before 15 s it was 132 to 307 in
-    # six runs beside another chaos test (ratios 0.74 to 1.47), and 42 to 291 in a CI-equivalent
-    # (ratios 2.88 Java, 0.83 kafka-python, 0.34 librdkafka): the baseline follows what the other
-    # workers' tests leave of the two cores at that moment. At the old start ratios were 0.32 to
-    # 13.6, the lowest a librdkafka run in CI's load too. The stalls this guards against keep less: the
-    # workload that went quiet after the first fault (issue 13) kept under 1% (485 ok operations/s
-    # before it, 2 after), a stalled kafka-python transactional group 23% (7 against 30; both in
-    # docs/history.md). Group liveness is measured, not asserted, by
-    # bench/workload_liveness.py's group variants.
+    # fault makes the whole group rejoin (eager rebalances stop every member's polls, and a member's
+    # thread sends too) and a rejoin takes longer when the cores are busy. The first fault comes at
+    # 15 s, not at 5 as it did: over the 2.5 s before a fault at 5 s the baseline was the members'
+    # first joins or not, 6 to 237 ops/s for one test in five CI-equivalents, and a ratio of 13.6
+    # would have passed any stall. Over the 7 s before 15 s it was 132 to 307 in six runs beside
+    # another chaos test (ratios 0.74 to 1.47), and 42 to 291 in a CI-equivalent (ratios 2.88 Java,
+    # 0.83 kafka-python, 0.34 librdkafka): the baseline follows what the other workers' tests leave
+    # of the two cores at that moment. At the old start ratios were 0.32 to 13.6, the lowest a
+    # librdkafka run in CI's load too. The stalls this guards against keep less: the workload that
+    # went quiet after the first fault (issue 13) kept under 1% (485 ok operations/s before it, 2
+    # after), a stalled kafka-python transactional group 23% (7 against 30; both in
+    # docs/history.md). Group liveness is measured, not asserted, by bench/workload_liveness.py's
+    # group variants.
     assert_traffic_between_faults(result, 0.25)
 
 
