@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 
 from kafka_chaos.harness.cluster import KafkaCluster
-from kafka_chaos.harness.history import HistoryWriter, read_history
 from kafka_chaos.harness.versions import DEFAULT_VERSION
+from kafka_chaos.history.file import HistoryWriter, read_history
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.faults import HEALS
 from kafka_chaos.nemesis.schedule import ScriptedSchedule, Step

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kafka_chaos.checkers.run_dir import RunDir
+from kafka_chaos.history.run_dir import RunDir
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSIONS = ("3.5.2", "3.9.1", "4.1.1", "4.3.1")

@@ -33,7 +33,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kafka_chaos.checkers.run_dir import CONFIG, RunDir
+from kafka_chaos.history.run_dir import CONFIG, RunDir
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -111,7 +111,7 @@ def controller_windows(run_dir: Path, events: list[dict], live: dict) -> list[tu
 def measured_again(store: Path) -> list[dict]:
     """The liveness of every run directory under `store`, measured now from its history."""
     from kafka_chaos.checkers.liveness import count_events, measure
-    from kafka_chaos.harness.history import read_history
+    from kafka_chaos.history.file import read_history
 
     runs = []
     for config_path in sorted(store.glob(f"*/2*/{CONFIG}")):

@@ -34,9 +34,9 @@ from kafka_chaos.checkers.anomalies import INSTANCES, NAMES
 from kafka_chaos.checkers.errors import BadHistory
 from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS, colours_of, ends_of
 from kafka_chaos.checkers.result import CheckResult, describe_cycle
-from kafka_chaos.checkers.run_dir import REPORT, RESULTS, RunDir
 from kafka_chaos.checkers.sql import literal
-from kafka_chaos.checkers.tables import NEMESIS
+from kafka_chaos.history.events import NEMESIS
+from kafka_chaos.history.run_dir import REPORT, RESULTS, RunDir
 
 MAX_EXAMPLES = 10
 

@@ -36,15 +36,13 @@ from typing import Any
 
 from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS, ends_of, fault_windows
 from kafka_chaos.checkers.sql import in_list
+from kafka_chaos.history.events import CLIENT_FS, NEMESIS, WRITES
 
 BUCKET_S = 0.1
 MAX_BUCKETS = 200_000  # coarser buckets beyond this (a run of over 5.5 hours)
 STALL_RATIO = 0.5
-#: Operations that are writes: their `ok` completion acknowledged values.
-WRITES = ("send", "txn")
 #: The workload's own operations: the first ok one starts the "before faults" stretch.
-WORK = ("send", "poll", "txn")
-NEMESIS = "nemesis"
+WORK = CLIENT_FS
 FINAL = "final"
 STRETCHES = ("before_faults", "in_faults", "between_faults")
 

@@ -28,8 +28,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from kafka_chaos.checkers.errors import BadHistory, first_line
-from kafka_chaos.checkers.run_dir import HISTORY
 from kafka_chaos.checkers.sql import in_list
+from kafka_chaos.history.run_dir import HISTORY
 
 CORRUPT = "_corrupt_record"
 SCHEMA = T.StructType(

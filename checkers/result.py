@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.checkers.run_dir import REPORT
+from kafka_chaos.history.run_dir import REPORT
 
 EXIT_CODES = {True: 0, False: 1, "unknown": 3}
 

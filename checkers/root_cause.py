@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.checkers.run_dir import RunDir
+from kafka_chaos.history.run_dir import RunDir
 
 
 def load_json(path: Path) -> dict[str, Any] | None:

@@ -18,7 +18,8 @@ from pyspark.sql import functions as F
 from kafka_chaos.checkers import parts
 from kafka_chaos.checkers.faults import fault_windows
 from kafka_chaos.checkers.sql import double
-from kafka_chaos.checkers.tables import NEMESIS, committed_send, evidenced_ops
+from kafka_chaos.checkers.tables import committed_send, evidenced_ops
+from kafka_chaos.history.events import NEMESIS
 
 BUCKETS = 200
 TIMELINE_KEYS = 4

@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from kafka_chaos.checkers.sql import double
-from kafka_chaos.checkers.tables import NEMESIS
+from kafka_chaos.history.events import NEMESIS
 
 QUANTILES = (0.5, 0.9, 0.99)
 

@@ -19,10 +19,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from kafka_chaos.checkers.sql import in_list
-
-NEMESIS = "nemesis"
-CLIENT_FS = ("send", "poll", "txn")
-ASSIGNS = ("assign", "subscribe")
+from kafka_chaos.history.events import ASSIGNS, CLIENT_FS, NEMESIS
 
 
 @dataclass

@@ -32,8 +32,8 @@ from pyspark.sql import types as T
 from kafka_chaos.checkers import spark as spark_session
 from kafka_chaos.checkers.errors import BadHistory, first_line
 from kafka_chaos.checkers.load import is_uri
-from kafka_chaos.checkers.run_dir import CONFIG, RESULTS, SUMMARY
 from kafka_chaos.checkers.svg import PALETTE, Chart
+from kafka_chaos.history.run_dir import CONFIG, RESULTS, SUMMARY
 
 VERDICTS = ("valid", "invalid", "unknown", "unchecked")
 _ANOMALIES = T.MapType(T.StringType(), T.StructType([T.StructField("errors", T.LongType())]))

@@ -19,9 +19,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.checkers.run_dir import RunDir, workload_topic
 from kafka_chaos.harness.logdump import DumpRequest, records, segment_files
 from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.history.run_dir import RunDir, workload_topic
 
 METADATA_DIR = "__cluster_metadata-0"
 NO_CHANGE = -2  # PartitionChangeRecord.leader when the leader stays

@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.checkers.run_dir import RunDir, workload_topic
 from kafka_chaos.harness.logdump import DumpRequest, records, segment_files
+from kafka_chaos.history.run_dir import RunDir, workload_topic
 
 MAX_EXAMPLES = 50
 

@@ -14,7 +14,8 @@ from typing import Any
 
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.config import EXTERNAL_PORT, INTERNAL_PORT
-from kafka_chaos.harness.history import FAIL, INFO, NEMESIS, OK, HistoryWriter
+from kafka_chaos.history.events import FAIL, INFO, NEMESIS, OK
+from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.nemesis import partition as net
 from kafka_chaos.nemesis.faults import BY_NAME, DOWN, NAMES, PAUSED, THAWED, UP, named_ends
 from kafka_chaos.nemesis.stall import END_TXN, WRITE_TXN_MARKERS, stall

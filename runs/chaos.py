@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from kafka_chaos.checkers.check import CheckResult, format_summary
-from kafka_chaos.checkers.run_dir import RunDir
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
-from kafka_chaos.harness.history import read_history
 from kafka_chaos.harness.images import Log
+from kafka_chaos.history.events import NEMESIS, OK
+from kafka_chaos.history.file import read_history
+from kafka_chaos.history.run_dir import RunDir
 from kafka_chaos.nemesis.plan import nemesis_plan
 from kafka_chaos.runs.run import run
 from kafka_chaos.runs.scenario import run_once
@@ -69,9 +70,7 @@ class ChaosResult:
     def faults(self) -> Counter:
         """Nemesis operations that succeeded, by name (kill, start, pause, ...), read from the history."""
         return Counter(
-            e["f"]
-            for e in read_history(RunDir(self.run_dir).history)
-            if e["process"] == "nemesis" and e["type"] == "ok"
+            e["f"] for e in read_history(RunDir(self.run_dir).history) if e["process"] == NEMESIS and e["type"] == OK
         )
 
     def verdict(self) -> str:

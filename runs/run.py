@@ -24,15 +24,15 @@ from typing import Any
 from kafka_chaos.checkers import liveness
 from kafka_chaos.checkers.check import check_history
 from kafka_chaos.checkers.result import CheckResult
-from kafka_chaos.checkers.run_dir import RunDir
 from kafka_chaos.harness.cluster import KafkaCluster
-from kafka_chaos.harness.history import HistoryWriter, read_history
 from kafka_chaos.harness.images import Log
 from kafka_chaos.harness.logdump import dump_all
 from kafka_chaos.harness.metadata_log import timeline_request, write_timeline
 from kafka_chaos.harness.names import group_id, new_run_id
 from kafka_chaos.harness.replica_logs import replicas_request, write_replicas
 from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.history.file import HistoryWriter, read_history
+from kafka_chaos.history.run_dir import RunDir
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.plan import NemesisPlan
 from kafka_chaos.nemesis.schedule import Schedule

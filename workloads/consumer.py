@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from kafka_chaos.harness.history import INFO, OK
+from kafka_chaos.history.events import ASSIGN, INFO, INVOKE, OK, POLL
 from kafka_chaos.workloads.context import RunContext
 from kafka_chaos.workloads.outcomes import describe
 from kafka_chaos.workloads.values import decode
@@ -16,8 +16,8 @@ _numbers = itertools.count()
 
 def record_failed_assign(ctx: RunContext, process: int, keys: list[str], exc: BaseException) -> None:
     """An `assign` whose client could not even be built: its outcome is unknown."""
-    ctx.record(process, "invoke", "assign", keys)
-    ctx.record(process, INFO, "assign", keys, describe(exc))
+    ctx.record(process, INVOKE, ASSIGN, keys)
+    ctx.record(process, INFO, ASSIGN, keys, describe(exc))
 
 
 def _decode(raw: bytes | str | None) -> int | str | None:
@@ -35,14 +35,14 @@ class PollingConsumer:
 
     def assign(self, process: int, keys: list[str]) -> bool:
         """An `assign` operation: hold these keys, positioned at the start of each log."""
-        self.ctx.record(process, "invoke", "assign", keys)
+        self.ctx.record(process, INVOKE, ASSIGN, keys)
         try:
             self.consumer.assign(list(keys))
         except Exception as exc:  # noqa: BLE001 (any client error makes the process's state unknown)
-            self.ctx.record(process, INFO, "assign", keys, describe(exc))
+            self.ctx.record(process, INFO, ASSIGN, keys, describe(exc))
             return False
         self.keys = list(keys)
-        self.ctx.record(process, OK, "assign", keys)
+        self.ctx.record(process, OK, ASSIGN, keys)
         return True
 
     def poll_once(self) -> dict[str, list[list[Any]]]:
@@ -57,11 +57,11 @@ class PollingConsumer:
     def invoke_poll(self, process: int) -> dict[str, list[list[Any]]] | None:
         """A `poll` operation's invoke and poll; on an error its `info` completion and None, else
         what it read (the caller completes it)."""
-        self.ctx.record(process, "invoke", "poll", [["poll"]])
+        self.ctx.record(process, INVOKE, POLL, [[POLL]])
         try:
             return self.poll_once()
         except Exception as exc:  # noqa: BLE001
-            self.ctx.record(process, INFO, "poll", [["poll"]], describe(exc))
+            self.ctx.record(process, INFO, POLL, [[POLL]], describe(exc))
             return None
 
     def poll(self, process: int) -> str:
@@ -69,7 +69,7 @@ class PollingConsumer:
         read = self.invoke_poll(process)
         if read is None:
             return INFO
-        self.ctx.record(process, OK, "poll", [["poll", read]])
+        self.ctx.record(process, OK, POLL, [[POLL, read]])
         return OK
 
     def positions(self) -> dict[str, int]:

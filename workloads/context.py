@@ -8,7 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_chaos.harness.history import INVOKE, HistoryWriter
+from kafka_chaos.history.events import INVOKE
+from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.workloads.clients.api import Client
 from kafka_chaos.workloads.clients.kafka_python import KafkaPythonClient
 from kafka_chaos.workloads.options import WorkloadOptions

@@ -23,8 +23,8 @@ import itertools
 from kafka import KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from kafka_chaos.harness.history import INFO, OK
 from kafka_chaos.harness.names import group_id
+from kafka_chaos.history.events import COMMIT, INFO, INVOKE, OK, POLL, SUBSCRIBE
 from kafka_chaos.workloads.clients.api import Group
 from kafka_chaos.workloads.consumer import PollingConsumer
 from kafka_chaos.workloads.context import RunContext
@@ -61,8 +61,8 @@ def next_offsets(read: dict[str, list[list]]) -> dict[str, int]:
 
 def record_failed_join(ctx: RunContext, process: int, exc: BaseException) -> None:
     """A `subscribe` whose client could not even be built: its outcome is unknown."""
-    ctx.record(process, "invoke", "subscribe", [])
-    ctx.record(process, INFO, "subscribe", [], describe(exc))
+    ctx.record(process, INVOKE, SUBSCRIBE, [])
+    ctx.record(process, INFO, SUBSCRIBE, [], describe(exc))
 
 
 class GroupMember(PollingConsumer):
@@ -77,13 +77,13 @@ class GroupMember(PollingConsumer):
 
     def join(self, process: int) -> bool:
         """A `subscribe` operation: join the group; it holds no keys until a rebalance gives some."""
-        self.ctx.record(process, "invoke", "subscribe", [])
+        self.ctx.record(process, INVOKE, SUBSCRIBE, [])
         try:
             self.consumer.subscribe([self.ctx.opts.topic])
         except Exception as exc:  # noqa: BLE001
-            self.ctx.record(process, INFO, "subscribe", [], describe(exc))
+            self.ctx.record(process, INFO, SUBSCRIBE, [], describe(exc))
             return False
-        self.ctx.record(process, OK, "subscribe", [])
+        self.ctx.record(process, OK, SUBSCRIBE, [])
         return True
 
     def poll(self, process: int, crash: bool = False) -> str:
@@ -98,10 +98,10 @@ class GroupMember(PollingConsumer):
             return INFO
         if crash and any(read.values()):
             unhandled = sum(len(records) for records in read.values())
-            self.ctx.record(process, INFO, "poll", [["poll"]], f"{CRASHED}: {unhandled} records unhandled")
+            self.ctx.record(process, INFO, POLL, [[POLL]], f"{CRASHED}: {unhandled} records unhandled")
             self.ctx.note_crash()
             return INFO
-        self.ctx.record(process, OK, "poll", [["poll", read]])
+        self.ctx.record(process, OK, POLL, [[POLL, read]])
         self.record_rebalance(process)
         self.ctx.group.note(read)
         offsets = next_offsets(read)
@@ -114,18 +114,18 @@ class GroupMember(PollingConsumer):
         held = self.consumer.rebalanced()
         if held is not None:
             self.keys = held
-            self.ctx.record(process, "invoke", "subscribe", held)
-            self.ctx.record(process, OK, "subscribe", held)
+            self.ctx.record(process, INVOKE, SUBSCRIBE, held)
+            self.ctx.record(process, OK, SUBSCRIBE, held)
 
     def commit(self, process: int, offsets: dict[str, int]) -> str:
         """A `commit` operation: fail when the group refused it (a rebalance took the keys),
         info when its outcome is unknown (workloads/outcomes.py)."""
-        self.ctx.record(process, "invoke", "commit", offsets)
+        self.ctx.record(process, INVOKE, COMMIT, offsets)
         try:
             self.consumer.commit(offsets)
         except Exception as exc:  # noqa: BLE001
             kind = classify_commit(exc, self.ctx.client.name)
-            self.ctx.record(process, kind, "commit", offsets, describe(exc))
+            self.ctx.record(process, kind, COMMIT, offsets, describe(exc))
             return kind  # a refused commit leaves the member's state known; an unknown one rebuilds it
-        self.ctx.record(process, OK, "commit", offsets)
+        self.ctx.record(process, OK, COMMIT, offsets)
         return OK

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from kafka.errors import KafkaError
 
-from kafka_chaos.harness.history import FAIL, INFO
+from kafka_chaos.history.events import FAIL, INFO
 from kafka_chaos.workloads.clients.api import ClientError
 
 #: Produce errors that prove the write did not happen, by client, and why.

@@ -13,7 +13,7 @@ import random
 import threading
 from typing import Any
 
-from kafka_chaos.harness.history import FAIL, INFO, OK
+from kafka_chaos.history.events import FAIL, INFO, INVOKE, OK, SEND
 from kafka_chaos.workloads.clients.api import ClientConfigError, Producer
 from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign
 from kafka_chaos.workloads.context import RunContext
@@ -79,15 +79,15 @@ class ProducerPool:
 def send(ctx: RunContext, producer: Producer, process: int, key: str, values: list[int]) -> tuple[str, bool]:
     """A `send` operation of one or more values to one key; returns its outcome type, and
     whether a future was still unresolved after the delivery timeout (a broken producer)."""
-    invoke = [["send", key, v] for v in values]
-    ctx.record(process, "invoke", "send", invoke)
+    invoke = [[SEND, key, v] for v in values]
+    ctx.record(process, INVOKE, SEND, invoke)
     futures = []
     try:
         for v in values:
             futures.append(producer.send(key, v))
     except Exception as exc:  # noqa: BLE001
         if not futures:  # raised by send() itself: the record never left the client
-            ctx.record(process, FAIL, "send", invoke, describe(exc))
+            ctx.record(process, FAIL, SEND, invoke, describe(exc))
             return FAIL, False
         error: BaseException | None = exc
     else:
@@ -100,19 +100,19 @@ def send(ctx: RunContext, producer: Producer, process: int, key: str, values: li
         try:
             offset = future.result(wait_s)
             ctx.observe(key, offset)
-            done.append(["send", key, [offset, v]])
+            done.append([SEND, key, [offset, v]])
             outcomes.append(OK)
         except Exception as exc:  # noqa: BLE001
             error = error or exc
-            done.append(["send", key, v])
+            done.append([SEND, key, v])
             outcomes.append(classify(exc, ctx.client.name))
     outcomes += [INFO] * (len(values) - len(futures))
     overdue = any(not f.done() for f in futures)
     if all(o == OK for o in outcomes):
-        ctx.record(process, OK, "send", done)
+        ctx.record(process, OK, SEND, done)
         return OK, False
     kind = FAIL if all(o == FAIL for o in outcomes) else INFO
-    ctx.record(process, kind, "send", done, describe(error) if error else None)
+    ctx.record(process, kind, SEND, done, describe(error) if error else None)
     return kind, overdue
 
 
@@ -169,9 +169,9 @@ class QueueClient:
         except ClientConfigError:
             raise  # a setting the client refuses is a harness bug, not an outcome (options.validate)
         except Exception as exc:  # noqa: BLE001 (no producer could be built: the values never left)
-            invoke = [["send", key, v] for v in values]
-            self.ctx.record(self.process, "invoke", "send", invoke)
-            self.ctx.record(self.process, FAIL, "send", invoke, describe(exc))
+            invoke = [[SEND, key, v] for v in values]
+            self.ctx.record(self.process, INVOKE, SEND, invoke)
+            self.ctx.record(self.process, FAIL, SEND, invoke, describe(exc))
             return FAIL
         kind, overdue = send(self.ctx, producer, self.process, key, values)
         if kind != OK:

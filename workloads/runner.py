@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from kafka_chaos.harness.errors import KafkaChaosError
-from kafka_chaos.harness.history import INFO
+from kafka_chaos.history.events import INFO
 from kafka_chaos.workloads.clients.api import ClientDied
 from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign
 from kafka_chaos.workloads.context import RunContext

@@ -20,8 +20,8 @@ from typing import Any
 from kafka import KafkaProducer
 
 from kafka_chaos.harness.errors import KafkaChaosError
-from kafka_chaos.harness.history import FAIL, INFO, OK
 from kafka_chaos.harness.names import transactional_id
+from kafka_chaos.history.events import COMMIT, FAIL, INFO, INVOKE, OK, POLL, SEND, TXN
 from kafka_chaos.workloads.clients.api import Producer
 from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign
 from kafka_chaos.workloads.context import RunContext
@@ -92,7 +92,7 @@ def rewind(positions: dict[str, int], done: list[list[Any]]) -> dict[str, int]:
     which a first version did (the checker reported them as lost writes)."""
     back = dict(positions)
     for op in done:
-        if op[0] == "poll":
+        if op[0] == POLL:
             for key, records in op[1].items():
                 if records and key not in back:
                     back[key] = records[0][0]
@@ -147,10 +147,10 @@ class TxnClient:
         micro: list[list[Any]] = []
         for _ in range(rng.randint(1, opts.txn_max_ops)):
             if rng.random() < opts.poll_fraction:
-                micro.append(["poll"])
+                micro.append([POLL])
             else:
                 key = rng.choice(opts.key_names)
-                micro.append(["send", key, self.ctx.next_values(key, 1)[0]])
+                micro.append([SEND, key, self.ctx.next_values(key, 1)[0]])
         return self.transaction(micro, abort=rng.random() < opts.txn_abort_fraction)
 
     def transaction(self, micro: list[list[Any]], abort: bool) -> str:
@@ -161,13 +161,13 @@ class TxnClient:
         if isinstance(self.consumer, GroupMember):
             self.consumer.record_rebalance(self.process)
             if sent:
-                self.ctx.record(self.process, "invoke", "commit", sent)
-                self.ctx.record(self.process, outcome, "commit", sent)
+                self.ctx.record(self.process, INVOKE, COMMIT, sent)
+                self.ctx.record(self.process, outcome, COMMIT, sent)
         return outcome
 
     def _transaction(self, micro: list[list[Any]], abort: bool, sent: dict[str, int]) -> str:
         ctx, process, producer, consumer = self.ctx, self.process, self.producer, self.consumer
-        ctx.record(process, "invoke", "txn", micro)
+        ctx.record(process, INVOKE, TXN, micro)
         done: list[list[Any]] = []
         futures = []
         try:
@@ -178,20 +178,20 @@ class TxnClient:
                 positions = {key: offset for key, offset in positions.items() if offset >= 0}
             producer.begin_transaction()
             for op in micro:
-                if op[0] == "poll":
-                    done.append(["poll", consumer.poll_once()])
+                if op[0] == POLL:
+                    done.append([POLL, consumer.poll_once()])
                 else:
                     _, key, value = op
                     futures.append(producer.send(key, value))
-                    done.append(["send", key, value])
+                    done.append([SEND, key, value])
             failed = None
-            for future, op in zip(futures, [d for d in done if d[0] == "send"], strict=True):
+            for future, op in zip(futures, [d for d in done if d[0] == SEND], strict=True):
                 try:
                     op[2] = [future.result(ctx.opts.delivery_timeout_ms / 1000 + 5), op[2]]
                 except Exception as exc:  # noqa: BLE001
                     failed = failed or exc
             timeout_s = ctx.opts.txn_timeout_s
-            offsets = {k: o for op in done if op[0] == "poll" for k, o in next_offsets(op[1]).items()}
+            offsets = {k: o for op in done if op[0] == POLL for k, o in next_offsets(op[1]).items()}
             if (
                 failed is None
                 and not abort
@@ -207,18 +207,18 @@ class TxnClient:
                 with_watchdog(lambda: producer.abort_transaction(timeout_s), timeout_s + 1, "abort_transaction")
                 consumer.seek(rewind(positions, done))
                 reason = describe(failed) if failed is not None else "deliberate abort"
-                ctx.record(process, FAIL, "txn", done, reason)
+                ctx.record(process, FAIL, TXN, done, reason)
                 return FAIL
             with_watchdog(lambda: producer.commit_transaction(timeout_s), timeout_s + 1, "commit_transaction")
         except Exception as exc:  # noqa: BLE001 (commit/abort outcome unknown: a new client follows)
-            ctx.record(process, INFO, "txn", done or micro, describe(exc))
+            ctx.record(process, INFO, TXN, done or micro, describe(exc))
             return INFO
         for op in done:
-            if op[0] == "send" and isinstance(op[2], list):
+            if op[0] == SEND and isinstance(op[2], list):
                 ctx.observe(op[1], op[2][0])
-            elif op[0] == "poll" and isinstance(consumer, GroupMember):
+            elif op[0] == POLL and isinstance(consumer, GroupMember):
                 ctx.group.note(op[1])  # delivered by the group: its drain need not read it again
-        ctx.record(process, OK, "txn", done)
+        ctx.record(process, OK, TXN, done)
         return OK
 
     def close(self) -> None:

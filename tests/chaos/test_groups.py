@@ -6,8 +6,8 @@ group's own drain delivers every acknowledged value.
 
 import pytest
 
-from kafka_chaos.checkers.run_dir import RunDir
-from kafka_chaos.harness.history import read_history
+from kafka_chaos.history.file import read_history
+from kafka_chaos.history.run_dir import RunDir
 from kafka_chaos.workloads.clients.api import CLIENTS
 from tests.chaos.known import assert_valid_but_for_known
 from tests.chaos.traffic import assert_traffic_between_faults

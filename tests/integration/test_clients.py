@@ -12,8 +12,8 @@ import re
 import pytest
 
 from kafka_chaos.checkers.check import check_history
-from kafka_chaos.harness.history import read_history
 from kafka_chaos.harness.versions import DEFAULT_VERSION
+from kafka_chaos.history.file import read_history
 from kafka_chaos.workloads.clients import java
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.runner import WorkloadCrash

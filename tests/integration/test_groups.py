@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from kafka_chaos.checkers.check import check_history
-from kafka_chaos.harness.history import read_history
+from kafka_chaos.history.file import read_history
 from kafka_chaos.workloads.clients.api import CLIENTS
 from kafka_chaos.workloads.options import WorkloadOptions
 from tests.integration.history_facts import sent_and_read

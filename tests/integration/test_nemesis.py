@@ -9,8 +9,8 @@ from kafka.errors import KafkaTimeoutError
 
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.config import FAULT_DETECTION
-from kafka_chaos.harness.history import HistoryWriter, read_history
 from kafka_chaos.harness.versions import DEFAULT_VERSION
+from kafka_chaos.history.file import HistoryWriter, read_history
 from kafka_chaos.nemesis import partition
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.kill import kill, start, wait_stopped

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from kafka_chaos.harness.cleanup import find_by_label
-from kafka_chaos.harness.history import read_history
+from kafka_chaos.history.file import read_history
 from tests.integration.processes import cli, interrupt, kill_and_clean
 
 pytestmark = pytest.mark.cluster

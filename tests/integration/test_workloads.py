@@ -7,8 +7,9 @@ import pytest
 
 from kafka_chaos.checkers.check import check_history
 from kafka_chaos.harness.cluster_spec import ClusterSpec
-from kafka_chaos.harness.history import FIELDS, HistoryWriter, ReadReport, read_history
 from kafka_chaos.harness.versions import DEFAULT_VERSION
+from kafka_chaos.history.events import FIELDS
+from kafka_chaos.history.file import HistoryWriter, ReadReport, read_history
 from kafka_chaos.runs.run import run
 from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions

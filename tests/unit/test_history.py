@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from kafka_chaos.harness.history import FLUSH_S, HistoryFormatError, HistoryWriter, ReadReport, read_history
+from kafka_chaos.history.file import FLUSH_S, HistoryFormatError, HistoryWriter, ReadReport, read_history
 
 
 def write_example(path):

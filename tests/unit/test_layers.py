@@ -2,11 +2,13 @@
 module imports itself back through others (imports inside functions and under TYPE_CHECKING
 count: a cycle hidden in a function is still a cycle).
 
-    checkers -> harness -> workloads, nemesis -> scenarios -> runs -> frontends
+    history -> checkers -> harness -> workloads, nemesis -> scenarios -> runs -> frontends
 
-checkers/ needs nothing but a history and a run directory; harness/ is the cluster; runs/ puts a
-run together; frontends/ are the CLI and the pytest plugin. workloads/ and nemesis/ share a floor
-and meet only at the history, as Jepsen's client and nemesis do.
+history/ is the contract of ../shared/history-format.md (event and operation names, the one
+writer and reader, the run directory) and imports nothing of the project; checkers/ needs nothing
+but a history and a run directory; harness/ is the cluster; runs/ puts a run together;
+frontends/ are the CLI and the pytest plugin. workloads/ and nemesis/ share a floor and meet only
+at the history, as Jepsen's client and nemesis do.
 """
 
 from __future__ import annotations
@@ -17,7 +19,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FLOORS = {"checkers": 0, "harness": 1, "workloads": 2, "nemesis": 2, "scenarios": 3, "runs": 4, "frontends": 5}
+FLOORS = {
+    "history": 0,
+    "checkers": 1,
+    "harness": 2,
+    "workloads": 3,
+    "nemesis": 3,
+    "scenarios": 4,
+    "runs": 5,
+    "frontends": 6,
+}
 
 
 def _modules() -> dict[str, Path]:

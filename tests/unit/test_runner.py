@@ -6,7 +6,7 @@ import time
 import pytest
 
 from kafka_chaos.harness.errors import KafkaChaosError
-from kafka_chaos.harness.history import HistoryWriter
+from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.workloads import runner as runner_module
 from kafka_chaos.workloads.context import RunContext
 from kafka_chaos.workloads.options import WorkloadOptions

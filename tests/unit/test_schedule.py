@@ -6,7 +6,7 @@ import time
 import pytest
 
 from kafka_chaos.harness.errors import UsageError
-from kafka_chaos.harness.history import HistoryWriter
+from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.nemesis.plan import nemesis_plan
 from kafka_chaos.nemesis.schedule import RandomSchedule, ScheduleCrash, ScriptedSchedule, Step
 from kafka_chaos.workloads import runner as runner_module

@@ -2,9 +2,8 @@
 
 `kafka-chaos run` writes one directory per run (store/<name>/<timestamp>/); the checker, `trend`,
 `reproduce` and the scenarios read it, and users' scripts do too, so its layout is an interface.
-This module is the only place where the name of one of its files is spelled. It lives in
-checkers/ because the checkers are the lowest layer that reads a run directory (they need
-nothing but its files); the harness and the scenarios, above them, import it from here.
+This module is the only place where the name of one of its files is spelled. It lives on the
+history's floor, below every reader and writer of a run directory.
 """
 
 from __future__ import annotations

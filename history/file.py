@@ -15,10 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-INVOKE, OK, FAIL, INFO = "invoke", "ok", "fail", "info"
-TYPES = (INVOKE, OK, FAIL, INFO)
-NEMESIS = "nemesis"
-FIELDS = ("index", "time", "process", "type", "f", "value", "error")
+from kafka_chaos.history.events import INVOKE, TYPES
+
 #: How often the writer hands its buffer to the OS: a process killed outright loses at most this
 #: much of its history's end (a prefix stays valid; a stopped or interrupted run loses nothing).
 FLUSH_S = 0.02
