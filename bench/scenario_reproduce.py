@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from kafka_chaos.history.reporter import silent
 from kafka_chaos.runs.reproduce import parse_targets, reproduce
 from kafka_chaos.scenarios.registry import get
 
@@ -32,7 +33,7 @@ def main() -> int:
     args = parser.parse_args()
     scenario = get(args.scenario)
     store = args.store or Path(tempfile.mkdtemp(prefix="kafka-chaos-bench-"))
-    rows, out = reproduce(scenario, parse_targets(args.kafka), args.runs, store, log=lambda m: None)
+    rows, out = reproduce(scenario, parse_targets(args.kafka), args.runs, store, silent)
     print(f"{scenario.name}: {args.runs} run(s) per version; runs in {store}")
     print(f"{'kafka':<18} {'run':>4} {'wall s':>8} {'lost':>7}  verdict")
     for row in rows:

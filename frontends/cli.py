@@ -224,24 +224,25 @@ def _run_spec(args: argparse.Namespace):
     plan = nemesis_plan(args.nemesis, args.nemesis_interval, args.nemesis_script, args.nemesis_start)
     return RunSpec(
         _cluster_spec(args), _workload_options(args), plan, seed=args.seed, name=args.name, store=args.store,
-        port_base=args.port_base,
+        port_base=args.port_base, check=args.check, spark_master=args.spark_master,
     )  # fmt: skip
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from kafka_chaos.checkers.check import format_summary
     from kafka_chaos.checkers.errors import BadHistory
     from kafka_chaos.checkers.liveness import format_liveness
-    from kafka_chaos.runs.run import Run
+    from kafka_chaos.runs.run import run
 
     spec = _run_spec(args)
     progress = _progress()
-    job = Run(spec, progress or _say, progress)
     try:
-        job.execute()
+        result = run(spec, progress or _say)
+    except BadHistory as exc:
+        raise UsageError(str(exc)) from None
     finally:
         if progress is not None:
             progress.close()
-    result = job.result
     run_dir, summary = result.run_dir, result.summary
     counts = summary.counts
     line = (
@@ -253,12 +254,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if summary.liveness:
         line += "\n" + format_liveness(summary.liveness)
     out: dict[str, Any] = {"run_dir": str(run_dir), "workload": summary.to_json()}
-    checked = None
-    if args.check:
-        try:
-            checked = job.check_now(_progress())
-        except BadHistory as exc:
-            raise UsageError(str(exc)) from None
+    checked = result.check
+    if checked is not None:
         out["check"] = checked.brief()
     if args.json:
         _say(line)
@@ -266,8 +263,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print(line)
         if checked is not None:
-            from kafka_chaos.checkers.check import format_summary
-
             print(format_summary(checked))
     return checked.exit_code if checked is not None else 0
 
@@ -308,9 +303,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     scenario = get(args.scenario)
     targets = parse_targets(args.kafka)
     progress = _progress()
-    rows, out = reproduce(
-        scenario, targets, args.runs, args.store, progress or _say, args.spark_master, args.out, progress
-    )
+    try:
+        rows, out = reproduce(scenario, targets, args.runs, args.store, progress or _say, args.spark_master, args.out)
+    finally:
+        if progress is not None:
+            progress.close()
     ok = all(row.as_expected for row in rows)
     if args.json:
         _emit_json({"scenario": scenario.name, "as_expected": ok, "rows": [r.to_json() for r in rows], "out": str(out)})
@@ -326,14 +323,16 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 
     scenario = get(args.scenario)
     progress = _progress()
-    result = bisect(
-        scenario, args.good, args.bad, args.runs, args.store, progress or _say, args.metadata_version, progress=progress
-    )
+    try:
+        result = bisect(scenario, args.good, args.bad, args.runs, args.store, progress or _say, args.metadata_version)
+    finally:
+        if progress is not None:
+            progress.close()
     if args.json:
         _emit_json({
             "scenario": scenario.name, "first_good": result.first_good, "last_bad": result.last_bad,
             "problem": result.problem,
-            "probes": {v: [o.to_json() for o in outcomes] for v, outcomes in result.probes.items()},
+            "probes": {v: [o.table_row() for o in outcomes] for v, outcomes in result.probes.items()},
         })  # fmt: skip
         return 1 if result.problem else 0
     for version, outcomes in result.probes.items():

@@ -12,7 +12,7 @@ Fixtures: `kafka_version` (one version per test item; `--kafka-versions` paramet
 parametrizes every test that uses chaos_run, like `--kafka-versions`),
 `kafka_spec` (the cluster a test asks for: version, shape, broker config), `kafka_cluster` (a
 started cluster, removed after the test) and `chaos_run` (runs/chaos.py: a fresh cluster,
-workload, nemesis and check per call, returning a ChaosResult).
+workload, nemesis and check per call, returning its RunResult).
 
 Where the cluster comes from, most specific first: the call (chaos_run's `config=`), the
 `kafka` marker (shape, config, metadata version, default versions), the command line
@@ -46,8 +46,8 @@ from kafka_chaos.workloads.clients.api import CLIENTS
 
 log = logging.getLogger("kafka_chaos")
 FIXTURES = ("kafka_version", "kafka_spec", "kafka_cluster", "chaos_run")
-_RESULTS = pytest.StashKey[list]()  # an item's ChaosResults
-_ALL = pytest.StashKey[list]()  # (nodeid, ChaosResult) of the session
+_RESULTS = pytest.StashKey[list]()  # an item's RunResults
+_ALL = pytest.StashKey[list]()  # (nodeid, RunResult) of the session
 _SHAPE_KEYS = ("nodes", "controllers", "brokers", "config", "metadata_version")
 _MARKER_KEYS = {"version", "versions", "min_version", "max_version", *_SHAPE_KEYS}
 
@@ -234,8 +234,8 @@ def _run_name(node: pytest.Item) -> str:
 @pytest.fixture
 def chaos_run(request: pytest.FixtureRequest, kafka_spec, kafka_client: str | None) -> Callable[..., Any]:
     """chaos_run(nemesis=..., interval=..., nemesis_start=..., script=..., scenario=..., config=...,
-    seed=..., **workload) -> ChaosResult (.valid, .anomalies, .report, .lost, .faults, .run_dir).
-    See runs/chaos.py."""
+    seed=..., **workload) -> RunResult (.valid, .anomalies, .report, .lost, .faults, .run_dir).
+    See runs/chaos.py and runs/result.py."""
     from kafka_chaos.harness.errors import KafkaChaosError
     from kafka_chaos.harness.progress import LiveProgress
     from kafka_chaos.runs.chaos import chaos_run as run
@@ -252,7 +252,7 @@ def chaos_run(request: pytest.FixtureRequest, kafka_spec, kafka_client: str | No
         log.info("chaos run on %s: %s", kafka_spec.describe(), kwargs or "defaults")
         try:
             result = run(
-                kafka_spec, store, _run_name(request.node), log=log.info, progress=LiveProgress(emit=log.info),
+                kafka_spec, store, _run_name(request.node), reporter=LiveProgress(emit=log.info),
                 spark_master=opt("kafka_spark_master"), **kwargs,
             )  # fmt: skip
         except KafkaChaosError as exc:  # bad input, an image that did not build, a cluster that did not start

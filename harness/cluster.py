@@ -31,11 +31,12 @@ from kafka_chaos.harness.cleanup import labels_for, remove_by_label
 from kafka_chaos.harness.config import ClusterShape
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import ClusterStartError
-from kafka_chaos.harness.images import Log, ensure_image
+from kafka_chaos.harness.images import ensure_image
 from kafka_chaos.harness.names import new_run_id
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.harness.ports import allocate
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
+from kafka_chaos.history.reporter import Reporter
 
 logger = logging.getLogger(__name__)
 READY_TOPIC = "__kafka_chaos_ready"
@@ -74,7 +75,7 @@ class KafkaCluster:
         self.startup_timeout_s = 120.0
         self.workdir: Path | None = None
         self._own_workdir = False
-        self.log: Log = logger.info
+        self.log: Reporter = logger.info
         self.image: str | None = None
         self.network: Network | None = None
         self.nodes: list[KafkaNode] = []
@@ -124,7 +125,7 @@ class KafkaCluster:
         self.startup_timeout_s = seconds
         return self
 
-    def with_log(self, log: Log) -> KafkaCluster:
+    def with_log(self, log: Reporter) -> KafkaCluster:
         self.log = log
         return self
 

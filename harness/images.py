@@ -11,11 +11,11 @@ the image is built here from Maven Central jars on a Java 17 base. The base is
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import docker
@@ -25,6 +25,7 @@ from kafka_chaos.harness.errors import KafkaChaosError
 from kafka_chaos.harness.maven import resolve_broker_jars
 from kafka_chaos.harness.paths import RECIPES, cache_dir
 from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.history.reporter import Reporter
 
 IMAGE_REPO = "kafka-chaos/kafka"
 BASE_IMAGE = "kafka-chaos/base:bookworm-jre17"
@@ -32,7 +33,7 @@ TEMURIN = ("eclipse-temurin", "17-jre")
 OFFICIAL_REPO = "apache/kafka"
 _RECIPE_FILES = ("entrypoint.sh", "train-cds.sh", "log4j.properties", "log4j2.properties")
 
-Log = Callable[[str], None]
+logger = logging.getLogger(__name__)
 #: The recipe an image was built from (a digest of docker/kafka): an image from another recipe
 #: (an older entrypoint, no class-data archives) is built again rather than used.
 RECIPE_LABEL = "org.kafka-chaos.recipe"
@@ -57,8 +58,10 @@ def _present(client: docker.DockerClient, tag: str) -> bool:
         return False
 
 
-def _try_pull(client: docker.DockerClient, repo: str, tag: str, log: Log) -> bool:
-    """Pull when a registry answers; False at once on a registry-less host."""
+def _try_pull(client: docker.DockerClient, repo: str, tag: str, log: Reporter, instead: str) -> bool:
+    """Pull when a registry answers; False at once on a registry-less host. A failed pull is
+    told in the user's terms (`instead`: what happens next); the engine's error goes to the
+    debug log (`-v`), since a truncated server error reads as a failure."""
     if os.environ.get("KAFKA_CHAOS_OFFLINE"):
         return False
     try:
@@ -66,15 +69,16 @@ def _try_pull(client: docker.DockerClient, repo: str, tag: str, log: Log) -> boo
         log(f"pulled {repo}:{tag}")
         return True
     except (APIError, ImageNotFound) as exc:
-        log(f"cannot pull {repo}:{tag} ({str(exc).splitlines()[0][:120]}); building locally")
+        logger.info("pulling %s:%s failed: %s", repo, tag, exc)
+        log(f"no container registry has {repo}:{tag} for this machine; {instead}")
         return False
 
 
-def ensure_base_image(client: docker.DockerClient, log: Log = print) -> str:
+def ensure_base_image(client: docker.DockerClient, log: Reporter = print) -> str:
     """The Java 17 base: present, pulled from eclipse-temurin, or built from Debian packages."""
     if _present(client, BASE_IMAGE):
         return BASE_IMAGE
-    if _try_pull(client, *TEMURIN, log):
+    if _try_pull(client, *TEMURIN, log, "building the Java 17 base from Debian packages instead"):
         client.images.get(":".join(TEMURIN)).tag(BASE_IMAGE)
         return BASE_IMAGE
     script = RECIPES / "base" / "build-base.sh"
@@ -105,7 +109,7 @@ def _recipe_context(work: Path, dockerfile: str) -> None:
         shutil.copy2(RECIPES / "kafka" / name, work / name)
 
 
-def build_image(client: docker.DockerClient, version: KafkaVersion, log: Log = print) -> str:
+def build_image(client: docker.DockerClient, version: KafkaVersion, log: Reporter = print) -> str:
     """Build `kafka-chaos/kafka:<version>` from Maven Central jars on the Java 17 base."""
     tag = image_tag(version)
     base = ensure_base_image(client, log)
@@ -132,7 +136,9 @@ def _derive_official(client: docker.DockerClient, version: KafkaVersion) -> str:
     return tag
 
 
-def ensure_image(client: docker.DockerClient, version: KafkaVersion, log: Log = print, rebuild: bool = False) -> str:
+def ensure_image(
+    client: docker.DockerClient, version: KafkaVersion, log: Reporter = print, rebuild: bool = False
+) -> str:
     """The image tag for this version, making it if needed (see the module docstring)."""
     tag = image_tag(version)
     if rebuild:
@@ -143,6 +149,7 @@ def ensure_image(client: docker.DockerClient, version: KafkaVersion, log: Log = 
         log(f"{tag} was built from an older recipe (docker/kafka); building it again")
     except ImageNotFound:
         pass
-    if version.has_official_image and _try_pull(client, OFFICIAL_REPO, str(version), log):
+    instead = f"building the Kafka {version} image from Maven Central's jars instead (once, a minute or two)"
+    if version.has_official_image and _try_pull(client, OFFICIAL_REPO, str(version), log, instead):
         return _derive_official(client, version)
     return build_image(client, version, log)

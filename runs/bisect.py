@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafka_chaos.harness.errors import UsageError
-from kafka_chaos.harness.images import Log
 from kafka_chaos.harness.versions import KafkaVersion
-from kafka_chaos.runs.scenario import RunOutcome, run_once
+from kafka_chaos.history.reporter import Reporter
+from kafka_chaos.runs.result import RunResult
+from kafka_chaos.runs.scenario import run_once, scenario_spec
 from kafka_chaos.scenarios.base import Scenario
 
 METADATA_URL = "https://repo1.maven.org/maven2/org/apache/kafka/kafka_2.13/maven-metadata.xml"
@@ -39,7 +40,7 @@ class NotSetUp(Exception):
 
 @dataclass
 class Bisection:
-    probes: dict[str, list[RunOutcome]] = field(default_factory=dict)
+    probes: dict[str, list[RunResult]] = field(default_factory=dict)
     first_good: str | None = None
     last_bad: str | None = None
     problem: str | None = None
@@ -51,10 +52,9 @@ def bisect(
     bad: str,
     runs: int,
     store: Path,
-    log: Log = print,
+    reporter: Reporter = print,
     metadata_version: str | None = None,
     versions: list[KafkaVersion] | None = None,
-    progress=None,  # noqa: ANN001 (a Progress callable, harness/progress.py)
 ) -> Bisection:
     good_v, bad_v = KafkaVersion.parse(good), KafkaVersion.parse(bad)
     if not bad_v < good_v:
@@ -67,17 +67,14 @@ def bisect(
     result = Bisection()
 
     def is_bad(v: KafkaVersion) -> bool:
-        outcomes = [
-            run_once(scenario, str(v), store, metadata_version=metadata_version, log=log, progress=progress)
-            for _ in range(runs)
-        ]
+        outcomes = [run_once(scenario_spec(scenario, str(v), store, metadata_version), reporter) for _ in range(runs)]
         result.probes[str(v)] = outcomes
         lost = sum(o.reproduced for o in outcomes)
         if not lost and any(o.error or o.script != "completed" for o in outcomes):
             # No loss from a run whose fault was never set up says nothing: not "good".
             why = next(o.error or o.script_error or o.script for o in outcomes if o.error or o.script != "completed")
             raise NotSetUp(f"the scenario could not be set up on {v}: {why}")
-        log(f"bisect: Kafka {v}: loss in {lost} of {runs} run(s): {'bad' if lost else 'good'}")
+        reporter(f"bisect: Kafka {v}: loss in {lost} of {runs} run(s): {'bad' if lost else 'good'}")
         return lost > 0
 
     try:

@@ -17,9 +17,11 @@ from typing import Any
 
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import UsageError
-from kafka_chaos.harness.images import Log, ensure_image
+from kafka_chaos.harness.images import ensure_image
 from kafka_chaos.harness.versions import KafkaVersion
-from kafka_chaos.runs.scenario import RunOutcome, run_once
+from kafka_chaos.history.reporter import Reporter
+from kafka_chaos.runs.result import LOST_WRITE, RunResult
+from kafka_chaos.runs.scenario import run_once, scenario_spec
 from kafka_chaos.scenarios.base import Scenario
 
 
@@ -50,7 +52,7 @@ def parse_targets(text: str) -> list[Target]:
 class Row:
     target: Target
     expected: str
-    runs: list[RunOutcome] = field(default_factory=list)
+    runs: list[RunResult] = field(default_factory=list)
 
     @property
     def reproduced(self) -> int:
@@ -63,7 +65,7 @@ class Row:
     def verdicts(self) -> str:
         counts: dict[str, int] = {}
         for r in self.runs:
-            v = "error" if r.error else {True: "valid", False: "invalid"}.get(r.verdict, str(r.verdict))  # type: ignore[arg-type]
+            v = "error" if r.error else {True: "valid", False: "invalid"}.get(r.valid, str(r.valid))  # type: ignore[arg-type]
             counts[v] = counts.get(v, 0) + 1
         return ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
 
@@ -75,13 +77,14 @@ class Row:
         total: dict[str, int] = {}
         for r in self.runs:
             for name, n in r.anomalies.items():
-                total[name] = total.get(name, 0) + n
+                if name != LOST_WRITE:
+                    total[name] = total.get(name, 0) + n
         return total
 
     def to_json(self) -> dict[str, Any]:
         return {
             "version": self.target.version, "metadata_version": self.target.metadata_version,
-            "expected": self.expected, "runs": [r.to_json() for r in self.runs], "reproduced": self.reproduced,
+            "expected": self.expected, "runs": [r.table_row() for r in self.runs], "reproduced": self.reproduced,
             "reproduction_rate": self.reproduced / len(self.runs) if self.runs else None,
             "median_lost": statistics.median([r.lost for r in self.runs]) if self.runs else None,
             "time_to_reproduce_s": self.time_to_reproduce(), "other_anomalies": self.other_anomalies(),
@@ -114,12 +117,12 @@ def markdown(scenario: Scenario, rows: list[Row]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def prepare_images(targets: list[Target], log: Log) -> None:
+def prepare_images(targets: list[Target], reporter: Reporter) -> None:
     """Build (or find) every version's image first: its time is not a run's, and a version that
     does not exist stops the command (exit 2) before anything runs."""
     client = docker_client()
     for version in dict.fromkeys(t.version for t in targets):
-        ensure_image(client, KafkaVersion.parse(version), log)
+        ensure_image(client, KafkaVersion.parse(version), reporter)
 
 
 def reproduce(
@@ -127,29 +130,27 @@ def reproduce(
     targets: list[Target],
     runs: int,
     store: Path,
-    log: Log = print,
+    reporter: Reporter = print,
     spark_master: str | None = None,
     out: Path | None = None,
-    progress=None,  # noqa: ANN001 (a Progress callable, harness/progress.py)
 ) -> tuple[list[Row], Path]:
+    """`runs` runs of `scenario` on each target, in order; the table is also written into `out`."""
     if runs < 1:
         raise UsageError(f"--runs must be at least 1, got {runs}")
-    prepare_images(targets, log)  # a version with no artifacts is bad input before any run starts
+    prepare_images(targets, reporter)  # a version with no artifacts is bad input before any run starts
     out = out or store / scenario.name / f"reproduce-{datetime.now().strftime('%Y%m%dT%H%M%S')}"
     rows = []
     for target in targets:
         row = Row(target, scenario.expectation(KafkaVersion.parse(target.version), target.metadata_version))
         rows.append(row)
         for n in range(1, runs + 1):
-            log(f"{scenario.name} on Kafka {target.label}: run {n} of {runs}")
-            outcome = run_once(
-                scenario, target.version, store, metadata_version=target.metadata_version, log=log,
-                spark_master=spark_master, progress=progress,
-            )  # fmt: skip
+            reporter(f"{scenario.name} on Kafka {target.label}: run {n} of {runs}")
+            spec = scenario_spec(scenario, target.version, store, target.metadata_version, spark_master=spark_master)
+            outcome = run_once(spec, reporter)
             row.runs.append(outcome)
             seen = "loss" if outcome.reproduced else "no loss"
-            log(f"  {seen} ({outcome.lost} lost writes), verdict {outcome.verdict}, {outcome.wall_s:g} s")
-            log(f"  run directory: {outcome.run_dir}")
+            reporter(f"  {seen} ({outcome.lost} lost writes), verdict {outcome.valid}, {outcome.wall_s:g} s")
+            reporter(f"  run directory: {outcome.run_dir}")
     out.mkdir(parents=True, exist_ok=True)
     (out / "reproduce.md").write_text(markdown(scenario, rows))
     (out / "reproduce.json").write_text(

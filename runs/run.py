@@ -16,26 +16,25 @@ import contextlib
 import json
 import os
 import time
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from kafka_chaos.checkers import liveness
 from kafka_chaos.checkers.check import check_history
-from kafka_chaos.checkers.result import CheckResult
 from kafka_chaos.harness.cluster import KafkaCluster
-from kafka_chaos.harness.images import Log
 from kafka_chaos.harness.logdump import dump_all
 from kafka_chaos.harness.metadata_log import timeline_request, write_timeline
 from kafka_chaos.harness.names import group_id, new_run_id
 from kafka_chaos.harness.replica_logs import replicas_request, write_replicas
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.history.file import HistoryWriter, read_history
+from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.history.run_dir import RunDir
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.plan import NemesisPlan
 from kafka_chaos.nemesis.schedule import Schedule
+from kafka_chaos.runs.result import RunResult
 from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.clients import open_client
 from kafka_chaos.workloads.clients.java import build_driver
@@ -43,7 +42,7 @@ from kafka_chaos.workloads.context import RunContext
 from kafka_chaos.workloads.group import start_group
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.registry import get as get_workload
-from kafka_chaos.workloads.runner import Progress, Runner, WorkloadSummary
+from kafka_chaos.workloads.runner import Runner, WorkloadSummary
 
 
 def make_run_dir(store: Path, name: str) -> Path:
@@ -84,7 +83,7 @@ class WorkloadPhase:
         cluster: KafkaCluster,
         opts: WorkloadOptions,
         run_dir: Path,
-        progress: Progress | None = None,
+        reporter: Reporter | None = None,
         seed: int | None = None,
         plan: NemesisPlan | None = None,
         run_id: str | None = None,
@@ -93,7 +92,7 @@ class WorkloadPhase:
         #: What the phase names its group, transactional and client ids after: the cluster's run
         #: id, or the run's own on a cluster that several runs share.
         self.run_id = run_id or cluster.run_id
-        self.progress, self.seed, self.plan = progress, seed, plan
+        self.reporter, self.seed, self.plan = reporter, seed, plan
         #: Wall-clock time of the history's time 0 (config.json's history_started_unix_ms).
         self.started_unix_ms: int | None = None
         #: The client library the phase spoke, and its version (config.json's client, client_version).
@@ -120,37 +119,24 @@ class WorkloadPhase:
                     run_id=self.run_id, isolation_level=workload.isolation_level, client=client,
                 )  # fmt: skip
                 if self.plan is not None:
-                    nemesis = Nemesis(self.cluster, history, self.seed, observe=self.progress)
+                    nemesis = Nemesis(self.cluster, history, self.seed, observe=self.reporter)
                     self.schedule = self.plan.schedule(nemesis, self.seed)
-                summary = Runner(ctx, self.progress, self.seed, self.schedule).run()
+                summary = Runner(ctx, self.reporter, self.seed, self.schedule).run()
         finally:
             client.close()
         # Measured from the history file, as the checker measures it (checkers/liveness.py).
         summary.liveness = liveness.measure(liveness.count_events(read_history(self.run_dir.history)))
-        if summary.liveness["warning"] and self.progress is not None:
-            self.progress(f"warning: {summary.liveness['warning']}")
+        if summary.liveness["warning"] and self.reporter is not None:
+            self.reporter(f"warning: {summary.liveness['warning']}")
         return summary
-
-
-@dataclass
-class RunResult:
-    """What a run made: its directory, the workload's summary, the check and the scenario report."""
-
-    run_dir: Path
-    spec: RunSpec
-    #: None when the workload phase did not finish (the cluster did not start, a crash).
-    summary: WorkloadSummary | None = None
-    #: The checker's result, when the run was checked.
-    check: CheckResult | None = None
-    #: A scenario's report (scenario.json): how its script went.
-    scenario: dict[str, Any] | None = None
 
 
 class Run:
     """One run from its spec: like a testcontainers container, the constructor only records;
     `execute()` makes the run directory, starts the cluster, runs the workload phase, writes
     config.json, summary.json and (for a scenario) scenario.json once, reads the evidence and
-    checks. `result` fills as it goes: a run that raised still has its directory in it.
+    checks when the spec asks. `result` fills as it goes: a run that raised still has its
+    directory in it.
 
     `cluster`: one its caller started and stops, shared by fault-free runs one after another (a
     3-node start costs some 8 s of CPU, and a test suite's fault-free runs need no fresh one).
@@ -158,62 +144,44 @@ class Run:
     id (config.json's `run_id`; `cluster_run_id` is the containers') for its group, transactional
     and client ids, and each run on it needs its own topic (`WorkloadOptions.topic`)."""
 
-    def __init__(
-        self,
-        spec: RunSpec,
-        log: Log = print,
-        progress: Progress | None = None,
-        *,
-        check: bool = False,
-        spark_master: str | None = None,
-        check_progress: Progress | None = None,
-        cluster: KafkaCluster | None = None,
-    ) -> None:
-        self.spec, self.log, self.progress = spec, log, progress
-        self.check, self.spark_master, self.check_progress = check, spark_master, check_progress
-        self.shared = cluster
+    def __init__(self, spec: RunSpec, reporter: Reporter = print, *, cluster: KafkaCluster | None = None) -> None:
+        self.spec, self.reporter, self.shared = spec, reporter, cluster
         self.result: RunResult | None = None
 
     def execute(self) -> RunResult:
-        spec = self.spec.validate()
+        spec = self.spec = self.spec.validate().with_seed()
         if self.shared is not None:
             spec.check_shared(self.shared)
         if spec.workload.client == "java":  # built (once per version) before any cluster starts
-            build_driver(spec.workload.java_version(KafkaVersion.parse(spec.cluster.version)), self.log)
+            build_driver(spec.workload.java_version(KafkaVersion.parse(spec.cluster.version)), self.reporter)
         cluster = self.shared if self.shared is not None else spec.build_cluster()
         run_dir = make_run_dir(spec.store, spec.run_name)
         self.result = result = RunResult(run_dir, spec)
         learned: dict[str, Any] = {}
         if self.shared is None:
-            cluster.with_workdir(RunDir(run_dir).cluster).with_log(self.log)
+            cluster.with_workdir(RunDir(run_dir).cluster).with_log(self.reporter)
             run_id, owned = cluster.run_id, cluster
         else:
             run_id, owned = new_run_id(), contextlib.nullcontext()
             learned["cluster_run_id"] = cluster.run_id
         started = time.monotonic()
-        phase = WorkloadPhase(cluster, spec.workload, run_dir, self.progress, spec.seed, spec.nemesis, run_id)
+        phase = WorkloadPhase(cluster, spec.workload, run_dir, self.reporter, spec.seed, spec.nemesis, run_id)
         try:
             with owned:
                 learned.update(cluster_id=cluster.cluster_id, run_id=run_id)
                 ready_s = time.monotonic() - started
                 where = "on the shared cluster" if self.shared is not None else f"cluster ready in {ready_s:.1f} s"
-                self.log(f"{where}; running {spec.workload.workload} for {spec.workload.time_limit:g} s")
+                self.reporter(f"{where}; running {spec.workload.workload} for {spec.workload.time_limit:g} s")
                 result.summary = phase.run()
         finally:
             result.scenario = phase.schedule.report() if phase.schedule is not None else None
             self._write(result, cluster, phase, learned, time.monotonic() - started)
         if spec.evidence:
-            collect_evidence(run_dir, cluster.version, self.log)
-        if self.check:
-            self.check_now(self.check_progress)
+            collect_evidence(run_dir, cluster.version, self.reporter)
+        if spec.check:
+            result.check = check_history(run_dir, master=spec.spark_master, report=spec.report, progress=self.reporter)
+        result.wall_s = round(time.monotonic() - started, 1)
         return result
-
-    def check_now(self, progress: Progress | None = None) -> CheckResult:
-        """Check the run's history (results.json, report.html); kept in `result.check`. For a
-        caller that shows the check's progress apart from the run's (the CLI's `run --check`)."""
-        assert self.result is not None, "check_now() after execute()"
-        self.result.check = check_history(self.result.run_dir, master=self.spark_master, report=True, progress=progress)
-        return self.result.check
 
     def _write(
         self, result: RunResult, cluster: KafkaCluster, phase: WorkloadPhase, learned: dict, wall_s: float
@@ -237,18 +205,22 @@ class Run:
         _write_json(files.summary, {"complete": result.summary is not None, "wall_s": round(wall_s, 3), **summary})
         if result.scenario is not None:
             cluster_spec = self.spec.cluster
-            head = {"scenario": self.spec.nemesis.label if self.spec.nemesis else None,
-                    "version": cluster_spec.version, "metadata_version": cluster_spec.metadata_version}  # fmt: skip
+            head = {
+                "scenario": self.spec.nemesis.label if self.spec.nemesis else None,
+                "version": cluster_spec.version,
+                "metadata_version": cluster_spec.metadata_version,
+            }
             files.scenario.write_text(json.dumps({**head, **result.scenario}, indent=2) + "\n")
 
 
-def run(spec: RunSpec, log: Log = print, progress: Progress | None = None, **options: Any) -> RunResult:
-    """The whole run (runs/spec.py describes it); `options`: Run's keywords (check, spark_master,
-    check_progress, cluster). The run directory keeps the history even when interrupted."""
-    return Run(spec, log, progress, **options).execute()
+def run(spec: RunSpec, reporter: Reporter = print, *, cluster: KafkaCluster | None = None) -> RunResult:
+    """The whole run (runs/spec.py describes it, the check included); `cluster`: a started cluster
+    its caller shares between fault-free runs (see Run). The run directory keeps the history even
+    when interrupted."""
+    return Run(spec, reporter, cluster=cluster).execute()
 
 
-def collect_evidence(run_dir: Path, version: KafkaVersion, log: Log) -> None:
+def collect_evidence(run_dir: Path, version: KafkaVersion, log: Reporter) -> None:
     """metadata-timeline.json and replicas.json beside the history, both decoded by one
     throwaway container; a failure here is logged, not fatal."""
     jobs = (

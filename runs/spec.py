@@ -4,6 +4,7 @@ each build, validated in one place before any container starts (runs/run.py runs
 
 from __future__ import annotations
 
+import random
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -13,17 +14,23 @@ from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.nemesis.plan import NemesisPlan
+from kafka_chaos.scenarios.base import Scenario
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.registry import check_workload
 
 
 @dataclass
 class RunSpec:
-    """Everything a run needs: the cluster, the workload, the nemesis, and where the run goes."""
+    """Everything a run needs: the cluster, the workload, the nemesis, the check, and where the run
+    goes. The CLI, the pytest plugin, scenarios, `reproduce` and `bisect` each fill one in and
+    hand it to `run()` (runs/run.py)."""
 
     cluster: ClusterSpec
     workload: WorkloadOptions = field(default_factory=WorkloadOptions)
     nemesis: NemesisPlan | None = None
+    #: The seed of every random choice (the workload's pacing, the nemesis's schedule and targets);
+    #: None: drawn when the run starts (`with_seed`) and recorded in config.json, so that any run
+    #: can be replayed from it.
     seed: int | None = None
     #: The run's directory is store/<name>/<time>/; default: the workload's name.
     name: str | None = None
@@ -32,10 +39,22 @@ class RunSpec:
     port_base: int | None = None
     #: Read the metadata timeline and the replicas' logs into the run directory afterwards (scenarios).
     evidence: bool = False
+    #: Check the history when the workload ends (results.json; report.html unless `report` is off).
+    check: bool = False
+    #: The check's Spark master; None: local mode, embedded (checkers/spark.py).
+    spark_master: str | None = None
+    report: bool = True
+    #: The library scenario this run plays: what it expects of the version, and which anomalies
+    #: show its bug (the version table's terms: RunResult.table_row).
+    scenario: Scenario | None = None
 
     @property
     def run_name(self) -> str:
         return self.name or self.workload.workload
+
+    def with_seed(self) -> RunSpec:
+        """The same run with a concrete seed: its own, or one drawn now."""
+        return self if self.seed is not None else replace(self, seed=random.randrange(2**32))
 
     def with_broker_config(self, config: dict[str, str] | None) -> RunSpec:
         """The same run with broker settings on top of the cluster spec's."""

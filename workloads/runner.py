@@ -211,11 +211,11 @@ class Runner:
             raise WorkloadCrash(f"a client crashed: {type(self.crashed).__name__}: {self.crashed}") from self.crashed
 
     def _report(self, threads: list[threading.Thread]) -> None:
-        if self.progress is None:
+        # A reporter with a .tick (harness/progress.py) shows the status line in place or every
+        # few seconds; a plain one (print, a logger) hears only events.
+        tick = getattr(self.progress, "tick", None)
+        if tick is None:
             return
-        # A progress object with a .tick (harness/progress.py) shows the status line in place or
-        # every few seconds; a plain callable gets it every second.
-        tick = getattr(self.progress, "tick", self.progress)
         while any(t.is_alive() for t in threads):
             time.sleep(1.0)
             counts = self.ctx.counts

@@ -16,4 +16,4 @@ KNOWN_FAILOVER_ANOMALIES = {"librdkafka": {"duplicate"}}
 def assert_valid_but_for_known(result, client):
     """Valid, or invalid only by anomalies the client is known to cause (never unknown)."""
     assert not set(result.anomalies) - KNOWN_FAILOVER_ANOMALIES.get(client, set()), result.anomalies
-    assert result.valid is True or (result.valid is False and result.anomalies), result.summary
+    assert result.valid is True or (result.valid is False and result.anomalies), result.explain()

@@ -136,3 +136,15 @@ def test_a_remote_uri_needs_out_and_an_unreadable_one_is_one_line(tmp_path: Path
     last = unknown.stderr.strip().splitlines()[-1]
     assert last.startswith("kafka-chaos: error: cannot read nosuch://bucket/history.jsonl: "), unknown.stderr
     assert "Traceback" not in unknown.stderr
+
+
+@pytest.mark.cluster
+def test_run_check_on_a_standalone_cluster_checks_there(standalone, tmp_path: Path):
+    """`run --check --spark-master` hands the master to the check (it was parsed and dropped once)."""
+    done = kafka_chaos(
+        "run", "--time-limit", "6", "--rate", "100", "--check", "--spark-master", standalone, "--json",
+        "--store", str(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"check: starting Spark ({standalone})" in done.stderr, done.stderr[-3000:]
+    assert json.loads(done.stdout)["check"]["valid"] is True

@@ -9,7 +9,9 @@ from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.names import new_run_id
 from kafka_chaos.harness.versions import DEFAULT_VERSION
-from kafka_chaos.runs.run import Run, RunResult
+from kafka_chaos.history.reporter import Reporter, silent
+from kafka_chaos.runs.result import RunResult
+from kafka_chaos.runs.run import Run
 from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
 from tests.integration.leftovers import docker_lock
@@ -48,11 +50,11 @@ class SharedCluster:
         """The run's spec, on a topic of its own."""
         return RunSpec(self.cluster_spec, replace(opts, topic=f"chaos-{new_run_id()}"), seed=seed, store=store)
 
-    def job(self, opts: WorkloadOptions, store: Path, seed: int | None = None, **options) -> Run:
-        return Run(self.spec(opts, store, seed), log=lambda m: None, cluster=self.cluster, **options)
+    def job(self, opts: WorkloadOptions, store: Path, seed: int | None = None, reporter: Reporter = silent) -> Run:
+        return Run(self.spec(opts, store, seed), reporter, cluster=self.cluster)
 
-    def run(self, opts: WorkloadOptions, store: Path, seed: int | None = None, **options) -> RunResult:
-        return self.job(opts, store, seed, **options).execute()
+    def run(self, opts: WorkloadOptions, store: Path, seed: int | None = None) -> RunResult:
+        return self.job(opts, store, seed).execute()
 
 
 @pytest.fixture(scope="module")

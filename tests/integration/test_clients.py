@@ -105,15 +105,22 @@ def test_a_java_driver_that_dies_stops_the_run_naming_the_client_and_keeps_the_h
 
     monkeypatch.setattr(java, "JavaDriver", Recorded)
 
-    def progress(message):  # every second of the workload phase: "... ops (ok N, fail ...)"
-        # Killed once enough has been recorded, not after a fixed time: in the suite's four
-        # workers a run had 33 ok operations 4 s in (CI, 2026-11-25).
-        ok = re.search(r"\(ok (\d+),", message)
-        if ok and int(ok.group(1)) > 100 and drivers[0].proc.poll() is None:
-            drivers[0].proc.kill()
+    class Progress:
+        """A reporter whose status line (every second of the workload phase: "... ops (ok N,
+        fail ...)") kills the driver."""
+
+        def __call__(self, line: str) -> None:
+            pass
+
+        def tick(self, message: str) -> None:
+            # Killed once enough has been recorded, not after a fixed time: in the suite's four
+            # workers a run had 33 ok operations 4 s in (CI, 2026-11-25).
+            ok = re.search(r"\(ok (\d+),", message)
+            if ok and int(ok.group(1)) > 100 and drivers[0].proc.poll() is None:
+                drivers[0].proc.kill()
 
     opts = WorkloadOptions(client="java", time_limit=120, concurrency=4, rate=200)
-    job = shared_cluster.job(opts, tmp_path, progress=progress)
+    job = shared_cluster.job(opts, tmp_path, reporter=Progress())
     with pytest.raises(WorkloadCrash, match=rf"the java client \(kafka-clients {DEFAULT_VERSION}\) driver exited"):
         job.execute()
     run_dir = job.result.run_dir

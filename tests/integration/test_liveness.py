@@ -16,6 +16,7 @@ import pytest
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.config import FAULT_DETECTION
 from kafka_chaos.harness.versions import DEFAULT_VERSION
+from kafka_chaos.history.reporter import silent
 from kafka_chaos.nemesis.plan import NemesisPlan
 from kafka_chaos.nemesis.schedule import parse_script
 from kafka_chaos.runs.run import run
@@ -42,7 +43,7 @@ def test_a_wedged_producer_is_replaced_and_writes_resume_after_the_fault(tmp_pat
     spec = RunSpec(
         ClusterSpec(DEFAULT_VERSION, config=KAFKA_DEFAULT_DETECTION), opts, plan, seed=3, store=tmp_path / "store"
     )
-    summary = run(spec, log=lambda m: None).summary
+    summary = run(spec, silent).summary
     live = summary.liveness
     reasons = " ".join(summary.replaced_producers)
     # The fault outlasted the delivery timeout, so the producer wedged and was replaced...

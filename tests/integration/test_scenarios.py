@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from kafka_chaos.harness.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
-from kafka_chaos.runs.scenario import run_once
+from kafka_chaos.history.reporter import silent
+from kafka_chaos.runs.scenario import run_once, scenario_spec
 from kafka_chaos.scenarios.registry import SCENARIOS
 from tests.integration.leftovers import assert_no_leftovers
 
@@ -25,7 +26,7 @@ FIRST_FIXED = "3.5.2"  # KIP-903's release line
 
 
 def run(name: str, version: str, store: Path):
-    outcome = run_once(SCENARIOS[name], version, store, log=lambda m: None)
+    outcome = run_once(scenario_spec(SCENARIOS[name], version, store), silent)
     assert outcome.error is None, outcome.error
     assert outcome.script == "completed", (outcome.script, outcome.script_error, outcome.run_dir)
     return outcome
@@ -92,13 +93,13 @@ def test_kafka_17754_tears_transactions_under_the_first_protocol(tmp_path):
         txns = sum(1 for line in history.open() if '"f":"txn"' in line and '"type":"invoke"' not in line)
         if txns < TXNS_FOR_THE_RACE:
             pytest.skip(f"kafka-17754 on 3.9.1 made {txns} transactions (a quiet run makes about 8,400)")
-    assert outcome.reproduced and outcome.verdict is False, outcome
+    assert outcome.reproduced and outcome.valid is False, outcome
 
 
 def test_kafka_17754_keeps_transactions_whole_under_the_second_protocol(tmp_path):
     """4.3.1 with its own Java client bumps the epoch per transaction: nothing, under the same holds."""
     outcome = run("kafka-17754", DEFAULT_VERSION, tmp_path)
-    assert not outcome.reproduced and outcome.as_expected and outcome.verdict is True, outcome
+    assert not outcome.reproduced and outcome.as_expected and outcome.valid is True, outcome
 
 
 def test_reproduce_with_a_version_that_does_not_exist_is_bad_input(docker_api, tmp_path):

@@ -10,6 +10,7 @@ from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.history.events import FIELDS
 from kafka_chaos.history.file import HistoryWriter, ReadReport, read_history
+from kafka_chaos.history.reporter import silent
 from kafka_chaos.runs.run import run
 from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.cluster
 
 def test_queue_run_reads_back_every_acknowledged_send(tmp_path):
     opts = WorkloadOptions(time_limit=10, concurrency=8, rate=500, send_values=2)
-    done = run(RunSpec(ClusterSpec(DEFAULT_VERSION), opts, seed=7, store=tmp_path / "store"), log=lambda m: None)
+    done = run(RunSpec(ClusterSpec(DEFAULT_VERSION), opts, seed=7, store=tmp_path / "store"), silent)
     run_dir, summary = done.run_dir, done.summary
     report = ReadReport()
     events = list(read_history(run_dir / "history.jsonl", report))
@@ -76,7 +77,7 @@ def test_queue_run_reads_back_every_acknowledged_send(tmp_path):
 
 def test_txn_run_commits_are_read_and_aborts_are_not(tmp_path):
     opts = WorkloadOptions(workload="txn", time_limit=10, concurrency=4, rate=100, txn_abort_fraction=0.3)
-    done = run(RunSpec(ClusterSpec(DEFAULT_VERSION), opts, seed=11, store=tmp_path / "store"), log=lambda m: None)
+    done = run(RunSpec(ClusterSpec(DEFAULT_VERSION), opts, seed=11, store=tmp_path / "store"), silent)
     run_dir, summary = done.run_dir, done.summary
     events = list(read_history(run_dir / "history.jsonl"))
     ok_sent, failed_sent, read, _ = sent_and_read(events)

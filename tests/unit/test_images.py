@@ -83,3 +83,18 @@ def test_offline_skips_pulls(calls, monkeypatch):
     client = FakeClient(pullable={"apache/kafka:3.9.1"})
     assert images.ensure_image(client, KafkaVersion.parse("3.9.1"), log=lambda m: None) == "built"
     assert client.images.pulled == []
+
+
+def test_a_failed_pull_is_told_in_the_users_terms_with_the_engines_error_in_the_debug_log(calls, caplog):
+    client = FakeClient()
+    client.images.pull = lambda repo, tag: (_ for _ in ()).throw(
+        APIError("500 Server Error for http+docker://localhost/v1.50/images/create: Internal Server Err")
+    )
+    said = []
+    with caplog.at_level("INFO", logger="kafka_chaos.harness.images"):
+        images.ensure_image(client, KafkaVersion.parse("4.3.1"), log=said.append)
+    assert said == [
+        "no container registry has apache/kafka:4.3.1 for this machine; building the Kafka 4.3.1 image from "
+        "Maven Central's jars instead (once, a minute or two)"
+    ]
+    assert "500 Server Error" in caplog.text and "Server Error" not in " ".join(said)

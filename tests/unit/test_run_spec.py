@@ -5,9 +5,11 @@ import re
 
 import pytest
 
+from kafka_chaos.frontends.cli import _run_spec, build_parser
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.config import FAULT_DETECTION
 from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.history.reporter import silent
 from kafka_chaos.nemesis.faults import COLOURS
 from kafka_chaos.nemesis.plan import NemesisPlan, nemesis_plan
 from kafka_chaos.runs import run as run_mod
@@ -122,7 +124,7 @@ def test_a_run_that_raised_keeps_its_directory_and_writes_its_files_once(tmp_pat
     writes = []
     real_write = run_mod._write_json
     monkeypatch.setattr(run_mod, "_write_json", lambda path, data: (writes.append(path.name), real_write(path, data)))
-    job = run_mod.Run(RunSpec(ClusterSpec(), store=tmp_path, name="broken"), log=lambda m: None, check=True)
+    job = run_mod.Run(RunSpec(ClusterSpec(), store=tmp_path, name="broken", check=True), silent)
     with pytest.raises(RuntimeError, match="did not start"):
         job.execute()
     run_dir = job.result.run_dir
@@ -191,7 +193,7 @@ def test_a_run_on_a_shared_cluster_has_its_own_run_id_and_leaves_the_cluster_alo
 
     monkeypatch.setattr(run_mod.WorkloadPhase, "run", phase_run)
     shared = StartedCluster(ClusterSpec())
-    job = run_mod.Run(RunSpec(ClusterSpec(), store=tmp_path), log=lambda m: None, cluster=shared)
+    job = run_mod.Run(RunSpec(ClusterSpec(), store=tmp_path), silent, cluster=shared)
     with pytest.raises(RuntimeError, match="the workload crashed"):
         job.execute()
     config = json.loads((job.result.run_dir / "config.json").read_text())
@@ -200,3 +202,26 @@ def test_a_run_on_a_shared_cluster_has_its_own_run_id_and_leaves_the_cluster_alo
     assert seen == [(config["run_id"], "chaos")]
     assert shared.entered == 0  # neither started nor stopped by the run
     assert not (job.result.run_dir / "cluster").exists()
+
+
+def test_a_run_without_a_seed_draws_one_and_records_it_and_a_given_seed_is_kept(tmp_path, monkeypatch):
+    real_build = RunSpec.build_cluster
+    monkeypatch.setattr(RunSpec, "build_cluster", lambda self: ClusterThatDoesNotStart(real_build(self)))
+    seeds = []
+    for given in (None, None, 1234):
+        job = run_mod.Run(RunSpec(ClusterSpec(), store=tmp_path, seed=given), silent)
+        with pytest.raises(RuntimeError, match="did not start"):
+            job.execute()
+        recorded = json.loads((job.result.run_dir / "config.json").read_text())["seed"]
+        assert isinstance(recorded, int) and recorded == job.result.spec.seed
+        seeds.append(recorded)
+    assert seeds[0] != seeds[1] and seeds[2] == 1234
+    assert RunSpec(ClusterSpec()).seed is None  # the caller's spec is left as it was
+
+
+def test_the_check_options_are_the_specs_and_the_cli_fills_them_in():
+    args = build_parser().parse_args(["run", "--check", "--spark-master", "spark://127.0.0.1:7077", "--seed", "9"])
+    spec = _run_spec(args)
+    assert (spec.check, spec.spark_master, spec.report, spec.seed) == (True, "spark://127.0.0.1:7077", True, 9)
+    plain = _run_spec(build_parser().parse_args(["run"]))
+    assert (plain.check, plain.spark_master, plain.seed) == (False, None, None)

@@ -1,18 +1,21 @@
 """The scenario library's pure parts: expectations per version, user scenario files, the
 version list of `reproduce`, its table, and bisect's search."""
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
 from kafka_chaos.checkers.result import CheckResult
+from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.nemesis.partition import cut
 from kafka_chaos.runs import bisect as bisect_mod
 from kafka_chaos.runs.reproduce import Row, Target, markdown, parse_targets
-from kafka_chaos.runs.scenario import RunOutcome
+from kafka_chaos.runs.result import RunResult
+from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.scenarios.base import LOSS, SAFE
 from kafka_chaos.scenarios.files import from_dict, load
 from kafka_chaos.scenarios.registry import SCENARIOS, get
@@ -116,9 +119,15 @@ def test_parse_targets():
         parse_targets(" , ")
 
 
-def outcome(version, expected, lost, verdict=False, wall=100.0):
-    return RunOutcome("s", version, None, expected, f"/runs/{version}", verdict, lost, {"unseen": 2}, "completed",
-                      None, wall)  # fmt: skip
+def outcome(version, expected, lost, verdict=False, wall=100.0, anomalies=None, shows=("lost-write",)):
+    """A scenario run's result as the version table reads it: the scenario's expectation, the
+    check's error counts, how its script went."""
+    scenario = dataclasses.replace(SCENARIOS["kafka-14139"], name="s", expect=lambda v, mv: expected, shows=shows)
+    errors = {"lost-write": lost, **({"unseen": 2} if anomalies is None else anomalies)}
+    check = CheckResult(verdict, {n: {"errors": c} for n, c in errors.items()}, {})
+    spec = RunSpec(ClusterSpec(version), scenario=scenario)
+    return RunResult(Path(f"/runs/{version}"), spec, check=check, scenario={"outcome": "completed", "error": None},
+                     wall_s=wall)  # fmt: skip
 
 
 def test_table_rows_are_as_expected_only_when_every_run_is():
@@ -127,7 +136,7 @@ def test_table_rows_are_as_expected_only_when_every_run_is():
     safe = Row(Target("4.3.1"), SAFE, [outcome("4.3.1", SAFE, 0, verdict=True)])
     assert (loss.as_expected, flaky.as_expected, safe.as_expected) == (True, False, True)
     stopped = outcome("4.3.1", SAFE, 0, verdict=True)
-    stopped.script, stopped.script_error = "step failed", "B is back, out of the ISR: not within 60 s"
+    stopped.scenario = {"outcome": "step failed", "error": "B is back, out of the ISR: not within 60 s"}
     assert not Row(Target("4.3.1"), SAFE, [stopped]).as_expected  # a fault not set up proves nothing
     assert "- 4.3.1: B is back" in markdown(SCENARIOS["kafka-14139"], [Row(Target("4.3.1"), SAFE, [stopped])])
     assert loss.time_to_reproduce() == 100.0 and safe.time_to_reproduce() is None
@@ -137,13 +146,13 @@ def test_table_rows_are_as_expected_only_when_every_run_is():
     assert json.dumps(safe.to_json())
 
 
-def test_an_outcome_carries_its_check_but_its_json_row_does_not():
-    # chaos_run takes the check from the outcome instead of reading results.json back from disk.
+def test_a_result_carries_its_check_but_its_table_row_does_not():
+    # chaos_run takes the check from the result instead of reading results.json back from disk.
     checked = outcome("3.4.1", LOSS, 10)
-    row = checked.to_json()
-    checked.check = CheckResult(False, {"lost-write": {"errors": 10}}, {}, results_path=Path("/r/results.json"))
-    assert checked.to_json() == row and "check" not in row
-    assert json.dumps(checked.to_json())
+    row = checked.table_row()
+    checked.check = dataclasses.replace(checked.check, results_path=Path("/r/results.json"))
+    assert checked.table_row() == row and "check" not in row
+    assert json.dumps(checked.table_row())
 
 
 def test_bisect_walks_releases_to_the_first_good_one(monkeypatch, tmp_path):
@@ -153,7 +162,8 @@ def test_bisect_walks_releases_to_the_first_good_one(monkeypatch, tmp_path):
     assert [str(v) for v in releases] == ["3.4.0", "3.4.1", "3.5.0", "3.5.1", "3.6.0", "3.7.0", "4.0.0"]
     probed = []
 
-    def fake_run(scenario, version, store, **kw):
+    def fake_run(spec, reporter):
+        version = spec.cluster.version
         probed.append(version)
         return outcome(version, LOSS, 5 if V(version) < V("3.6.0") else 0)
 
@@ -168,10 +178,11 @@ def test_bisect_walks_releases_to_the_first_good_one(monkeypatch, tmp_path):
                               versions=releases)  # fmt: skip
     assert wrong.problem == "the good end 3.5.1 showed the loss"
 
-    def not_set_up(scenario, version, store, **kw):
+    def not_set_up(spec, reporter):
+        version = spec.cluster.version
         out = outcome(version, LOSS, 5 if version == "3.4.0" else 0)
         if version == "3.5.1":
-            out.script, out.script_error = "step failed", "B caught up with A: not within 60 s"
+            out.scenario = {"outcome": "step failed", "error": "B caught up with A: not within 60 s"}
         return out
 
     monkeypatch.setattr(bisect_mod, "run_once", not_set_up)
@@ -190,12 +201,12 @@ def test_a_scenario_is_reproduced_by_any_anomaly_it_shows():
     """kafka-17754 shows its loss as aborted reads, lost writes or cycles; lost-write alone
     reproduces the others; an error the scenario does not name does not."""
 
-    def outcome(lost: int, anomalies: dict[str, int], shows: tuple[str, ...]) -> RunOutcome:
-        return RunOutcome("s", "3.9.1", None, LOSS, "/runs", False, lost, anomalies, "completed", shows=shows)
+    def run(lost: int, anomalies: dict[str, int], shows: tuple[str, ...]) -> RunResult:
+        return outcome("3.9.1", LOSS, lost, anomalies=anomalies, shows=shows)
 
     shows = SCENARIOS["kafka-17754"].shows
-    assert outcome(0, {"G1a": 2}, shows).reproduced
-    assert outcome(0, {"G1c": 1}, shows).reproduced
-    assert not outcome(0, {"duplicate": 1}, shows).reproduced
-    assert outcome(3, {}, ("lost-write",)).reproduced
-    assert not outcome(0, {"G1a": 2}, ("lost-write",)).reproduced
+    assert run(0, {"G1a": 2}, shows).reproduced
+    assert run(0, {"G1c": 1}, shows).reproduced
+    assert not run(0, {"duplicate": 1}, shows).reproduced
+    assert run(3, {}, ("lost-write",)).reproduced
+    assert not run(0, {"G1a": 2}, ("lost-write",)).reproduced

@@ -1,0 +1,50 @@
+"""One run through the command line, held to the run directory the code before issue 35's one
+run pipeline wrote for the same command (run_dir_layout.json, made from that code), then run
+again from its recorded seed through `run(spec)`: the same faults on the same nodes."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kafka_chaos.harness.cluster_spec import ClusterSpec
+from kafka_chaos.history.events import NEMESIS, OK
+from kafka_chaos.history.file import read_history
+from kafka_chaos.history.reporter import silent
+from kafka_chaos.history.run_dir import RunDir
+from kafka_chaos.nemesis.plan import nemesis_plan
+from kafka_chaos.runs.run import run
+from kafka_chaos.runs.spec import RunSpec
+from kafka_chaos.workloads.options import WorkloadOptions
+from tests.integration.run_dir_layout import COMMAND, layout
+
+pytestmark = [pytest.mark.cluster, pytest.mark.spark]
+GOLDEN = Path(__file__).with_name("run_dir_layout.json")
+
+
+def faults(run_dir: Path) -> list[tuple[str, list[str]]]:
+    """The nemesis's completed operations, in order, with the nodes each acted on."""
+    events = read_history(RunDir(run_dir).history)
+    return [(e["f"], e["value"].get("nodes")) for e in events if e["process"] == NEMESIS and e["type"] == OK]
+
+
+def test_a_run_writes_the_directory_it_wrote_before_and_replays_from_its_seed(tmp_path, docker_api):
+    done = subprocess.run(
+        [sys.executable, "-m", "kafka_chaos.frontends.cli", *COMMAND, "--store", str(tmp_path)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    first = (tmp_path / "layout" / "latest").resolve()
+    assert layout(first, json.loads(done.stdout)) == json.loads(GOLDEN.read_text())
+
+    config = json.loads(RunDir(first).config.read_text())
+    assert config["seed"] == 5
+    spec = RunSpec(
+        ClusterSpec(config["kafka_version"]), WorkloadOptions(time_limit=12), nemesis_plan("kill,pause", 3, None),
+        seed=config["seed"], name="replay", store=tmp_path,
+    )  # fmt: skip
+    again = run(spec, silent)
+    assert len(faults(first)) >= 4  # two faults and their heals
+    assert faults(again.run_dir) == faults(first)
