@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 READY_TOPIC = "__kafka_chaos_ready"
 #: The nodes' JIT: C1 only. A node's JVM lives seconds to minutes here (started by the dozen,
 #: restarted by every kill), and C2's compilations cost more CPU than they pay back in that time
-#: (measured in docs/cluster.md). Compiled code's speed, not Kafka's behaviour, is what changes;
+#: (docs/measurements.md, 2026-11-25). Compiled code's speed, not Kafka's behaviour, is what changes;
 #: `with_jvm_options("")` gives the JVM's default (tiered C1 + C2).
 NODE_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
 

@@ -27,7 +27,7 @@ CONFIG_DIR = "/etc/kafka"
 #: broker held for under 9 s is never fenced nor dropped from the ISR: every acks=all write of
 #: every partition waits out the fault, so the run measures a stall, not a failover; and a fault
 #: on the active controller spent about 3 s on the election before the new controller's session
-#: timeout even began (docs/history.md). `run` applies these under a random or scripted nemesis
+#: timeout even began (docs/measurements.md, 2026-11-24). `run` applies these under a random or scripted nemesis
 #: unless the user sets them (--config); config.json records what ran.
 FAULT_DETECTION = {
     "replica.lag.time.max.ms": "3000",

@@ -34,7 +34,7 @@ class DumpRequest:
 
 
 #: The tool's JVM lives a second or two: C1 only and the serial collector cost the least CPU
-#: for that (a run's evidence: measured in docs/scenarios.md).
+#: for that (docs/measurements.md, 2026-11-26).
 TOOL_JVM = "-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 

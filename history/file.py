@@ -43,7 +43,7 @@ class HistoryWriter:
 
     def _flush_often(self) -> None:
         """Hand what was written to the OS every FLUSH_S: a flush per event cost the client
-        threads more than the events' encoding (py-spy, 2026-11-25)."""
+        threads more than the events' encoding (docs/measurements.md, 2026-11-25)."""
         while not self._closed.wait(FLUSH_S):
             try:
                 self._file.flush()
@@ -62,7 +62,7 @@ class HistoryWriter:
             raise ValueError(f"event type must be one of {TYPES}, not {type!r}")
         # Encoded outside the lock, and flushed outside it (the file's buffer has a lock of its
         # own): under 16 client threads the lock held over json.dumps and a flush was the
-        # harness's largest cost after the client itself (py-spy, 2026-11-25). Index and time are
+        # harness's largest cost after the client itself (docs/measurements.md, 2026-11-25). Index and time are
         # given under the lock, so both grow with the line's place in the file.
         rest: dict[str, Any] = {"process": process, "type": type, "f": f, "value": value}
         if error is not None:

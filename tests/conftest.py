@@ -35,9 +35,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """A worker's one Spark session starts with both JIT tiers, before its first test that may
     check a history (a Spark or cluster test; a unit test needs no JVM): a check of a small
     history alone would start the JVM with C1 only (checkers/spark.py), but a worker goes on to
-    check a hundred histories in the same JVM, and C2's compiled code pays back over them.
-    Measured 2026-11-26, the 98 tests of test_anomalies, test_properties and test_oracle in one
-    process: 164 s of CPU with both tiers against 202 s with C1 only. Later calls return the
-    running session."""
+    check a hundred histories in the same JVM, and C2's compiled code pays back over them
+    (docs/measurements.md, 2026-11-26). Later calls return the running session."""
     if item.get_closest_marker("spark") or item.get_closest_marker("cluster"):
         spark.session()

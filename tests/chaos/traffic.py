@@ -15,8 +15,7 @@ def assert_traffic_between_faults(result, floor: float) -> None:
 
 
 #: The least a failover control (acks-all-failover) must acknowledge in its workload phase, about
-#: two sends per second of its kills: before it had enough processes it acknowledged 31 to 58
-#: in CI and passed as VALID; now 132 (Java client) to 404 (kafka-python) on an idle machine.
+#: two sends per second of its kills (what each client acknowledges: docs/measurements.md, 2026-11-26).
 CONTROL_MIN_ACKED = 75
 
 

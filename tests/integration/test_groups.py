@@ -66,8 +66,8 @@ def test_a_subscribed_group_with_churn_delivers_every_acknowledged_value(group_r
     assert commits and outcomes["ok"] > 0.9 * len(commits), outcomes
     assert all(all(isinstance(o, int) and o > 0 for o in e["value"].values()) for e in commits)
     # The final read was the group's drain: members polled, nobody assigned (above). A group that
-    # had read every acknowledged value before the time limit has nothing left to drain (CI,
-    # 2026-11-26: librdkafka's members read the last send 10 ms before the limit, no final poll).
+    # had read every acknowledged value before the time limit has nothing left to drain
+    # (docs/measurements.md, 2026-11-26).
     assert summary.final_read_complete
     _, _, read_before_final, _ = sent_and_read([e for e in events if e.get("phase") != "final"])
     assert any(e.get("phase") == "final" and e["f"] == "poll" for e in events) or ok_sent <= read_before_final
@@ -94,9 +94,9 @@ def test_a_transactional_group_commits_its_offsets_in_its_transactions(group_run
     in that transaction (sendOffsetsToTransaction), so each `commit` has its transaction's
     outcome; an abort rewinds the member, also on keys a rebalance gave it mid-transaction."""
     # No churn (the queue test has it), 30 s, a member per key: a txn member polls only inside
-    # its transactions, so under the suite's load an eager rebalance (every member must poll to
-    # rejoin) took many seconds, and with a member changing every 5 or 10 s no transaction of
-    # the run read anything (CI, 2026-11-25, twice). The members' joins still rebalance.
+    # its transactions, so under load an eager rebalance (every member must poll to rejoin) takes
+    # many seconds, and churn starved the run (docs/measurements.md, 2026-11-25). The members'
+    # joins still rebalance.
     done, events, config = group_run(workload="txn", client=client, consumer="subscribe", time_limit=30, concurrency=4)
     ok_sent, _, read, _ = sent_and_read(events)
     assert len(ok_sent) > 50, done.summary.counts

@@ -289,7 +289,7 @@ def test_txn_coordinator_is_the_broker_the_producer_finds(cluster):
 
     def coordinator_found() -> bool:
         # A new producer each try: after a timed-out init_transactions kafka-python's transaction
-        # manager refuses to init again (CI, 2026-11-25: every retry failed for 90 s).
+        # manager refuses to init again (docs/measurements.md, 2026-11-25).
         producer = KafkaProducer(
             bootstrap_servers=cluster.bootstrap_servers, transactional_id="coordinated-txn", max_block_ms=20000
         )

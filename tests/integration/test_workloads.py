@@ -29,9 +29,8 @@ def test_queue_run_reads_back_every_acknowledged_send(tmp_path):
     events = list(read_history(run_dir / "history.jsonl", report))
     assert report.warnings == []
     ok_sent, _, read, offsets = sent_and_read(events)
-    # Enough sends to mean something, not a throughput target: in the suite's four workers a
-    # dozen JVMs share two cores, and a healthy no-fault run (every operation ok) has done as
-    # little as 34 ops/s, 249 acknowledged sends (CI, 2026-11-24); the bench measures rates.
+    # Enough sends to mean something, not a throughput target: a healthy run in CI's load can be
+    # slow (docs/measurements.md, 2026-11-24); the bench measures rates.
     assert len(ok_sent) > 100, summary
     assert ok_sent <= read, f"acknowledged but never read: {sorted(ok_sent - read)[:10]}"
     assert all(len(values) == 1 for values in offsets.values()), "an offset carried two values"
