@@ -20,7 +20,7 @@ from kafka_chaos.checkers.sql import literal
 def collect(queries: dict[str, DataFrame]) -> dict[str, list[dict[str, Any]]]:
     """name -> that query's rows as dicts (in the query's order), every query in one job."""
     # One SQL expression per query, not a column object per field: each PySpark column is a round
-    # trip to the JVM, and a check's plan was a few thousand of them (about 1 s of a small check).
+    # trip to the JVM, and a check's plan was a few thousand of them (docs/measurements.md, 2026-11-25).
     tagged = [
         df.selectExpr(f"{literal(name)} AS part", "to_json(struct(*), map('ignoreNullFields', 'false')) AS row")
         for name, df in queries.items()

@@ -35,13 +35,10 @@ def _check_java() -> None:
 #: Below this many bytes of history the driver's JIT compiles with C1 only: a small check is over
 #: before C2's optimized code would pay for its compile time (about 1 s of a cold check).
 QUICK_JIT_BYTES = 64 << 20
-#: Above it, C2 compiles fewer methods, later, and inlines less deeply. A fresh check's JIT is a
-#: large part of its CPU (at 1M operations, 2026-11-25: 17 to 18 s of C2 and 4 s of C1 against 26
-#: s of tasks): most of what C2 compiled at its default thresholds was Spark's planning, parsing
-#: and serialization code that one check runs too briefly to pay the compile back. Fresh 1M checks,
-#: alternating, medians of 3: 26.4 s against 30.4 s (JVM CPU 45 s against 54 s); tasks' CPU no
-#: higher (23 to 24 s against 25 to 27 s), C2's 10 s instead of 17 s. At 10M, one pair: 110.7 s
-#: against 114.1 s.
+#: Above it, C2 compiles fewer methods, later, and inlines less deeply: a fresh check's JIT is a
+#: large part of its CPU, and most of what C2 compiled at its default thresholds was Spark's
+#: planning, parsing and serialization code that one check runs too briefly to pay the compile
+#: back (docs/measurements.md, 2026-11-25).
 LATE_C2 = (
     "-XX:Tier4InvocationThreshold=40000 -XX:Tier4CompileThreshold=80000 -XX:Tier4BackEdgeThreshold=300000"
     " -XX:MaxInlineLevel=9 -XX:InlineSmallCode=1000"
@@ -107,8 +104,7 @@ def driver_memory(history_bytes: int | None) -> str:
 def _settings(master: str, history_bytes: int | None = None) -> dict[str, str]:
     java_opts = f"-Dlog4j2.configurationFile={LOG4J.as_uri()}"
     # The parallel collector, not G1: G1's concurrent work and write barriers compete with Spark's
-    # two task threads for this machine's two cores. Measured on fresh 1M-operation checks,
-    # alternating: 29.3 and 28.6 s against 35.1 and 32.0 s with G1 (at 100k: even).
+    # two task threads for this machine's two cores (docs/measurements.md, 2026-11-25).
     driver_opts = f"{java_opts} -XX:+UseParallelGC"
     if history_bytes is not None and history_bytes < QUICK_JIT_BYTES:
         driver_opts += " -XX:TieredStopAtLevel=1"
@@ -278,9 +274,8 @@ def tune(spark: SparkSession, history_bytes: int) -> None:
     global _large_check
     _large_check = _large_check or history_bytes >= QUICK_JIT_BYTES
     small = history_bytes < SMALL_BYTES
-    # Four shuffle partitions below QUICK_JIT_BYTES, not eight: at 100k operations (21 MB) a fresh
-    # check's tasks took 7.2 to 7.5 s of CPU instead of 7.8 to 8.2 s (wall 10.4 s against 10.6 s,
-    # medians of 3, alternating); at 1M four were no faster than eight.
+    # Four shuffle partitions below QUICK_JIT_BYTES, not eight: less CPU at 100k operations, no
+    # slower at 1M (docs/measurements.md, 2026-11-25).
     partitions = 1 if small else 4 if history_bytes < QUICK_JIT_BYTES else max(8, min(200, history_bytes // (64 << 20)))
     # The file is read in pieces of at most this many bytes: every core parses JSON from the first
     # stage on (Spark's default, 128 MB, reads a history of under 128 MB on one core).
@@ -292,9 +287,8 @@ def tune(spark: SparkSession, history_bytes: int) -> None:
     spark.conf.set("spark.sql.codegen.wholeStage", str(not small).lower())
     # Without whole-stage code, Spark still compiles (Janino) a class for each projection, filter
     # and ordering of the plan, and a check's plan has more of them than its code cache keeps:
-    # a small check compiled them again every time. Interpreted, a check of 1k operations runs
-    # 1.5 s faster (4.2 s to 2.7 s warm) and one of 5k 0.5 s faster; at 15k (3 MB) the two are
-    # even, and at 100k interpreted is slower (9 s to 11 s).
+    # a small check compiled them again every time. Interpreted is faster for a small history and
+    # slower for a large one (docs/measurements.md, 2026-11-25).
     interpreted = history_bytes < INTERPRETED_BYTES
     spark.conf.set("spark.sql.codegen.factoryMode", "NO_CODEGEN" if interpreted else "FALLBACK")
     # A value is parsed into a VARIANT by the JSON reader (checkers/load.py); an object with a key
@@ -303,7 +297,6 @@ def tune(spark: SparkSession, history_bytes: int) -> None:
     spark.conf.set("spark.sql.variant.allowDuplicateKeys", "true")
     # The flat table is cached without compression: choosing a column's encoding looks every value
     # of a long or string column up in a boxed hash map (its dictionary encoder never gives up on
-    # a 10,000-row batch), the largest single cost of building the cache. Measured per JVM thread,
-    # fresh checks, alternating (2026-11-25): tasks' CPU 31.0 and 29.7 s against 33.6 and 32.3 s at
-    # 1M, 161 s against 170 s at 10M (wall 116.6 s against 120.2 s), with the heap as it is.
+    # a 10,000-row batch), the largest single cost of building the cache (docs/measurements.md,
+    # 2026-11-25).
     spark.conf.set("spark.sql.inMemoryColumnarStorage.compressed", "false")

@@ -35,8 +35,8 @@ class Tables:
 ASSIGN_SQL = f"(f IN {in_list(ASSIGNS)} AND process != '{NEMESIS}')"
 
 # The two tables are written as SQL expressions, not PySpark column objects: each column object
-# is a round trip to the JVM, and these two functions made about 2,000 of them per check (0.4 s
-# of a small check's 2.7 s). Backquoted names are the history's fields.
+# is a round trip to the JVM, and these two functions made about 2,000 of them per check
+# (docs/measurements.md, 2026-11-25). Backquoted names are the history's fields.
 
 
 def pair(events: DataFrame) -> DataFrame:

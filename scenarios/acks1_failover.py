@@ -69,10 +69,9 @@ SCENARIO = Scenario(
 )
 
 #: The control's client processes. Each acks=all send waits for a follower's fetch, up to a
-#: second here: with acks1-failover's 4 processes the control acknowledged 31 to 58 sends in a
-#: whole run (about 2/s, and the liveness warning said so), a VALID verdict on almost nothing.
-#: 32 processes keep 8 times the sends in flight: 404 acknowledged with kafka-python, 207 with
-#: librdkafka, 132 with the Java client, on an idle machine (2026-11-26; docs/scenarios.md).
+#: second here: with acks1-failover's 4 processes the control acknowledged about 2 sends a
+#: second, a VALID verdict on almost nothing; 32 keep 8 times the sends in flight
+#: (docs/measurements.md, 2026-11-26).
 CONTROL_CONCURRENCY = 32
 
 # The same cluster, script and kills; the producer's acks (and min.insync.replicas) differ, and

@@ -41,9 +41,8 @@ def script(s: Script) -> None:
 
 _WORKLOAD = {
     "consumer": "subscribe",
-    # A fifth of the polls that return records: in CI's load a group of six kafka-python members
-    # held a key for a few seconds of the 30 (eager rebalances), 20 polls returned records, and
-    # at 0.05 no member crashed at all (2026-11-25); alone there are hundreds.
+    # A fifth of the polls that return records: in CI's load the group barely held keys, and at
+    # 0.05 no member crashed at all (docs/measurements.md, 2026-11-25).
     "member_crashes": 0.2,
     "keys": 4,
     "concurrency": 6,
