@@ -21,10 +21,13 @@ def test_the_docs_table_is_the_records():
     )
 
 
-def test_every_heal_is_a_fault_and_every_node_fault_says_what_it_leaves():
+def test_every_heal_is_a_fault_and_every_fault_left_in_place_is_healed_at_the_end():
+    final = {f.name for f in faults.FINAL}
     for record in faults.FAULTS:
         assert record.undone_by is None or record.undone_by in faults.BY_NAME, record.name
-        assert (record.act is None) == (record.leaves is None), record.name
+        assert record.undone_by is None or record.undone_by in final, record.name  # heal_all runs it
+        assert set(record.closes) <= final, record.name
+    assert final == set(faults.HEALS.values())  # heal_all runs nothing that heals nothing
     assert set(faults.RANDOM) <= set(faults.NAMES)
     assert not set(faults.RANDOM) & set(faults.HEALS.values())  # a random mix never picks a bare heal
 
@@ -36,7 +39,7 @@ class _Nemesis:
         self.applied: list[tuple[str, str]] = []
         self.fails = fails
 
-    def apply(self, fault: str, target: str, shape: str) -> dict:
+    def apply(self, fault: str, target: str, **options) -> dict:
         self.applied.append((fault, target))
         if fault in self.fails:
             return {"target": target, "error": "no such node"}

@@ -39,7 +39,7 @@ def wait_until(event: threading.Event) -> None:
 @pytest.mark.parametrize("broken", [True, False])
 def test_a_crashed_schedule_is_healed_then_raised_once(broken):
     nemesis = Nemesis(broken)
-    schedule = ScriptedSchedule(nemesis, [Step(0.0, "kill", "random", "isolate", None)]).start()
+    schedule = ScriptedSchedule(nemesis, [Step(0.0, "kill", "random", None)]).start()
     if broken:
         wait_until(schedule.finished)  # a crash ends the workload phase at once
     else:
@@ -83,7 +83,7 @@ def test_a_run_whose_schedule_crashed_fails_after_healing(tmp_path, monkeypatch,
     monkeypatch.setattr(runner_module, "_client", lambda ctx, pool, slot, process: Stepping())
     monkeypatch.setattr(Runner, "_final_phase", lambda self, slot, targets: None)
     nemesis = Nemesis(broken)
-    schedule = ScriptedSchedule(nemesis, [Step(0.2, "kill", "random", "isolate", None)])
+    schedule = ScriptedSchedule(nemesis, [Step(0.2, "kill", "random", None)])
     with HistoryWriter(tmp_path / "h.jsonl") as history:
         ctx = RunContext(
             history=history, opts=WorkloadOptions(concurrency=2, time_limit=3, rate=100), bootstrap_servers=""
