@@ -97,7 +97,7 @@ def parse_script(data: object) -> list[Step]:
 def play(steps: list[Step], wait_until: Callable[[float], bool], apply: Callable[..., dict]) -> bool:
     """Each step at its time (`at` seconds from the start), healed `for` seconds later by the fault
     that undoes it (nemesis/faults.py); a step that failed is not healed. `apply(fault, target,
-    **options)` is Nemesis.run's shape. `wait_until(t)` is False when the schedule was asked to stop
+    **options)` is Nemesis.run's signature. `wait_until(t)` is False when the schedule was asked to stop
     first; then so is the result. The one loop of timed steps: `--nemesis-script` and scenario
     files both play their steps with it."""
     for step in steps:
