@@ -41,7 +41,7 @@ def main() -> None:
     steps, at = [], 1.0
     for _ in range(args.trials):
         for fault in FAULTS:
-            steps.append(Step(at=at, fault=fault, target="random", shape="isolate", hold=args.gap / 2))
+            steps.append(Step(at=at, fault=fault, target="random", hold=args.gap / 2))
             at += args.gap
     delays: dict[str, list[float]] = {f: [] for f in FAULTS}
     with tempfile.TemporaryDirectory() as tmp, KafkaCluster(args.kafka).with_nodes(3) as cluster:

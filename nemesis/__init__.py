@@ -1,7 +1,8 @@
 """The nemesis: faults applied to the brokers of a live cluster, each recorded in the history.
 
-faults.py holds one record per fault kind (what it does, what undoes it, whether random
-schedules pick it, its docs line); one module per fault kind does it (kill.py, stop.py,
-pause.py, wipe.py, unflushed.py, partition.py); targets.py resolves targets from the live
-cluster; core.py applies, records and heals; schedule.py decides when.
+Each fault kind is one object (fault.py): its targets, its action, what undoes it, its options
+and how a random schedule draws them. faults.py is the table of them (with each one's docs line
+and colour); the actions are in a module per kind (kill.py, stop.py, pause.py, wipe.py,
+unflushed.py, partition.py, stall.py); targets.py resolves targets from the live cluster;
+core.py records each fault and keeps what is open until healed; schedule.py decides when.
 """

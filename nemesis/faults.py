@@ -1,10 +1,12 @@
-"""Every fault kind in one record: what it does to a node, what undoes it, whether a random
-schedule may pick it, and its line in docs/nemesis.md.
+"""The table of faults: one object per fault kind (nemesis/fault.py and the kinds' modules),
+named here with what it does, what undoes it, whether a random schedule may pick it, its line in
+docs/nemesis.md and its colour; and what is derived from them.
 
-The nemesis (core.py) applies the records, the schedules (schedule.py) and scenario files
-(scenarios/files.py) heal by them, `--nemesis` accepts the ones marked random, and the docs'
-table is this module's output (`python -m kafka_chaos.nemesis.faults`; a test compares). A new
-fault kind is a record here, its action in a module of its own, and its test.
+The nemesis (core.py) applies them and heals what they leave open, the schedules (schedule.py)
+and scenario files (scenarios/files.py) draw and heal by them, `--nemesis` accepts the ones
+marked random, and the docs' table is this module's output (`python -m kafka_chaos.nemesis.faults`;
+a test compares). A new fault kind is an entry here, its kind (if none of the others fits) in a
+module of its own, and its test.
 
 How a fault ends goes into the history itself (`named_ends`: `undone_by`, `heals`) and its
 colour into the run's config.json (`COLOURS`), so the report, which imports nothing of the
@@ -13,18 +15,19 @@ layers above it (tests/unit/test_layers.py), reads both from the run directory.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Mapping
+from typing import Any
 
+from kafka_chaos.harness.config import EXTERNAL_PORT, INTERNAL_PORT
 from kafka_chaos.harness.node import KafkaNode
+from kafka_chaos.nemesis.fault import Fault, NodeFault, Undo
 from kafka_chaos.nemesis.kill import kill, start, wait_stopped
+from kafka_chaos.nemesis.partition import Heal, Partition
 from kafka_chaos.nemesis.pause import pause, resume
+from kafka_chaos.nemesis.stall import END_TXN, WRITE_TXN_MARKERS, Stall
 from kafka_chaos.nemesis.stop import stop
+from kafka_chaos.nemesis.unflushed import LoseUnflushed
 from kafka_chaos.nemesis.wipe import wipe
-
-#: What a fault leaves a node as, for heal_all: down (to start), up (started again), paused (to
-#: resume), thawed (resumed).
-DOWN, UP, PAUSED, THAWED = "down", "up", "paused", "thawed"
 
 
 def _restart(node: KafkaNode) -> None:
@@ -32,89 +35,89 @@ def _restart(node: KafkaNode) -> None:
     start(node)
 
 
-@dataclass(frozen=True)
-class Fault:
-    name: str
-    #: What it does, for the docs' table.
-    does: str
-    #: The fault that undoes it when it stays in place (kill -> start); None when it does not stay.
-    undone_by: str | None = None
-    #: How the docs say it is undone (defaults to the name of `undone_by`).
-    undone_doc: str | None = None
-    #: Whether `--nemesis` may pick it for a random schedule.
-    random: bool = False
-    #: Its action on one node; None for the faults the nemesis applies to the network or the disk
-    #: itself (partition, heal, lose-unflushed).
-    act: Callable[[KafkaNode], None] | None = None
-    #: What the node is afterwards (DOWN, UP, PAUSED, THAWED), for the nemesis's list of what to heal.
-    leaves: str | None = None
-    #: Its shading in the report's plots (a fault that undoes others is not drawn: None).
-    colour: str | None = None
-
+START = Undo("start", "start a stopped or killed node's container again", act=_restart, owed="down")
+RESUME = Undo("resume", "thaw a paused container", act=resume, owed="paused")
+HEAL = Heal("heal", "flush every node's `KAFKA-CHAOS` chain: the network whole again")
+PARTITION = Partition(
+    "partition",
+    "iptables DROP rules inside the containers, in a chain of their own (`KAFKA-CHAOS`), on INPUT and "
+    "OUTPUT, by cluster-network address",
+    undone_by=HEAL.name,
+    undone_doc="`heal`: flushes that chain on every node",
+    random=True,
+    colour="#9467bd",
+)
+HOLD_ENDTXN = Stall(
+    "hold-endtxn",
+    "on every connection clients have open to the node now, drop the segment that starts their next "
+    "EndTxn request (an iptables u32 match on its API key): TCP holds it and what follows it until healed, "
+    "while the client times it out and sends it again on a new connection (KAFKA-17754)",
+    undone_by=HEAL.name,
+    undone_doc="`heal`",
+    random=True,
+    colour="#aec7e8",
+    api=END_TXN,
+    port=EXTERNAL_PORT,
+)
+HOLD_MARKERS = Stall(
+    "hold-markers",
+    "the same on the brokers' own listener: on every connection open to the node now, drop the segment that "
+    "starts the next WriteTxnMarkers request; the coordinator sends the marker again on a new connection "
+    "(after the brokers' request.timeout.ms) and the late one arrives after the producer's next transaction "
+    "began there (KAFKA-17754)",
+    undone_by=HEAL.name,
+    undone_doc="`heal`",
+    random=True,
+    colour="#c5b0d5",
+    api=WRITE_TXN_MARKERS,
+    port=INTERNAL_PORT,
+)
 
 FAULTS: tuple[Fault, ...] = (
-    Fault(
+    NodeFault(
         "kill", "SIGKILL the broker's JVM (the container's main process)",
-        undone_by="start", undone_doc="`start`: the same container, its disk as it was",
-        random=True, act=kill, leaves=DOWN, colour="#d62728",
+        undone_by=START.name, undone_doc="`start`: the same container, its disk as it was",
+        random=True, act=kill, colour="#d62728",
     ),
-    Fault(
+    NodeFault(
         "stop",
         "a clean shutdown: SIGTERM, SIGKILL after 30 s. The broker's controlled shutdown moves its leaderships "
         "to other ISR members and it is fenced at once, so it can register again right away (a SIGKILLed "
         "broker keeps its session until `broker.session.timeout.ms`, and the controller refuses a new "
         "registration of its id until then)",
-        undone_by="start", act=stop, leaves=DOWN, colour="#bcbd22",
+        undone_by=START.name, act=stop, colour="#bcbd22",
     ),
-    Fault("start", "start a stopped or killed node's container again", act=_restart, leaves=UP),
-    Fault(
+    START,
+    NodeFault(
         "pause", "freeze the container's processes (cgroup freezer, `docker pause`)",
-        undone_by="resume", random=True, act=pause, leaves=PAUSED, colour="#ff7f0e",
+        undone_by=RESUME.name, random=True, act=pause, colour="#ff7f0e",
     ),
-    Fault("resume", "thaw a paused container", act=resume, leaves=THAWED),
-    Fault(
-        "partition",
-        "iptables DROP rules inside the containers, in a chain of their own (`KAFKA-CHAOS`), on INPUT and "
-        "OUTPUT, by cluster-network address",
-        undone_by="heal", undone_doc="`heal`: flushes that chain on every node", random=True, colour="#9467bd",
-    ),
-    Fault(
+    RESUME,
+    PARTITION,
+    Stall(
         "stall",
         "hold every TCP connection clients have open to the node now (a DROP rule per connection, both ways, "
         "in the `KAFKA-CHAOS` chain); connections opened later pass. A request already on the wire arrives "
         "when it heals, late and out of order with what the client sent since on a new connection "
         "(KAFKA-17754's delayed EndTxn)",
-        undone_by="heal", undone_doc="`heal`", random=True, colour="#17becf",
+        undone_by=HEAL.name, undone_doc="`heal`", random=True, colour="#17becf",
     ),
-    Fault(
-        "hold-endtxn",
-        "on every connection clients have open to the node now, drop the segment that starts their next "
-        "EndTxn request (an iptables u32 match on its API key): TCP holds it and what follows it until healed, "
-        "while the client times it out and sends it again on a new connection (KAFKA-17754)",
-        undone_by="heal", undone_doc="`heal`", random=True, colour="#aec7e8",
-    ),
-    Fault(
-        "hold-markers",
-        "the same on the brokers' own listener: on every connection open to the node now, drop the segment that "
-        "starts the next WriteTxnMarkers request; the coordinator sends the marker again on a new connection "
-        "(after the brokers' request.timeout.ms) and the late one arrives after the producer's next transaction "
-        "began there (KAFKA-17754)",
-        undone_by="heal", undone_doc="`heal`", random=True, colour="#c5b0d5",
-    ),
-    Fault("heal", "flush every node's `KAFKA-CHAOS` chain: the network whole again"),
-    Fault(
+    HOLD_ENDTXN,
+    HOLD_MARKERS,
+    HEAL,
+    NodeFault(
         "wipe",
         "kill, empty the data directory on the host (a replaced disk), start; the entrypoint formats it again "
         "with the cluster's id (KAFKA-14139, KIP-903)",
-        undone_doc="itself (the node restarts)", random=True, act=wipe, leaves=UP, colour="#8c564b",
+        undone_doc="itself (the node restarts)", random=True, act=wipe, closes=(START.name,), colour="#8c564b",
     ),
-    Fault(
+    LoseUnflushed(
         "lose-unflushed",
         "kill, cut every partition's log back to its recovery point in `recovery-point-offset-checkpoint` "
         "(whole segments after it removed, the segment holding it cut at the first batch at or after it, its "
         "indexes dropped for Kafka to rebuild), start: a power loss, the \"last replica standing\" fault of "
         "KIP-966. The metadata log is left alone: KRaft fsyncs it on every append",
-        undone_doc="itself", random=True, colour="#e377c2",
+        undone_doc="itself", random=True, closes=(START.name,), colour="#e377c2",
     ),
 )  # fmt: skip
 
@@ -132,6 +135,12 @@ COLOURS: dict[str, str] = {f.name: f.colour for f in FAULTS if f.colour}
 #: `heals`, as every fault that stays in place writes its `undone_by`, so that a reader of the
 #: history (the report's fault bands, checkers/faults.py) needs no copy of this table.
 HEALED_BY: dict[str, list[str]] = {heal: [f for f, h in HEALS.items() if h == heal] for heal in HEALS.values()}
+#: What heal_all runs, in order, for each that owes nodes: paused and down nodes back before the
+#: network heals, which reaches running nodes only.
+FINAL: tuple[Fault, ...] = (RESUME, START, HEAL)
+#: The options a timed step may carry, with their defaults: each is its fault's own (a partition's
+#: `shape`); a step of another fault may carry one too, and that fault ignores it.
+STEP_OPTIONS: dict[str, Any] = {k: v for f in FAULTS for k, v in f.OPTIONS.items()}
 
 
 def named_ends(fault: str) -> dict[str, object]:
@@ -140,6 +149,14 @@ def named_ends(fault: str) -> dict[str, object]:
     if fault in HEALED_BY:
         return {"heals": HEALED_BY[fault]}
     return {"undone_by": HEALS[fault]} if fault in HEALS else {}
+
+
+def check_options(options: Mapping[str, Any]) -> None:
+    """ValueError naming the first of a step's options that the fault reading it does not take."""
+    for option, value in options.items():
+        for f in FAULTS:
+            if option in f.OPTIONS:
+                f.check(option, value)
 
 
 def markdown_table() -> str:

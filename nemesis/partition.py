@@ -12,16 +12,24 @@ majority and minority; `majorities-ring`, each node sees a majority but no two s
 one; `bridge`, two halves joined only through one node. And `cut`: chosen pairs of nodes (or
 groups) that cannot talk to each other, everything else connected, e.g. a partition leader cut
 off from the active controller only (KAFKA-14139).
+
+`Partition` is the fault kind (a shape is its own option, `shape`), `Heal` the one that undoes
+it and every other fault on the `KAFKA-CHAOS` chain (stall.py).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
+from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.nemesis.docker_ops import exec_root, network_ip
+from kafka_chaos.nemesis.fault import Aim, Fault, Stage, everyone
+from kafka_chaos.nemesis.targets import TargetError, resolve
 
 CHAIN = "KAFKA-CHAOS"
 SHAPES = ("isolate", "halves", "majorities-ring", "bridge", "cut")
@@ -150,3 +158,65 @@ def rules(node: KafkaNode) -> list[str]:
     """The DROP rules in the node's chain now (for tests and reports)."""
     text = exec_root(node, "sh", "-c", f"iptables -S {CHAIN} 2>/dev/null || true")
     return [line for line in text.splitlines() if "DROP" in line]
+
+
+def resolve_cut(cluster: KafkaCluster, target: str, rng: random.Random) -> Grudge:
+    """`A|B;C|D`: each side a target of its own (nemesis/targets.py), every pair cut both ways."""
+    pairs = []
+    for part in target.split(";"):
+        sides = part.split("|")
+        if len(sides) != 2 or not all(s.strip() for s in sides):
+            raise TargetError(f"malformed cut {part!r}: expected SIDE|SIDE, e.g. leader:chaos/0|controller")
+        a, b = (resolve(cluster, side.strip(), rng) for side in sides)
+        pairs.append(([n.alias for n in a], [n.alias for n in b]))
+    return cut(pairs)
+
+
+@dataclass(frozen=True)
+class Partition(Fault):
+    """A grudge of its `shape` among all nodes: `isolate` cuts its target off, the other random
+    shapes draw their sides (the target is recorded, not used), `cut` reads its pairs from the target."""
+
+    OPTIONS: ClassVar[Mapping[str, Any]] = {"shape": "isolate"}
+
+    def check(self, option: str, value: Any) -> None:
+        if value not in SHAPES:
+            raise ValueError(f"unknown partition shape {value!r}")
+
+    def draw(self, rng: random.Random) -> dict[str, Any]:
+        return {"shape": rng.choice(RANDOM_SHAPES)}
+
+    def label(self, target: str, args: Mapping[str, Any]) -> str:
+        return f"{self.name} {target} ({args['shape']})"
+
+    def aim(self, stage: Stage, target: str, args: Mapping[str, Any]) -> Aim:
+        if args["shape"] != "cut":
+            return super().aim(stage, target, args)
+        grudge = resolve_cut(stage.cluster, target, stage.rng)
+        return Aim(sorted({stage.cluster.node(a) for a in grudge}, key=lambda n: n.node_id), grudge)
+
+    def apply(self, stage: Stage, aim: Aim, args: Mapping[str, Any]) -> dict[str, Any]:
+        aliases = [n.alias for n in aim.nodes]
+        grudge = aim.detail
+        if grudge is None:
+            victim = aliases[0] if args["shape"] == "isolate" else None
+            grudge = shape(args["shape"], everyone(stage), stage.rng, victim)
+        apply(stage.cluster.nodes, grudge, stage.cluster.network.name)
+        stage.book(self, everyone(stage))
+        return {"nodes": aliases, "grudge": {k: sorted(v) for k, v in grudge.items() if v}}
+
+
+@dataclass(frozen=True)
+class Heal(Fault):
+    """Flush every running node's chain: whatever the target, the whole network heals."""
+
+    def asked(self, target: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(args)
+
+    def aim(self, stage: Stage, target: str, args: Mapping[str, Any]) -> Aim:
+        return Aim(list(stage.cluster.nodes))
+
+    def apply(self, stage: Stage, aim: Aim, args: Mapping[str, Any]) -> dict[str, Any]:
+        healed = heal(stage.cluster.nodes)
+        stage.book(self, everyone(stage))
+        return {"nodes": healed}

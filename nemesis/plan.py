@@ -8,7 +8,7 @@ has a nemesis to drive (a started cluster and an open history).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,7 @@ class NemesisPlan:
         if self.custom is not None:
             plan: dict[str, Any] = {"scenario": self.label}
         elif self.script is not None:
-            plan = {"script": [asdict(step) for step in self.script]}
+            plan = {"script": [step.describe() for step in self.script]}
         elif self.faults:
             plan = {"faults": self.faults, "interval": self.interval}
             if self.start is not None:

@@ -8,9 +8,9 @@ An entry `FAULT@TARGET` aims that fault at a target of nemesis/targets.py instea
 (`kill@group-coordinator`, `pause@txn-coordinator`, `kill@leader:chaos/0`).
 
 Scripted (`--nemesis-script FILE`, JSON): a list of steps, each
-`{"at": seconds, "fault": "kill", "target": "leader:chaos/0", "shape": "isolate", "for": seconds}`.
-`for` (optional) heals the fault that long after it started. Steps may not overlap: each
-starts after the previous one (and its `for`) ended.
+`{"at": seconds, "fault": "kill", "target": "leader:chaos/0", "for": seconds}`, and the fault's
+own options (a partition's `"shape": "isolate"`). `for` (optional) heals the fault that long after
+it started. Steps may not overlap: each starts after the previous one (and its `for`) ended.
 
 Either way every fault is healed before the final read phase (stop_and_heal). A schedule that
 crashes (a bug in the schedule, not a fault that failed to apply: the nemesis records those) ends
@@ -21,17 +21,17 @@ whose faults silently stopped would otherwise check as VALID on traffic no fault
 from __future__ import annotations
 
 import json
-import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
 from kafka_chaos.nemesis.core import Nemesis
-from kafka_chaos.nemesis.faults import HEALS, NAMES, RANDOM
-from kafka_chaos.nemesis.partition import RANDOM_SHAPES, SHAPES
+from kafka_chaos.nemesis.faults import BY_NAME, HEALS, NAMES, RANDOM, STEP_OPTIONS, check_options
+from kafka_chaos.nemesis.streams import stream
 
 
 def parse_fault_list(text: str) -> list[str]:
@@ -52,8 +52,14 @@ class Step:
     at: float
     fault: str
     target: str = "random"
-    shape: str = "isolate"
     hold: float | None = None  # "for" in the script
+    #: The fault's own options as the script gave them (a partition's `shape`: faults.STEP_OPTIONS).
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        """The step in config.json: every step option with its default unless the script gave it."""
+        head = {"at": self.at, "fault": self.fault, "target": self.target}
+        return {**head, **STEP_OPTIONS, **self.options, "hold": self.hold}
 
 
 def parse_script(data: object) -> list[Step]:
@@ -64,20 +70,23 @@ def parse_script(data: object) -> list[Step]:
     for i, raw in enumerate(data):
         if not isinstance(raw, dict) or "at" not in raw or "fault" not in raw:
             raise UsageError(f"step {i}: needs at least 'at' and 'fault'")
-        extra = set(raw) - {"at", "fault", "target", "shape", "for"}
+        extra = set(raw) - {"at", "fault", "target", "for", *STEP_OPTIONS}
         if extra:
             raise UsageError(f"step {i}: unknown field(s) {', '.join(sorted(extra))}")
         if raw["fault"] not in NAMES:
             raise UsageError(f"step {i}: unknown fault {raw['fault']!r}: expected one of {', '.join(NAMES)}")
-        if raw.get("shape", "isolate") not in SHAPES:
-            raise UsageError(f"step {i}: unknown partition shape {raw['shape']!r}")
+        options = {k: raw[k] for k in STEP_OPTIONS if k in raw}
+        try:
+            check_options(options)
+        except ValueError as exc:
+            raise UsageError(f"step {i}: {exc}") from None
         try:
             at, hold = float(raw["at"]), None if raw.get("for") is None else float(raw["for"])
         except (TypeError, ValueError):
             raise UsageError(f"step {i}: 'at' and 'for' must be numbers of seconds") from None
         if at < 0 or (hold is not None and hold <= 0):
             raise UsageError(f"step {i}: 'at' must be >= 0 and 'for' > 0")
-        steps.append(Step(at, raw["fault"], str(raw.get("target", "random")), raw.get("shape", "isolate"), hold))
+        steps.append(Step(at, raw["fault"], str(raw.get("target", "random")), hold, options))
     for i, (a, b) in enumerate(zip(steps, steps[1:], strict=False), 1):
         end = a.at + (a.hold or 0)
         if b.at <= a.at or b.at < end:
@@ -85,19 +94,20 @@ def parse_script(data: object) -> list[Step]:
     return steps
 
 
-def play(steps: list[Step], wait_until: Callable[[float], bool], apply: Callable[[str, str, str], dict]) -> bool:
+def play(steps: list[Step], wait_until: Callable[[float], bool], apply: Callable[..., dict]) -> bool:
     """Each step at its time (`at` seconds from the start), healed `for` seconds later by the fault
-    that undoes it (nemesis/faults.py); a step that failed is not healed. `wait_until(t)` is False
-    when the schedule was asked to stop first; then so is the result. The one loop of timed steps:
-    `--nemesis-script` and scenario files both play their steps with it."""
+    that undoes it (nemesis/faults.py); a step that failed is not healed. `apply(fault, target,
+    **options)` is Nemesis.run's signature. `wait_until(t)` is False when the schedule was asked to stop
+    first; then so is the result. The one loop of timed steps: `--nemesis-script` and scenario
+    files both play their steps with it."""
     for step in steps:
         if not wait_until(step.at):
             return False
-        value = apply(step.fault, step.target, step.shape)
+        value = apply(step.fault, step.target, **step.options)
         if step.hold is not None and step.fault in HEALS and "error" not in value:
             if not wait_until(step.at + step.hold):
                 return False
-            apply(HEALS[step.fault], ",".join(value.get("nodes", [])) or "random", "isolate")
+            apply(HEALS[step.fault], ",".join(value.get("nodes", [])) or "random")
     return True
 
 
@@ -170,7 +180,7 @@ class RandomSchedule(Schedule):
         start: float | None = None,
     ) -> None:
         super().__init__(nemesis)
-        self.faults, self.interval, self.rng = faults, interval, random.Random(seed)
+        self.faults, self.interval, self.rng = faults, interval, stream(seed, "schedule")
         self.first_quiet = interval if start is None else start
 
     def loop(self) -> None:
@@ -181,8 +191,7 @@ class RandomSchedule(Schedule):
             if not bag:  # every fault once per round, in a random order
                 bag = self.rng.sample(self.faults, len(self.faults))
             fault, _, target = bag.pop().partition("@")
-            shape = self.rng.choice(RANDOM_SHAPES) if fault == "partition" else "isolate"
-            self.nemesis.run(fault, target or "random", shape)
+            self.nemesis.run(fault, target or "random", **BY_NAME[fault].draw(self.rng))
             if fault in HEALS:
                 held = self._sleep_until(time.monotonic() + self.interval)
                 self.nemesis.run(HEALS[fault], "random")

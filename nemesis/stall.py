@@ -21,18 +21,23 @@ The connections are read from the node's /proc/net/tcp (every image has it; no `
 established ones on the listener for host clients (harness/config.py EXTERNAL_PORT). Each gets a
 DROP rule for its four-tuple in the `KAFKA-CHAOS` chain (nemesis/partition.py), which INPUT and
 OUTPUT both jump to, so `heal` removes them with every other network fault.
+
+`Stall` is the fault kind of all three: which request it holds from (none: everything), on which listener.
 """
 
 from __future__ import annotations
 
 import socket
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
 
 from kafka_chaos.harness.config import EXTERNAL_PORT
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.nemesis.docker_ops import exec_root
+from kafka_chaos.nemesis.fault import Aim, Fault, Stage, everyone
 from kafka_chaos.nemesis.partition import CHAIN, RESET
 
 ESTABLISHED = "01"
@@ -97,3 +102,17 @@ def stall(nodes: Sequence[KafkaNode], api_key: int | None = None, port: int = EX
     with ThreadPoolExecutor(max_workers=len(running) or 1) as pool:
         counts = list(pool.map(one, running))
     return {n.alias: c for n, c in zip(running, counts, strict=True)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stall(Fault):
+    """Hold the connections open now to `port` on the target nodes: all their traffic, or from
+    their next request of `api` on."""
+
+    api: int | None = None
+    port: int = EXTERNAL_PORT
+
+    def apply(self, stage: Stage, aim: Aim, args: Mapping[str, Any]) -> dict[str, Any]:
+        held = stall(aim.nodes, self.api, self.port)
+        stage.book(self, everyone(stage))  # on the chain that `heal` flushes on every node
+        return {"nodes": [n.alias for n in aim.nodes], "connections": held}

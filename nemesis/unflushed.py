@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kafka_chaos.harness.node import KafkaNode
+from kafka_chaos.nemesis.fault import Aim, Fault, Stage
 from kafka_chaos.nemesis.kill import kill, start, wait_stopped
 
 CHECKPOINT = "recovery-point-offset-checkpoint"
@@ -118,3 +121,15 @@ def lose_unflushed(node: KafkaNode) -> list[Truncation]:
     truncations = drop_unflushed(node.data_dir)
     start(node)
     return truncations
+
+
+@dataclass(frozen=True)
+class LoseUnflushed(Fault):
+    """lose_unflushed on each target node; the completion says what it cut, per partition."""
+
+    def apply(self, stage: Stage, aim: Aim, args: Mapping[str, Any]) -> dict[str, Any]:
+        cuts = []
+        for node in aim.nodes:
+            cuts += [{"node": node.alias, **t.as_json()} for t in lose_unflushed(node) if t.bytes_removed]
+            stage.book(self, [node.alias])
+        return {"nodes": [n.alias for n in aim.nodes], "truncated": cuts}

@@ -28,6 +28,7 @@ and is fenced. The Java client is built against the cluster's own version.
 
 from __future__ import annotations
 
+from kafka_chaos.nemesis.faults import HEAL, HOLD_ENDTXN, HOLD_MARKERS
 from kafka_chaos.scenarios.base import LOSS, SAFE, Scenario, at_least
 from kafka_chaos.scenarios.script import Script
 
@@ -40,9 +41,9 @@ def script(s: Script) -> None:
     everyone = ",".join(n.alias for n in s.cluster.nodes)
     s.sleep(BETWEEN_S)  # transactions under way
     for round_ in range(ROUNDS):
-        s.fault("hold-markers" if round_ % 2 == 0 else "hold-endtxn", everyone)
+        s.fault((HOLD_MARKERS if round_ % 2 == 0 else HOLD_ENDTXN).name, everyone)
         s.sleep(HOLD_S)
-        s.fault("heal")
+        s.fault(HEAL.name)
         s.sleep(BETWEEN_S)
 
 

@@ -23,6 +23,7 @@ from kafka.errors import KafkaError
 from kafka_chaos.harness.admin import topic_metadata_from
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.nemesis.core import Nemesis
+from kafka_chaos.nemesis.faults import BY_NAME, PARTITION
 from kafka_chaos.nemesis.targets import partition_in, resolve
 
 
@@ -95,16 +96,18 @@ class Script:
             self.sleep(every_s)
 
     # Faults (recorded in the history by the nemesis).
-    def fault(self, fault: str, target: str = "random", shape: str = "isolate") -> dict[str, Any]:
-        value = self.nemesis.run(fault, target, shape)
-        self.note(f"{fault} {target}" + (f" ({shape})" if fault == "partition" else ""), result=value)
+    def fault(self, fault: str, target: str = "random", **options: Any) -> dict[str, Any]:
+        """Apply a fault with its own options (a partition's `shape`); StepTimeout when it failed."""
+        value = self.nemesis.run(fault, target, **options)
+        kind = BY_NAME[fault]
+        self.note(kind.label(target, kind.args(options)), result=value)
         if "error" in value:
             raise StepTimeout(f"{fault} {target} failed: {value['error']}")
         return value
 
     def cut(self, *pairs: tuple[str, str]) -> dict[str, Any]:
         """Replace the network faults by these cuts (each pair of targets cut both ways)."""
-        return self.fault("partition", ";".join(f"{a}|{b}" for a, b in pairs), "cut")
+        return self.fault(PARTITION.name, ";".join(f"{a}|{b}" for a, b in pairs), shape="cut")
 
     def elect_unclean(self, key: str) -> None:
         """An operator's forced unclean election of `topic/partition` (ElectLeaders, UNCLEAN),

@@ -1,15 +1,20 @@
 """The fault records (nemesis/faults.py): the one place a fault kind is described, and what is
-derived from them: the docs' table, the random mix, the heals, and the loop of timed steps."""
+derived from them: the docs' table, the random mix, the heals, and the loop of timed steps; and
+each fault kind's own logic (targets, options, draws, what it leaves open) on pure inputs."""
 
+import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from kafka_chaos.checkers.faults import SPARE_COLOURS, colours_of, ends_of, fault_windows
 from kafka_chaos.frontends.cli import build_parser
-from kafka_chaos.nemesis import faults
+from kafka_chaos.nemesis import core, faults, partition, stall
+from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.plan import NemesisPlan, nemesis_plan
 from kafka_chaos.nemesis.schedule import Step, play
+from kafka_chaos.nemesis.targets import TargetError
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "nemesis.md"
 
@@ -21,10 +26,13 @@ def test_the_docs_table_is_the_records():
     )
 
 
-def test_every_heal_is_a_fault_and_every_node_fault_says_what_it_leaves():
+def test_every_heal_is_a_fault_and_every_fault_left_in_place_is_healed_at_the_end():
+    final = {f.name for f in faults.FINAL}
     for record in faults.FAULTS:
         assert record.undone_by is None or record.undone_by in faults.BY_NAME, record.name
-        assert (record.act is None) == (record.leaves is None), record.name
+        assert record.undone_by is None or record.undone_by in final, record.name  # heal_all runs it
+        assert set(record.closes) <= final, record.name
+    assert final == set(faults.HEALS.values())  # heal_all runs nothing that heals nothing
     assert set(faults.RANDOM) <= set(faults.NAMES)
     assert not set(faults.RANDOM) & set(faults.HEALS.values())  # a random mix never picks a bare heal
 
@@ -36,7 +44,7 @@ class _Nemesis:
         self.applied: list[tuple[str, str]] = []
         self.fails = fails
 
-    def apply(self, fault: str, target: str, shape: str) -> dict:
+    def apply(self, fault: str, target: str, **options) -> dict:
         self.applied.append((fault, target))
         if fault in self.fails:
             return {"target": target, "error": "no such node"}
@@ -133,3 +141,166 @@ def test_an_operation_that_heals_something_else_does_not_end_the_fault():
 def test_a_history_that_does_not_say_how_faults_end_draws_them_as_instants():
     ops = [_op("kill", 1, 1.1, value={}), _op("start", 5, 5.2, value={"nodes": []})]
     assert [(w["f"], w["start"], w["end"]) for w in fault_windows(ops, 20.0)] == [("kill", 1, 1.1), ("start", 5, 5.2)]
+
+
+class _Node:
+    def __init__(self, node_id: int):
+        self.alias, self.node_id = f"kafka-{node_id}", node_id
+
+    def state(self) -> str:
+        return "running"
+
+
+class _Cluster:
+    """Five nodes, found by alias or id, as nemesis/targets.py asks for them."""
+
+    def __init__(self):
+        self.nodes = [_Node(i) for i in range(1, 6)]
+        self.controllers = self.nodes[:1]
+        self.network = type("Network", (), {"name": "net"})()
+
+    def node(self, key):
+        for n in self.nodes:
+            if key in (n.alias, n.node_id):
+                return n
+        raise KeyError(key)
+
+
+class _Stage:
+    """What a fault sees of the nemesis, from pure inputs: `open` is what each undoing fault owes."""
+
+    def __init__(self, open: dict[str, set[str]] | None = None):
+        self.cluster, self.rng, self.open = _Cluster(), random.Random(1), open or {}
+
+    def book(self, fault, aliases):
+        raise AssertionError("aiming books nothing")
+
+
+def _aliases(aim) -> list[str]:
+    return [n.alias for n in aim.nodes]
+
+
+def test_an_undoing_fault_at_random_acts_on_every_node_it_owes():
+    stage = _Stage({"start": {"kafka-3", "kafka-1"}, "resume": set()})
+    assert _aliases(faults.START.aim(stage, "random", {})) == ["kafka-1", "kafka-3"]
+    with pytest.raises(TargetError, match="^resume: no node is paused$"):
+        faults.RESUME.aim(stage, "random", {})
+    with pytest.raises(TargetError, match="^start: no node is down$"):
+        faults.START.aim(_Stage(), "random", {})
+    assert _aliases(faults.START.aim(stage, "kafka-2", {})) == ["kafka-2"]  # a named node, owed or not
+    assert len(faults.BY_NAME["kill"].aim(stage, "random", {}).nodes) == 1  # a fault that undoes none: one at random
+
+
+def test_a_partition_reads_its_shape_as_its_own_option_and_no_other_fault_does():
+    p, kill = faults.PARTITION, faults.BY_NAME["kill"]
+    assert p.args({}) == {"shape": "isolate"}
+    assert p.args({"shape": "cut", "unread": 1}) == {"shape": "cut"}
+    assert kill.args({"shape": "halves"}) == {}  # a script may give any step a shape; only partition reads it
+    assert p.asked("kafka-1", p.args({})) == {"target": "kafka-1", "shape": "isolate"}
+    assert kill.asked("kafka-1", {}) == {"target": "kafka-1"}
+    assert faults.HEAL.asked("random", {}) == {}  # it heals every node, whatever the target
+    assert (p.label("a|b", {"shape": "cut"}), kill.label("kafka-1", {})) == ("partition a|b (cut)", "kill kafka-1")
+    with pytest.raises(ValueError, match="unknown partition shape 'star'"):
+        faults.check_options({"shape": "star"})
+    faults.check_options({"shape": "cut"})
+    assert faults.STEP_OPTIONS == {"shape": "isolate"}
+
+
+def test_a_random_schedule_draws_every_random_shape_of_a_partition_and_no_cut():
+    drawn = [faults.PARTITION.draw(random.Random(seed)) for seed in range(100)]
+    assert {d["shape"] for d in drawn} == set(partition.RANDOM_SHAPES) and "cut" not in partition.RANDOM_SHAPES
+    assert all(set(d) == {"shape"} for d in drawn)
+    assert {f.name: f.draw(random.Random(1)) for f in faults.FAULTS if f is not faults.PARTITION} == {
+        f.name: {} for f in faults.FAULTS if f is not faults.PARTITION
+    }
+
+
+def test_a_cut_aims_at_the_nodes_of_its_pairs_and_other_shapes_at_the_target():
+    stage = _Stage()
+    aim = faults.PARTITION.aim(stage, "kafka-1|kafka-2; kafka-3|2", {"shape": "cut"})
+    assert _aliases(aim) == ["kafka-1", "kafka-2", "kafka-3"]
+    assert aim.detail == {"kafka-1": {"kafka-2"}, "kafka-2": {"kafka-1", "kafka-3"}, "kafka-3": {"kafka-2"}}
+    with pytest.raises(TargetError, match="malformed cut 'kafka-1'"):
+        faults.PARTITION.aim(stage, "kafka-1", {"shape": "cut"})
+    isolate = faults.PARTITION.aim(stage, "kafka-4", {"shape": "isolate"})
+    assert (_aliases(isolate), isolate.detail) == (["kafka-4"], None)  # its grudge is drawn when applied
+
+
+class _History:
+    def __init__(self):
+        self.events: list[tuple] = []
+
+    def write(self, process, type, f, value, error=None):
+        self.events.append((type, f, value, error))
+
+
+@pytest.fixture
+def acted(monkeypatch) -> list[tuple[str, str]]:
+    """The nemesis's faults with their actions recorded instead of done; kafka-5 cannot be killed."""
+    acted: list[tuple[str, str]] = []
+
+    def act(name):
+        def on(node):
+            if (name, node.alias) == ("kill", "kafka-5"):
+                raise RuntimeError("no such process")
+            acted.append((name, node.alias))
+
+        return on
+
+    for f in faults.FAULTS:
+        if hasattr(f, "act"):
+            monkeypatch.setitem(core.BY_NAME, f.name, replace(f, act=act(f.name)))
+    monkeypatch.setattr(partition, "apply", lambda nodes, grudge, network: acted.append(("partition", "")))
+    monkeypatch.setattr(partition, "heal", lambda nodes: [n.alias for n in nodes])
+    monkeypatch.setattr(stall, "stall", lambda nodes, api, port: {n.alias: 1 for n in nodes})
+    return acted
+
+
+def test_the_nemesis_heals_at_the_end_what_its_faults_left_open(acted):
+    history = _History()
+    nemesis = Nemesis(_Cluster(), history, seed=1)  # type: ignore[arg-type]
+    nemesis.run("kill", "kafka-1,kafka-2")
+    nemesis.run("pause", "kafka-3")
+    nemesis.run("wipe", "kafka-2")  # started again: nothing left for `start` there
+    nemesis.run("kill", "kafka-4,kafka-5")  # broke half way: kafka-4 is down
+    nemesis.run("partition", "kafka-4", shape="halves")
+    everyone = {f"kafka-{i}" for i in range(1, 6)}
+    assert nemesis.open == {"start": {"kafka-1", "kafka-4"}, "resume": {"kafka-3"}, "heal": everyone}
+    assert history.events[-3][:2] == ("info", "kill") and history.events[-3][2]["nodes"] == ["kafka-4", "kafka-5"]
+    del acted[:], history.events[:]
+    nemesis.heal_all()
+    assert [(t, f) for t, f, _, _ in history.events] == [
+        ("invoke", "resume"),
+        ("ok", "resume"),
+        ("invoke", "start"),
+        ("ok", "start"),
+        ("invoke", "heal"),
+        ("ok", "heal"),
+    ]
+    assert acted == [("resume", "kafka-3"), ("start", "kafka-1"), ("start", "kafka-4")]
+    assert not any(nemesis.open.values())
+    nemesis.heal_all()  # nothing left open: nothing more to do
+    assert len(history.events) == 6
+
+
+def test_a_network_fault_leaves_the_heal_open_and_a_heal_closes_it(acted):
+    nemesis = Nemesis(_Cluster(), _History(), seed=1)  # type: ignore[arg-type]
+    done = nemesis.run("hold-markers", "kafka-2")
+    assert done == {"target": "kafka-2", "undone_by": "heal", "nodes": ["kafka-2"], "connections": {"kafka-2": 1}}
+    assert nemesis.open["heal"] == {f"kafka-{i}" for i in range(1, 6)}
+    assert nemesis.run("heal")["nodes"] == [f"kafka-{i}" for i in range(1, 6)]
+    assert nemesis.open["heal"] == set()
+    assert nemesis.run("start")["error"] == "start: no node is down"  # nothing owed: a recorded fail
+
+
+def test_a_scripts_steps_are_written_to_config_json_with_every_option():
+    steps = [
+        {"at": 1, "fault": "kill", "for": 2},
+        {"at": 4, "fault": "partition", "target": "kafka-1|kafka-2", "shape": "cut"},
+    ]
+    plan = nemesis_plan(None, 5, steps)
+    assert plan.describe()["script"] == [
+        {"at": 1.0, "fault": "kill", "target": "random", "shape": "isolate", "hold": 2.0},
+        {"at": 4.0, "fault": "partition", "target": "kafka-1|kafka-2", "shape": "cut", "hold": None},
+    ]
+    assert [s.options for s in plan.script] == [{}, {"shape": "cut"}]

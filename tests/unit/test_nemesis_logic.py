@@ -93,6 +93,18 @@ def test_script_steps_parse_and_overlaps_are_refused():
         parse_script({"at": 1})
 
 
+def test_script_steps_carry_the_options_given_and_each_is_checked_by_its_fault():
+    steps = parse_script([{"at": 1, "fault": "partition", "shape": "cut", "target": "a|b"}, {"at": 2, "fault": "kill"}])
+    assert [s.options for s in steps] == [{"shape": "cut"}, {}]
+    with pytest.raises(UsageError, match="step 0: unknown partition shape 'star'"):
+        parse_script([{"at": 1, "fault": "partition", "shape": "star"}])
+    # A shape on another fault's step is checked, kept, and not read (as it always was).
+    (kill,) = parse_script([{"at": 1, "fault": "kill", "shape": "halves"}])
+    assert kill.options == {"shape": "halves"}
+    with pytest.raises(UsageError, match="step 0: unknown partition shape"):
+        parse_script([{"at": 1, "fault": "kill", "shape": "star"}])
+
+
 def batch(base_offset: int, records: int, payload: bytes = b"x" * 40) -> bytes:
     """A record batch as far as truncation reads it: baseOffset, batchLength, then the rest."""
     body = b"\0" * 4 + b"\2" + b"\0" * 6 + struct.pack(">i", records - 1) + payload

@@ -3,6 +3,7 @@ version list of `reproduce`, its table, and bisect's search."""
 
 import dataclasses
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,13 +13,16 @@ from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.nemesis.partition import cut
+from kafka_chaos.nemesis.schedule import parse_script
 from kafka_chaos.runs import bisect as bisect_mod
 from kafka_chaos.runs.reproduce import Row, Target, markdown, parse_targets
 from kafka_chaos.runs.result import RunResult
 from kafka_chaos.runs.spec import RunSpec
+from kafka_chaos.scenarios import files
 from kafka_chaos.scenarios.base import LOSS, SAFE
 from kafka_chaos.scenarios.files import from_dict, load
 from kafka_chaos.scenarios.registry import SCENARIOS, get
+from kafka_chaos.scenarios.script import Script
 
 V = KafkaVersion.parse
 
@@ -210,3 +214,43 @@ def test_a_scenario_is_reproduced_by_any_anomaly_it_shows():
     assert not run(0, {"duplicate": 1}, shows).reproduced
     assert run(3, {}, ("lost-write",)).reproduced
     assert not run(0, {"G1a": 2}, ("lost-write",)).reproduced
+
+
+class AskedNemesis:
+    """Records each fault a script asks for, with its target and options."""
+
+    def __init__(self):
+        self.asked: list[tuple[str, str, dict]] = []
+
+    def run(self, fault, target="random", **options):
+        self.asked.append((fault, target, options))
+        return {"target": target, "nodes": ["kafka-1"]}
+
+
+def test_a_scenario_files_steps_reach_the_nemesis_with_their_options_and_its_log_names_them(monkeypatch):
+    monkeypatch.setattr(files, "TAIL_S", 0.0)
+    nemesis = AskedNemesis()
+    s = Script(None, nemesis, threading.Event(), "chaos")  # type: ignore[arg-type] (faults need no cluster here)
+    cut_then_kill = [{**STEPS[0], "at": 0, "for": 0.05}, {"at": 0.06, "fault": "kill", "target": "kafka-1"}]
+    files.steps_script(parse_script(cut_then_kill))(s)
+    # The partition's cut is healed after its `for`, on the nodes it hit, with no options.
+    assert nemesis.asked == [
+        ("partition", "leader:chaos/0|controller", {"shape": "cut"}),
+        ("heal", "kafka-1", {}),
+        ("kill", "kafka-1", {}),
+    ]
+    assert [step["step"] for step in s.steps] == [
+        "partition leader:chaos/0|controller (cut)",
+        "heal kafka-1",
+        "kill kafka-1",
+    ]
+    s.cut(("kafka-1", "kafka-2"), ("kafka-1", "controller"))
+    s.fault("partition", "kafka-3")
+    assert nemesis.asked[-2:] == [
+        ("partition", "kafka-1|kafka-2;kafka-1|controller", {"shape": "cut"}),
+        ("partition", "kafka-3", {}),
+    ]
+    assert [step["step"] for step in s.steps[-2:]] == [
+        "partition kafka-1|kafka-2;kafka-1|controller (cut)",
+        "partition kafka-3 (isolate)",
+    ]

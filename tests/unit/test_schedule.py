@@ -7,6 +7,8 @@ import pytest
 
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.history.file import HistoryWriter
+from kafka_chaos.nemesis.core import Nemesis as RealNemesis
+from kafka_chaos.nemesis.partition import RANDOM_SHAPES
 from kafka_chaos.nemesis.plan import nemesis_plan
 from kafka_chaos.nemesis.schedule import RandomSchedule, ScheduleCrash, ScriptedSchedule, Step
 from kafka_chaos.workloads import runner as runner_module
@@ -39,7 +41,7 @@ def wait_until(event: threading.Event) -> None:
 @pytest.mark.parametrize("broken", [True, False])
 def test_a_crashed_schedule_is_healed_then_raised_once(broken):
     nemesis = Nemesis(broken)
-    schedule = ScriptedSchedule(nemesis, [Step(0.0, "kill", "random", "isolate", None)]).start()
+    schedule = ScriptedSchedule(nemesis, [Step(0.0, "kill", "random", None)]).start()
     if broken:
         wait_until(schedule.finished)  # a crash ends the workload phase at once
     else:
@@ -83,7 +85,7 @@ def test_a_run_whose_schedule_crashed_fails_after_healing(tmp_path, monkeypatch,
     monkeypatch.setattr(runner_module, "_client", lambda ctx, pool, slot, process: Stepping())
     monkeypatch.setattr(Runner, "_final_phase", lambda self, slot, targets: None)
     nemesis = Nemesis(broken)
-    schedule = ScriptedSchedule(nemesis, [Step(0.2, "kill", "random", "isolate", None)])
+    schedule = ScriptedSchedule(nemesis, [Step(0.2, "kill", "random", None)])
     with HistoryWriter(tmp_path / "h.jsonl") as history:
         ctx = RunContext(
             history=history, opts=WorkloadOptions(concurrency=2, time_limit=3, rate=100), bootstrap_servers=""
@@ -143,3 +145,42 @@ def test_a_nemesis_start_belongs_to_a_random_fault_list(faults, script, start, e
         plan = nemesis_plan(faults, 5, script, start)
         assert plan.start == start and plan.describe()["start"] == start
         assert "start" not in nemesis_plan(faults, 5, script).describe()
+
+
+def test_the_nemesis_and_its_random_schedule_draw_streams_of_their_own_from_one_seed():
+    def draws(seed):
+        targets = RealNemesis(None, seed=seed).rng  # type: ignore[arg-type] (drawing needs no cluster)
+        schedule = RandomSchedule(Nemesis(broken=False), ["kill"], 1.0, seed=seed).rng
+        return [targets.random() for _ in range(8)], [schedule.random() for _ in range(8)]
+
+    targets, schedule = draws(7)
+    assert targets != schedule  # one seed, two streams: a choice of one does not mirror the other's
+    assert draws(7) == (targets, schedule)  # the same seed, the same run
+    assert draws(8) != (targets, schedule)
+    assert draws(None) != draws(None)  # no seed: one drawn each time
+
+
+class Options(Nemesis):
+    """Records each fault with the options it was asked with."""
+
+    def __init__(self):
+        super().__init__(broken=False)
+        self.asked: list[tuple[str, dict]] = []
+
+    def run(self, fault, target="random", **options):
+        self.asked.append((fault, options))
+        return {"nodes": ["kafka-1"]}
+
+
+def test_a_random_schedule_asks_a_partition_with_a_drawn_shape_and_its_heal_with_none():
+    nemesis = Options()
+    schedule = RandomSchedule(nemesis, ["partition", "kill"], interval=0.02, seed=3).start()
+    deadline = time.monotonic() + 5
+    while len(nemesis.asked) < 8 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    schedule.stop_and_heal()
+    asked = dict(nemesis.asked[:8:2])  # each fault, then its heal
+    assert set(asked) == {"partition", "kill"}, nemesis.asked
+    assert set(asked["partition"]) == {"shape"} and asked["partition"]["shape"] in RANDOM_SHAPES
+    assert asked["kill"] == {}
+    assert all(options == {} for _, options in nemesis.asked[1:8:2]), nemesis.asked
