@@ -11,7 +11,6 @@ from typing import Any
 from kafka_chaos.history.events import INVOKE
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.workloads.clients.api import Client
-from kafka_chaos.workloads.clients.kafka_python import KafkaPythonClient
 from kafka_chaos.workloads.options import WorkloadOptions
 
 
@@ -39,9 +38,9 @@ class RunContext:
     history: HistoryWriter
     opts: WorkloadOptions
     bootstrap_servers: str
+    #: The client library every Kafka call goes through (workloads/clients/registry.py opens it).
+    client: Client
     run_id: str = "run"
-    #: The client library every Kafka call goes through (workloads/clients/); None: kafka-python.
-    client: Client | None = None
     #: The workload's consumers' (workloads/registry.py): read_committed for transactions.
     isolation_level: str = "read_uncommitted"
     stop: threading.Event = field(default_factory=threading.Event)
@@ -62,10 +61,6 @@ class RunContext:
     crashed: int = 0
     _next_value: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def __post_init__(self) -> None:
-        if self.client is None:
-            self.client = KafkaPythonClient(self.bootstrap_servers, self.opts)
 
     def next_values(self, key: str, count: int) -> list[int]:
         """`count` fresh values for a key: unique per key, increasing."""

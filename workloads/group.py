@@ -26,6 +26,7 @@ from kafka.structs import OffsetAndMetadata
 from kafka_chaos.harness.names import group_id
 from kafka_chaos.history.events import COMMIT, INFO, INVOKE, OK, POLL, SUBSCRIBE
 from kafka_chaos.workloads.clients.api import Group
+from kafka_chaos.workloads.clients.settings import consumer_timeout_ms
 from kafka_chaos.workloads.consumer import PollingConsumer
 from kafka_chaos.workloads.context import RunContext
 from kafka_chaos.workloads.options import WorkloadOptions
@@ -44,7 +45,7 @@ def start_group(bootstrap_servers: str, opts: WorkloadOptions, run_id: str) -> N
     commits without joining is allowed while the group has no members."""
     consumer = KafkaConsumer(
         bootstrap_servers=bootstrap_servers, group_id=group_id(run_id), enable_auto_commit=False,
-        client_id=f"kafka-chaos-{run_id}-group-start", request_timeout_ms=max(opts.request_timeout_ms, 5000),
+        client_id=f"kafka-chaos-{run_id}-group-start", request_timeout_ms=consumer_timeout_ms(opts),
     )  # fmt: skip
     try:
         parts = [TopicPartition(opts.topic, p) for p in range(opts.keys)]

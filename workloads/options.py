@@ -14,8 +14,10 @@ from typing import Any
 
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.versions import KafkaVersion
-from kafka_chaos.workloads.clients.api import CLIENTS
 
+#: `--client` values, the client libraries a workload can speak (workloads/clients/registry.py
+#: holds each one's record); the first is the default.
+CLIENTS = ("kafka-python", "librdkafka", "java")
 ACKS = ("0", "1", "all")
 #: The oldest kafka-clients release --client java takes.
 JAVA_CLIENT_MINIMUM = KafkaVersion(3, 4, 0)
@@ -184,69 +186,6 @@ class WorkloadOptions:
         """The keys a client slot assigns for its polls: `poll_keys` consecutive keys from its own."""
         keys = self.key_names
         return [keys[(slot + j) % len(keys)] for j in range(min(len(keys), self.poll_keys))]
-
-    @property
-    def blocking_ms(self) -> int:
-        """max.block.ms: max_block_ms, else the request timeout."""
-        return self.max_block_ms if self.max_block_ms is not None else self.request_timeout_ms
-
-    def producer_config(self) -> dict[str, Any]:
-        """kafka-python producer settings, every safety-relevant one explicit."""
-        config: dict[str, Any] = {
-            "acks": "all" if self.acks == "all" else int(self.acks),
-            "enable_idempotence": self.enable_idempotence,
-            "delivery_timeout_ms": self.delivery_timeout_ms,
-            "request_timeout_ms": self.request_timeout_ms,
-            "max_in_flight_requests_per_connection": self.max_in_flight_requests_per_connection,
-            "linger_ms": 0,
-            "max_block_ms": self.blocking_ms,
-            # Clients are rebuilt during faults: a bootstrap that met a paused broker tries
-            # another within this, instead of kafka-python's 30 s.
-            "bootstrap_timeout_ms": 2 * self.request_timeout_ms,
-        }
-        if self.retries is not None:
-            config["retries"] = self.retries
-        return config
-
-    def producer_properties(self) -> dict[str, Any]:
-        """The same producer settings under Kafka's own property names, as the Java client and
-        librdkafka take them (workloads/clients/java.py, librdkafka.py), every one explicit."""
-        config: dict[str, Any] = {
-            "acks": self.acks,
-            "enable.idempotence": self.enable_idempotence,
-            "delivery.timeout.ms": self.delivery_timeout_ms,
-            "request.timeout.ms": self.request_timeout_ms,
-            "max.in.flight.requests.per.connection": self.max_in_flight_requests_per_connection,
-            "linger.ms": 0,
-            # Brokers come back during a run: try them again within a second (librdkafka's own
-            # limit is 10 s).
-            "reconnect.backoff.max.ms": 1000,
-        }
-        if self.retries is not None:
-            config["retries"] = self.retries
-        return config
-
-    def consumer_config(self, isolation_level: str = "read_uncommitted") -> dict[str, Any]:
-        """kafka-python consumer settings; the isolation level is the workload's (workloads/registry.py)."""
-        return {
-            "enable_auto_commit": False,
-            "group_id": None,
-            "auto_offset_reset": self.auto_offset_reset,
-            "isolation_level": isolation_level,
-            "request_timeout_ms": max(self.request_timeout_ms, 5000),
-            "bootstrap_timeout_ms": 2 * max(self.request_timeout_ms, 5000),
-            "max_poll_records": self.max_poll_records,
-        }
-
-    def group_config(self, group_id: str, auto_commit: bool) -> dict[str, Any]:
-        """kafka-python settings a group member adds to consumer_config's (workloads/group.py);
-        the group protocol and assignors stay the client's own, as applications run them."""
-        return {
-            "group_id": group_id,
-            "enable_auto_commit": auto_commit,
-            "session_timeout_ms": self.session_timeout_ms,
-            "max_poll_interval_ms": self.max_poll_interval_ms,
-        }
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,7 +1,8 @@
 """Error classification: does a client's error prove an operation did not happen?
 
-This table is the one source of truth; docs/history.md shows it (rendered by `markdown_table`,
-and a test keeps the two equal). The rule follows Jepsen: an error is `fail` only when it
+These rules, with each client's tables (in its record: workloads/clients/kafka_python.py,
+librdkafka.py, java.py), are the one source of truth; docs/history.md shows them (rendered by
+`markdown_table`, and a test keeps the two equal). The rule follows Jepsen: an error is `fail` only when it
 proves that no attempt of the operation took effect; everything else is `info` (unknown).
 
 For produce errors that means a rejection the broker gives to every attempt of the same batch
@@ -12,7 +13,7 @@ for failed records, so every future is checked.
 
 Each client names its errors its own way (kafka-python: an exception class; the Java client: an
 exception's simple class name, as its driver reports it; librdkafka: an error code's name), so
-DEFINITE has one table per client, the same rejections under each client's names. Everything not
+each client's record has its own tables, the same rejections under its own names. Everything not
 in a client's table is `info`: a name a client adds later is unknown until someone shows it is
 definite.
 """
@@ -23,90 +24,16 @@ from kafka.errors import KafkaError
 
 from kafka_chaos.history.events import FAIL, INFO
 from kafka_chaos.workloads.clients.api import ClientError
+from kafka_chaos.workloads.clients.registry import get
 
-#: Produce errors that prove the write did not happen, by client, and why.
-DEFINITE: dict[str, dict[str, str]] = {
-    "kafka-python": {
-        "MessageSizeTooLargeError": "the record is over the size limit; every attempt is rejected",
-        "RecordListTooLargeError": "the batch is over the size limit; every attempt is rejected",
-        "InvalidRecordError": "the broker rejects the record itself; every attempt is rejected",
-        "InvalidTopicError": "the topic name is invalid; nothing is appended",
-        "InvalidRequiredAcksError": "the acks setting is refused before any append",
-        "TopicAuthorizationFailedError": "not authorized to write; nothing is appended",
-        "ClusterAuthorizationFailedError": "not authorized; nothing is appended",
-        "TransactionalIdAuthorizationFailedError": "not authorized to use the transactional id",
-        "UnsupportedVersionError": "the broker cannot take the request at all",
-    },
-    "java": {
-        "RecordTooLargeException": "the record is over the size limit; every attempt is rejected",
-        "RecordBatchTooLargeException": "the batch is over the size limit; every attempt is rejected",
-        "InvalidRecordException": "the broker rejects the record itself; every attempt is rejected",
-        "InvalidTopicException": "the topic name is invalid; nothing is appended",
-        "InvalidRequiredAcksException": "the acks setting is refused before any append",
-        "TopicAuthorizationException": "not authorized to write; nothing is appended",
-        "ClusterAuthorizationException": "not authorized; nothing is appended",
-        "TransactionalIdAuthorizationException": "not authorized to use the transactional id",
-        "UnsupportedVersionException": "the broker cannot take the request at all",
-        "SerializationException": "the record could not be serialized; it never left the client",
-    },
-    "librdkafka": {
-        "MSG_SIZE_TOO_LARGE": "the record is over the size limit; every attempt is rejected",
-        "RECORD_LIST_TOO_LARGE": "the batch is over the size limit; every attempt is rejected",
-        "INVALID_RECORD": "the broker rejects the record itself; every attempt is rejected",
-        "TOPIC_EXCEPTION": "the topic name is invalid; nothing is appended",
-        "INVALID_REQUIRED_ACKS": "the acks setting is refused before any append",
-        "TOPIC_AUTHORIZATION_FAILED": "not authorized to write; nothing is appended",
-        "CLUSTER_AUTHORIZATION_FAILED": "not authorized; nothing is appended",
-        "TRANSACTIONAL_ID_AUTHORIZATION_FAILED": "not authorized to use the transactional id",
-        "UNSUPPORTED_VERSION": "the broker cannot take the request at all",
-    },
-}
-
+#: The order the tables below list the clients in (docs/history.md shows them so).
+_LISTED = ("kafka-python", "java", "librdkafka")
+#: Produce errors that prove the write did not happen, by client, and why: each client's record's.
+DEFINITE: dict[str, dict[str, str]] = {name: get(name).definite for name in _LISTED}
 #: Errors that look definite and are not, by client: why each stays `info`.
-NOT_DEFINITE: dict[str, dict[str, str]] = {
-    "kafka-python": {
-        "KafkaTimeoutError": "an attempt may have been appended before the timeout",
-        "NotEnoughReplicasAfterAppendError": "the leader appended the record before it found too few replicas",
-        "NotLeaderForPartitionError": "an earlier attempt may have been appended by the old leader",
-    },
-    "java": {
-        "TimeoutException": "an attempt may have been appended before the timeout",
-        "NotEnoughReplicasAfterAppendException": "the leader appended the record before it found too few replicas",
-        "NotLeaderOrFollowerException": "an earlier attempt may have been appended by the old leader (KAFKA-13574)",
-        "OutOfOrderSequenceException": "an earlier batch of the producer was lost; this one may be in the log",
-        "ProducerFencedException": "a send is fenced after its transaction may have committed",
-    },
-    "librdkafka": {
-        "_MSG_TIMED_OUT": "an attempt may have been appended before the delivery timeout",
-        "NOT_ENOUGH_REPLICAS_AFTER_APPEND": "the leader appended the record before it found too few replicas",
-        "NOT_LEADER_FOR_PARTITION": "an earlier attempt may have been appended by the old leader",
-        "_PURGE_QUEUE": "a queued record may be a retry of one already sent (the producer was closed)",
-        "_PURGE_INFLIGHT": "the request was sent; the producer was closed before the answer",
-    },
-}
-
+NOT_DEFINITE: dict[str, dict[str, str]] = {name: get(name).not_definite for name in _LISTED}
 #: Commit errors that prove the group refused the commit (its offsets were not stored), by client.
-COMMIT_DEFINITE: dict[str, dict[str, str]] = {
-    "kafka-python": {
-        "CommitFailedError": "the group rebalanced and gave the member's keys away; nothing was stored",
-        "RebalanceInProgressError": "the group is rebalancing; the coordinator stored nothing",
-        "IllegalGenerationError": "the member's generation is over; the coordinator stored nothing",
-        "UnknownMemberIdError": "the member was removed from the group; the coordinator stored nothing",
-    },
-    "java": {
-        "CommitFailedException": "the group rebalanced and gave the member's keys away; nothing was stored",
-        "RebalanceInProgressException": "the group is rebalancing; the coordinator stored nothing",
-        "IllegalGenerationException": "the member's generation is over; the coordinator stored nothing",
-        "UnknownMemberIdException": "the member was removed from the group; the coordinator stored nothing",
-        "FencedInstanceIdException": "a newer member has the instance id; the coordinator stored nothing",
-    },
-    "librdkafka": {
-        "REBALANCE_IN_PROGRESS": "the group is rebalancing; the coordinator stored nothing",
-        "ILLEGAL_GENERATION": "the member's generation is over; the coordinator stored nothing",
-        "UNKNOWN_MEMBER_ID": "the member was removed from the group; the coordinator stored nothing",
-        "_ASSIGNMENT_LOST": "the member lost its keys to the group; nothing was committed",
-    },
-}
+COMMIT_DEFINITE: dict[str, dict[str, str]] = {name: get(name).commit_definite for name in _LISTED}
 
 #: How each operation's errors are classified, for the documentation.
 RULES: list[tuple[str, str, str]] = [

@@ -60,8 +60,8 @@ class WorkloadSummary:
         return {**asdict(self), "ops_per_s": round(self.ops_per_s, 1)}
 
 
-def _client(ctx: RunContext, pool: ProducerPool, slot: int, process: int) -> WorkloadClient:
-    return get(ctx.opts.workload).client(ctx, pool, slot, process)
+#: What makes one logical process's client: (run context, shared producers, slot, process number).
+ClientFactory = Callable[[RunContext, ProducerPool, int, int], WorkloadClient]
 
 
 class WorkloadCrash(KafkaChaosError):
@@ -89,8 +89,14 @@ class Runner:
         progress: Progress | None = None,
         seed: int | None = None,
         faults: FaultSchedule | None = None,
+        client_factory: ClientFactory | None = None,
     ) -> None:
+        """`client_factory` makes each process's client; by default the workload's record's
+        (workloads/registry.py)."""
         self.ctx = ctx
+        self.make_client: ClientFactory = (
+            client_factory if client_factory is not None else get(ctx.opts.workload).client
+        )
         self.faults = faults
         self.progress = progress
         self.seed = seed if seed is not None else random.randrange(2**32)
@@ -105,7 +111,7 @@ class Runner:
     def _rebuild(self, slot: int) -> None:
         old = self.clients[slot]
         old.close()
-        self.clients[slot] = _client(self.ctx, self.pool, slot, old.process + self.ctx.opts.concurrency)
+        self.clients[slot] = self.make_client(self.ctx, self.pool, slot, old.process + self.ctx.opts.concurrency)
 
     def _main_phase(self, slot: int) -> None:
         rng = random.Random(self.seed + slot)
@@ -233,7 +239,7 @@ class Runner:
         opts = self.ctx.opts
         self.started = time.monotonic()
         self.in_final = False
-        self.clients = [_client(self.ctx, self.pool, slot, slot) for slot in range(opts.concurrency)]
+        self.clients = [self.make_client(self.ctx, self.pool, slot, slot) for slot in range(opts.concurrency)]
         self.caught_up = [False] * opts.concurrency
         self.deadline = self.started + opts.time_limit
         self._next_churn = self.started + opts.group_churn

@@ -23,6 +23,7 @@ from kafka_chaos.harness.errors import KafkaChaosError
 from kafka_chaos.harness.names import transactional_id
 from kafka_chaos.history.events import COMMIT, FAIL, INFO, INVOKE, OK, POLL, SEND, TXN
 from kafka_chaos.workloads.clients.api import Producer
+from kafka_chaos.workloads.clients.kafka_python import producer_config
 from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign
 from kafka_chaos.workloads.context import RunContext
 from kafka_chaos.workloads.group import GroupMember, next_offsets, record_failed_join
@@ -70,7 +71,7 @@ def prepare_transactions(bootstrap_servers: str, opts: WorkloadOptions, run_id: 
         try:
             producer = KafkaProducer(
                 bootstrap_servers=bootstrap_servers, transactional_id=f"kafka-chaos-{run_id}-prepare",
-                client_id=f"kafka-chaos-{run_id}-prepare", **opts.producer_config(),
+                client_id=f"kafka-chaos-{run_id}-prepare", **producer_config(opts),
             )  # fmt: skip
             producer.init_transactions()
             return

@@ -124,3 +124,11 @@ def test_the_settings_table_in_the_docs_is_the_codes():
 
     docs = Path(__file__).parents[2] / "docs" / "clients.md"
     assert settings_table() in docs.read_text()
+
+
+def test_every_client_has_one_record_found_by_its_name():
+    from kafka_chaos.workloads.clients import RECORDS, get
+
+    assert tuple(RECORDS) == CLIENTS  # the flag's values, in order: the first is the default
+    assert all(get(name).name == name for name in CLIENTS)
+    assert {name: get(name).definite for name in CLIENTS} == DEFINITE

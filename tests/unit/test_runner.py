@@ -7,7 +7,6 @@ import pytest
 
 from kafka_chaos.harness.errors import KafkaChaosError
 from kafka_chaos.history.file import HistoryWriter
-from kafka_chaos.workloads import runner as runner_module
 from kafka_chaos.workloads.context import RunContext
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.runner import Runner, WorkloadCrash
@@ -26,6 +25,15 @@ class Schedule:
         self.calls.append("stop_and_heal")
 
 
+class Idle:
+    """A client library with nothing to say: the stand-in clients below make no Kafka calls."""
+
+    name = "idle"
+
+    def died(self):
+        return None
+
+
 class Exploding:
     process = 0
 
@@ -39,15 +47,17 @@ class Exploding:
         pass
 
 
-def test_a_crashing_client_stops_the_run_and_every_fault_is_healed(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner_module, "_client", lambda ctx, pool, slot, process: Exploding())
+def test_a_crashing_client_stops_the_run_and_every_fault_is_healed(tmp_path):
     schedule = Schedule()
     with HistoryWriter(tmp_path / "h.jsonl") as history:
         ctx = RunContext(
-            history=history, opts=WorkloadOptions(concurrency=2, time_limit=30, rate=100), bootstrap_servers=""
+            history=history,
+            opts=WorkloadOptions(concurrency=2, time_limit=30, rate=100),
+            bootstrap_servers="",
+            client=Idle(),
         )
         with pytest.raises(WorkloadCrash, match="RuntimeError: bug in a client"):
-            Runner(ctx, faults=schedule).run()
+            Runner(ctx, faults=schedule, client_factory=Exploding).run()
     assert schedule.calls == ["start", "stop_and_heal"]
 
 
@@ -61,17 +71,19 @@ class Stepping(Exploding):
 
 @pytest.mark.parametrize("script_ends", [True, False])
 def test_the_workload_phase_ends_when_a_scripted_schedule_finishes(tmp_path, monkeypatch, script_ends):
-    monkeypatch.setattr(runner_module, "_client", lambda ctx, pool, slot, process: Stepping())
     monkeypatch.setattr(Runner, "_final_phase", lambda self, slot, targets: None)
     schedule = Schedule()
     if script_ends:
         schedule.start = lambda: threading.Timer(0.5, schedule.finished.set).start()
     with HistoryWriter(tmp_path / "h.jsonl") as history:
         ctx = RunContext(
-            history=history, opts=WorkloadOptions(concurrency=2, time_limit=8, rate=100), bootstrap_servers=""
+            history=history,
+            opts=WorkloadOptions(concurrency=2, time_limit=8, rate=100),
+            bootstrap_servers="",
+            client=Idle(),
         )
         started = time.monotonic()
-        Runner(ctx, faults=schedule).run()
+        Runner(ctx, faults=schedule, client_factory=Stepping).run()
     elapsed = time.monotonic() - started
     assert (elapsed < 5.0) == script_ends, elapsed  # the time limit is 8 s
 

@@ -11,7 +11,6 @@ from kafka_chaos.nemesis.core import Nemesis as RealNemesis
 from kafka_chaos.nemesis.partition import RANDOM_SHAPES
 from kafka_chaos.nemesis.plan import nemesis_plan
 from kafka_chaos.nemesis.schedule import RandomSchedule, ScheduleCrash, ScriptedSchedule, Step
-from kafka_chaos.workloads import runner as runner_module
 from kafka_chaos.workloads.context import RunContext
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.runner import Runner
@@ -66,6 +65,15 @@ def test_a_random_schedule_that_crashes_is_not_swallowed():
     assert nemesis.calls == ["pause", "heal_all"]
 
 
+class Idle:
+    """The run's client library, for stand-in clients that make no Kafka calls."""
+
+    name = "idle"
+
+    def died(self):
+        return None
+
+
 class Stepping:
     process = 0
 
@@ -82,20 +90,22 @@ class Stepping:
 
 @pytest.mark.parametrize("broken", [True, False])
 def test_a_run_whose_schedule_crashed_fails_after_healing(tmp_path, monkeypatch, broken):
-    monkeypatch.setattr(runner_module, "_client", lambda ctx, pool, slot, process: Stepping())
     monkeypatch.setattr(Runner, "_final_phase", lambda self, slot, targets: None)
     nemesis = Nemesis(broken)
     schedule = ScriptedSchedule(nemesis, [Step(0.2, "kill", "random", None)])
     with HistoryWriter(tmp_path / "h.jsonl") as history:
         ctx = RunContext(
-            history=history, opts=WorkloadOptions(concurrency=2, time_limit=3, rate=100), bootstrap_servers=""
+            history=history,
+            opts=WorkloadOptions(concurrency=2, time_limit=3, rate=100),
+            bootstrap_servers="",
+            client=Idle(),
         )
         started = time.monotonic()
         if broken:
             with pytest.raises(ScheduleCrash):
-                Runner(ctx, faults=schedule).run()
+                Runner(ctx, faults=schedule, client_factory=Stepping).run()
         else:
-            Runner(ctx, faults=schedule).run()
+            Runner(ctx, faults=schedule, client_factory=Stepping).run()
     elapsed = time.monotonic() - started
     assert nemesis.calls[:2] == ["kill", "heal_all"]
     assert (elapsed < 2.0) == broken, elapsed  # a crash ends the 3 s workload phase early

@@ -7,6 +7,7 @@ from kafka.errors import KafkaTimeoutError, MessageSizeTooLargeError, NotEnoughR
 
 from kafka_chaos.frontends.cli import _workload_options, build_parser
 from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.workloads.clients.kafka_python import consumer_config, producer_config
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.outcomes import classify, describe, markdown_table
 from kafka_chaos.workloads.registry import WORKLOADS, check_workload, get
@@ -16,22 +17,22 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "history.md"
 
 def test_defaults_are_the_safe_configuration():
     opts = WorkloadOptions().validate()
-    config = opts.producer_config()
+    config = producer_config(opts)
     assert config["acks"] == "all" and config["enable_idempotence"] is True
     assert opts.replication_factor == 3 and opts.min_insync_replicas == 2
-    assert opts.consumer_config()["auto_offset_reset"] == "none"
+    assert consumer_config(opts)["auto_offset_reset"] == "none"
     assert "retries" not in config  # kafka-python's unlimited default, bounded by the delivery timeout
 
 
 def test_idempotence_is_always_passed_explicitly():
-    assert WorkloadOptions(acks="1", enable_idempotence=False).producer_config()["enable_idempotence"] is False
-    assert WorkloadOptions(acks="1").producer_config()["acks"] == 1
+    assert producer_config(WorkloadOptions(acks="1", enable_idempotence=False))["enable_idempotence"] is False
+    assert producer_config(WorkloadOptions(acks="1"))["acks"] == 1
 
 
 def test_txn_reads_committed_only():
     txn, queue = get("txn").isolation_level, get("queue").isolation_level
-    assert WorkloadOptions(workload="txn").consumer_config(txn)["isolation_level"] == "read_committed"
-    assert WorkloadOptions().consumer_config(queue)["isolation_level"] == "read_uncommitted"
+    assert consumer_config(WorkloadOptions(workload="txn"), txn)["isolation_level"] == "read_committed"
+    assert consumer_config(WorkloadOptions(), queue)["isolation_level"] == "read_uncommitted"
 
 
 def test_every_workload_has_a_record_and_the_flag_names_them_all():

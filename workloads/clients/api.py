@@ -16,8 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-#: `--client` values; the first is the default.
-CLIENTS = ("kafka-python", "librdkafka", "java")
+from kafka_chaos.workloads.options import CLIENTS as CLIENTS  # `--client` values, named with the options
 
 
 class ClientError(Exception):

@@ -7,7 +7,7 @@ it said, errors under the exception's simple class name (classified in workloads
 
 The driver is built with Maven against the kafka-clients version asked for, the first time
 that version is used, and cached (like the broker's jars, harness/maven.py). Its log (WARN and
-above) goes to `client-java.log` in the run directory.
+above) goes to `client-java.log` in the run directory. Its record, `CLIENT`, ends the module.
 """
 
 from __future__ import annotations
@@ -28,6 +28,13 @@ from kafka_chaos.harness.maven import first_error, resolve_once
 from kafka_chaos.harness.paths import cache_dir
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.workloads.clients.api import ClientConfigError, ClientDied, ClientError, Group, split_key
+from kafka_chaos.workloads.clients.record import ClientRecord
+from kafka_chaos.workloads.clients.settings import (
+    RECONNECT_BACKOFF,
+    blocking_ms,
+    consumer_timeout_ms,
+    producer_properties,
+)
 from kafka_chaos.workloads.options import WorkloadOptions
 
 SOURCE = Path(__file__).parent / "java-driver"  # not a Python name: setuptools ships it as data, not as a package
@@ -236,13 +243,13 @@ def _strings(config: dict[str, Any]) -> dict[str, str]:
 
 
 def producer_config(opts: WorkloadOptions) -> dict[str, Any]:
-    """Java producer settings: the options' (WorkloadOptions.producer_properties), and a bound on
-    how long a send (its metadata) or a transactional call may block."""
-    return {**opts.producer_properties(), "max.block.ms": opts.blocking_ms}
+    """Java producer settings: the options' under Kafka's names (settings.producer_properties), and
+    a bound on how long a send (its metadata) or a transactional call may block."""
+    return {**producer_properties(opts), "max.block.ms": blocking_ms(opts)}
 
 
 def consumer_config(opts: WorkloadOptions, isolation_level: str) -> dict[str, Any]:
-    timeout = max(opts.request_timeout_ms, 5000)
+    timeout = consumer_timeout_ms(opts)
     return {
         "enable.auto.commit": False,
         "auto.offset.reset": opts.auto_offset_reset,
@@ -250,7 +257,7 @@ def consumer_config(opts: WorkloadOptions, isolation_level: str) -> dict[str, An
         "request.timeout.ms": timeout,
         "default.api.timeout.ms": timeout,
         "max.poll.records": opts.max_poll_records,
-        "reconnect.backoff.max.ms": 1000,
+        **RECONNECT_BACKOFF,
     }
 
 
@@ -319,7 +326,7 @@ class JavaConsumer:
     def __init__(self, driver: JavaDriver, opts: WorkloadOptions, bootstrap: str, client_id: str, name: str,
                  isolation_level: str, group: Group | None = None) -> None:  # fmt: skip
         self.driver, self.name = driver, name
-        self._timeout_s = max(opts.request_timeout_ms, 5000) / 1000 + 5
+        self._timeout_s = consumer_timeout_ms(opts) / 1000 + 5
         self._held: list[str] | None = None
         config = {"bootstrap.servers": bootstrap, "client.id": client_id, **consumer_config(opts, isolation_level)}
         if group is not None:
@@ -386,3 +393,43 @@ class JavaClient:
 
     def close(self) -> None:
         self.driver.close()
+
+
+def _open(bootstrap: str, opts: WorkloadOptions, cluster_version: KafkaVersion, log_dir: Path | None) -> JavaClient:
+    """The kafka-clients release of --client-version, else the cluster's."""
+    return JavaClient(bootstrap, opts, opts.java_version(cluster_version), log_dir)
+
+
+CLIENT = ClientRecord(
+    name=JavaClient.name,
+    open=_open,
+    producer_settings=producer_config,
+    consumer_settings=consumer_config,
+    group_settings=group_config,
+    definite={
+        "RecordTooLargeException": "the record is over the size limit; every attempt is rejected",
+        "RecordBatchTooLargeException": "the batch is over the size limit; every attempt is rejected",
+        "InvalidRecordException": "the broker rejects the record itself; every attempt is rejected",
+        "InvalidTopicException": "the topic name is invalid; nothing is appended",
+        "InvalidRequiredAcksException": "the acks setting is refused before any append",
+        "TopicAuthorizationException": "not authorized to write; nothing is appended",
+        "ClusterAuthorizationException": "not authorized; nothing is appended",
+        "TransactionalIdAuthorizationException": "not authorized to use the transactional id",
+        "UnsupportedVersionException": "the broker cannot take the request at all",
+        "SerializationException": "the record could not be serialized; it never left the client",
+    },
+    not_definite={
+        "TimeoutException": "an attempt may have been appended before the timeout",
+        "NotEnoughReplicasAfterAppendException": "the leader appended the record before it found too few replicas",
+        "NotLeaderOrFollowerException": "an earlier attempt may have been appended by the old leader (KAFKA-13574)",
+        "OutOfOrderSequenceException": "an earlier batch of the producer was lost; this one may be in the log",
+        "ProducerFencedException": "a send is fenced after its transaction may have committed",
+    },
+    commit_definite={
+        "CommitFailedException": "the group rebalanced and gave the member's keys away; nothing was stored",
+        "RebalanceInProgressException": "the group is rebalancing; the coordinator stored nothing",
+        "IllegalGenerationException": "the member's generation is over; the coordinator stored nothing",
+        "UnknownMemberIdException": "the member was removed from the group; the coordinator stored nothing",
+        "FencedInstanceIdException": "a newer member has the instance id; the coordinator stored nothing",
+    },
+)

@@ -1,5 +1,5 @@
 """kafka-python behind the client interface (workloads/clients/api.py): KafkaProducer and an
-assigned KafkaConsumer, with the settings of WorkloadOptions.producer_config/consumer_config.
+assigned KafkaConsumer, the settings each is given, its error tables, and its record (`CLIENT`).
 
 kafka-python's own failure modes (a producer that wedges after an expired batch, a close that
 raises) are handled in workloads/producers.py; its transactional calls can block without limit,
@@ -8,6 +8,7 @@ so the txn workload runs them under a watchdog (workloads/txn.py).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import kafka
@@ -15,7 +16,10 @@ from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, Topic
 from kafka.errors import KafkaConfigurationError
 from kafka.structs import OffsetAndMetadata
 
+from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.workloads.clients.api import ClientConfigError, Group, split_key
+from kafka_chaos.workloads.clients.record import ClientRecord
+from kafka_chaos.workloads.clients.settings import blocking_ms, consumer_timeout_ms
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.producers import close_producer, wedged
 from kafka_chaos.workloads.values import encode
@@ -29,6 +33,51 @@ REPORTED_CONSUMER = (
     "isolation_level", "auto_offset_reset", "enable_auto_commit", "request_timeout_ms", "max_poll_records",
     "group_id", "session_timeout_ms", "max_poll_interval_ms", "auto_commit_interval_ms",
 )  # fmt: skip
+
+
+def producer_config(opts: WorkloadOptions) -> dict[str, Any]:
+    """kafka-python producer settings, every safety-relevant one explicit (idempotence too:
+    kafka-python silently turns it off on conflicting settings)."""
+    config: dict[str, Any] = {
+        "acks": "all" if opts.acks == "all" else int(opts.acks),
+        "enable_idempotence": opts.enable_idempotence,
+        "delivery_timeout_ms": opts.delivery_timeout_ms,
+        "request_timeout_ms": opts.request_timeout_ms,
+        "max_in_flight_requests_per_connection": opts.max_in_flight_requests_per_connection,
+        "linger_ms": 0,
+        "max_block_ms": blocking_ms(opts),
+        # Clients are rebuilt during faults: a bootstrap that met a paused broker tries
+        # another within this, instead of kafka-python's 30 s.
+        "bootstrap_timeout_ms": 2 * opts.request_timeout_ms,
+    }
+    if opts.retries is not None:
+        config["retries"] = opts.retries
+    return config
+
+
+def consumer_config(opts: WorkloadOptions, isolation_level: str = "read_uncommitted") -> dict[str, Any]:
+    """kafka-python consumer settings; the isolation level is the workload's (workloads/registry.py)."""
+    timeout = consumer_timeout_ms(opts)
+    return {
+        "enable_auto_commit": False,
+        "group_id": None,
+        "auto_offset_reset": opts.auto_offset_reset,
+        "isolation_level": isolation_level,
+        "request_timeout_ms": timeout,
+        "bootstrap_timeout_ms": 2 * timeout,
+        "max_poll_records": opts.max_poll_records,
+    }
+
+
+def group_config(opts: WorkloadOptions, group: Group) -> dict[str, Any]:
+    """What a group member adds to consumer_config's (workloads/group.py); the group protocol and
+    assignors stay the client's own, as applications run them."""
+    return {
+        "group_id": group.group_id,
+        "enable_auto_commit": group.auto_commit,
+        "session_timeout_ms": opts.session_timeout_ms,
+        "max_poll_interval_ms": opts.max_poll_interval_ms,
+    }
 
 
 def _tp(key: str) -> TopicPartition:
@@ -64,7 +113,7 @@ class PythonProducer:
         extra = {"transactional_id": transactional_id} if transactional_id else {}
         try:
             self.producer = KafkaProducer(
-                bootstrap_servers=bootstrap, client_id=client_id, **extra, **opts.producer_config()
+                bootstrap_servers=bootstrap, client_id=client_id, **extra, **producer_config(opts)
             )
         except KafkaConfigurationError as exc:
             raise ClientConfigError(f"kafka-python refused its producer settings: {exc}") from exc
@@ -122,9 +171,9 @@ class PythonConsumer:
     def __init__(self, bootstrap: str, opts: WorkloadOptions, client_id: str, isolation_level: str,
                  group: Group | None = None) -> None:  # fmt: skip
         self.opts = opts
-        config = opts.consumer_config(isolation_level)
+        config = consumer_config(opts, isolation_level)
         if group is not None:
-            config.update(opts.group_config(group.group_id, group.auto_commit))
+            config.update(group_config(opts, group))
         self.consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id=client_id, **config)
         self.config = {k: self.consumer.config.get(k) for k in REPORTED_CONSUMER}
         self._rebalances = _Rebalances()
@@ -180,3 +229,40 @@ class KafkaPythonClient:
 
     def close(self) -> None:
         pass
+
+
+def _open(
+    bootstrap: str, opts: WorkloadOptions, cluster_version: KafkaVersion, log_dir: Path | None
+) -> KafkaPythonClient:
+    return KafkaPythonClient(bootstrap, opts)
+
+
+CLIENT = ClientRecord(
+    name=KafkaPythonClient.name,
+    open=_open,
+    producer_settings=producer_config,
+    consumer_settings=consumer_config,
+    group_settings=group_config,
+    definite={
+        "MessageSizeTooLargeError": "the record is over the size limit; every attempt is rejected",
+        "RecordListTooLargeError": "the batch is over the size limit; every attempt is rejected",
+        "InvalidRecordError": "the broker rejects the record itself; every attempt is rejected",
+        "InvalidTopicError": "the topic name is invalid; nothing is appended",
+        "InvalidRequiredAcksError": "the acks setting is refused before any append",
+        "TopicAuthorizationFailedError": "not authorized to write; nothing is appended",
+        "ClusterAuthorizationFailedError": "not authorized; nothing is appended",
+        "TransactionalIdAuthorizationFailedError": "not authorized to use the transactional id",
+        "UnsupportedVersionError": "the broker cannot take the request at all",
+    },
+    not_definite={
+        "KafkaTimeoutError": "an attempt may have been appended before the timeout",
+        "NotEnoughReplicasAfterAppendError": "the leader appended the record before it found too few replicas",
+        "NotLeaderForPartitionError": "an earlier attempt may have been appended by the old leader",
+    },
+    commit_definite={
+        "CommitFailedError": "the group rebalanced and gave the member's keys away; nothing was stored",
+        "RebalanceInProgressError": "the group is rebalancing; the coordinator stored nothing",
+        "IllegalGenerationError": "the member's generation is over; the coordinator stored nothing",
+        "UnknownMemberIdError": "the member was removed from the group; the coordinator stored nothing",
+    },
+)

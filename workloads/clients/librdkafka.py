@@ -3,7 +3,7 @@
 Its defaults differ from the Java client's where safety is decided (idempotence is off, a
 consumer reads committed records only), so every such setting is passed explicitly from
 WorkloadOptions and config.json records the dictionary given (librdkafka has no call that
-reports its effective configuration).
+reports its effective configuration). Its record, `CLIENT`, ends the module.
 
 librdkafka reports through callbacks served by `poll()`: each producer has one thread that
 polls, so a delivery report arrives while the workload waits on it. Errors keep librdkafka's
@@ -23,7 +23,10 @@ from typing import Any
 import confluent_kafka
 from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, TopicPartition
 
+from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.workloads.clients.api import ClientConfigError, ClientError, Group, split_key
+from kafka_chaos.workloads.clients.record import ClientRecord
+from kafka_chaos.workloads.clients.settings import RECONNECT_BACKOFF, consumer_timeout_ms, producer_properties
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.values import encode
 
@@ -50,9 +53,8 @@ def _from_exception(exc: BaseException, refused: bool = False) -> ClientError:
 
 
 def producer_config(opts: WorkloadOptions) -> dict[str, Any]:
-    """librdkafka producer settings: the options' (WorkloadOptions.producer_properties); its
-    names are Kafka's."""
-    return opts.producer_properties()
+    """librdkafka producer settings: the options' under Kafka's names (settings.producer_properties)."""
+    return producer_properties(opts)
 
 
 def consumer_config(opts: WorkloadOptions, isolation_level: str) -> dict[str, Any]:
@@ -64,8 +66,8 @@ def consumer_config(opts: WorkloadOptions, isolation_level: str) -> dict[str, An
         "auto.offset.reset": "error" if opts.auto_offset_reset == "none" else opts.auto_offset_reset,
         "isolation.level": isolation_level,
         "enable.partition.eof": False,
-        "socket.timeout.ms": max(opts.request_timeout_ms, 5000),
-        "reconnect.backoff.max.ms": 1000,
+        "socket.timeout.ms": consumer_timeout_ms(opts),
+        **RECONNECT_BACKOFF,
     }
 
 
@@ -328,3 +330,42 @@ class LibrdkafkaClient:
     def close(self) -> None:
         self.logger.removeHandler(self._handler)
         self._handler.close()
+
+
+def _open(
+    bootstrap: str, opts: WorkloadOptions, cluster_version: KafkaVersion, log_dir: Path | None
+) -> LibrdkafkaClient:
+    return LibrdkafkaClient(bootstrap, opts, log_dir)
+
+
+CLIENT = ClientRecord(
+    name=LibrdkafkaClient.name,
+    open=_open,
+    producer_settings=producer_config,
+    consumer_settings=consumer_config,
+    group_settings=group_config,
+    definite={
+        "MSG_SIZE_TOO_LARGE": "the record is over the size limit; every attempt is rejected",
+        "RECORD_LIST_TOO_LARGE": "the batch is over the size limit; every attempt is rejected",
+        "INVALID_RECORD": "the broker rejects the record itself; every attempt is rejected",
+        "TOPIC_EXCEPTION": "the topic name is invalid; nothing is appended",
+        "INVALID_REQUIRED_ACKS": "the acks setting is refused before any append",
+        "TOPIC_AUTHORIZATION_FAILED": "not authorized to write; nothing is appended",
+        "CLUSTER_AUTHORIZATION_FAILED": "not authorized; nothing is appended",
+        "TRANSACTIONAL_ID_AUTHORIZATION_FAILED": "not authorized to use the transactional id",
+        "UNSUPPORTED_VERSION": "the broker cannot take the request at all",
+    },
+    not_definite={
+        "_MSG_TIMED_OUT": "an attempt may have been appended before the delivery timeout",
+        "NOT_ENOUGH_REPLICAS_AFTER_APPEND": "the leader appended the record before it found too few replicas",
+        "NOT_LEADER_FOR_PARTITION": "an earlier attempt may have been appended by the old leader",
+        "_PURGE_QUEUE": "a queued record may be a retry of one already sent (the producer was closed)",
+        "_PURGE_INFLIGHT": "the request was sent; the producer was closed before the answer",
+    },
+    commit_definite={
+        "REBALANCE_IN_PROGRESS": "the group is rebalancing; the coordinator stored nothing",
+        "ILLEGAL_GENERATION": "the member's generation is over; the coordinator stored nothing",
+        "UNKNOWN_MEMBER_ID": "the member was removed from the group; the coordinator stored nothing",
+        "_ASSIGNMENT_LOST": "the member lost its keys to the group; nothing was committed",
+    },
+)
