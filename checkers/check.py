@@ -8,7 +8,7 @@ otherwise true. All instances of all rules are counted, and their examples picke
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS, colours_of, ends_of
 from kafka_chaos.checkers.result import CheckResult, describe_cycle
 from kafka_chaos.checkers.sql import literal
 from kafka_chaos.history.events import NEMESIS
+from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.history.run_dir import REPORT, RESULTS, RunDir
 
 MAX_EXAMPLES = 10
@@ -131,7 +132,7 @@ def check_history(
     master: str | None = None,
     report: bool = True,
     session: SparkSession | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Reporter | None = None,
     cycles: bool = True,
 ) -> CheckResult:
     """Check one history; writes results.json (and report.html) into `out`. `progress` hears of
@@ -184,7 +185,7 @@ def _check(
     loaded: load.Loaded,
     cached: list[DataFrame],
     report: bool,
-    say: Callable[[str], None],
+    say: Reporter,
     run_dir: Path | None,
     paired: DataFrame,
     search_cycles: bool = True,

@@ -16,6 +16,7 @@ from typing import Any
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.history.events import FAIL, INFO, NEMESIS, OK
 from kafka_chaos.history.file import HistoryWriter
+from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.nemesis.fault import Fault
 from kafka_chaos.nemesis.faults import BY_NAME, FINAL, NAMES, named_ends
 from kafka_chaos.nemesis.streams import stream
@@ -28,12 +29,12 @@ class Nemesis:
         cluster: KafkaCluster,
         history: HistoryWriter | None = None,
         seed: int | None = None,
-        observe: Callable[[str], None] | None = None,
+        reporter: Reporter | None = None,
     ) -> None:
         self.cluster = cluster
         self.history = history
         #: Told of every completed nemesis operation, one line each (live progress).
-        self.observe = observe
+        self.reporter = reporter
         self.rng = stream(seed, "targets")
         #: The open faults: undoing fault -> the aliases it owes (start -> the nodes left down).
         self.open: dict[str, set[str]] = {}
@@ -42,10 +43,10 @@ class Nemesis:
     def _record(self, type: str, f: str, value: Any, error: str | None = None) -> None:
         if self.history is not None:
             self.history.write(NEMESIS, type, f, value, error)
-        if self.observe is not None and type != "invoke":
+        if self.reporter is not None and type != "invoke":
             what = value.get("nodes") or value.get("target") if isinstance(value, dict) else value
             shown = ",".join(map(str, what)) if isinstance(what, list) else str(what or "")
-            self.observe(" ".join(p for p in ("nemesis:", f, shown, type) if p) + (f" ({error})" if error else ""))
+            self.reporter(" ".join(p for p in ("nemesis:", f, shown, type) if p) + (f" ({error})" if error else ""))
 
     def run(self, fault: str, target: str = "random", **options: Any) -> dict[str, Any]:
         """Apply one fault now, with its own options (a partition's `shape`); returns the completion

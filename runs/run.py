@@ -119,7 +119,7 @@ class WorkloadPhase:
                     run_id=self.run_id, isolation_level=workload.isolation_level, client=client,
                 )  # fmt: skip
                 if self.plan is not None:
-                    nemesis = Nemesis(self.cluster, history, self.seed, observe=self.reporter)
+                    nemesis = Nemesis(self.cluster, history, self.seed, reporter=self.reporter)
                     self.schedule = self.plan.schedule(nemesis, self.seed)
                 summary = Runner(ctx, self.reporter, self.seed, self.schedule).run()
         finally:

@@ -19,13 +19,12 @@ from typing import Any, Protocol
 
 from kafka_chaos.harness.errors import KafkaChaosError
 from kafka_chaos.history.events import INFO
+from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.workloads.clients.api import ClientDied
 from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign
 from kafka_chaos.workloads.context import RunContext
 from kafka_chaos.workloads.queue import ProducerPool
 from kafka_chaos.workloads.registry import WorkloadClient, get
-
-Progress = Callable[[str], None]
 
 
 @dataclass
@@ -86,7 +85,7 @@ class Runner:
     def __init__(
         self,
         ctx: RunContext,
-        progress: Progress | None = None,
+        progress: Reporter | None = None,
         seed: int | None = None,
         faults: FaultSchedule | None = None,
         client_factory: ClientFactory | None = None,

@@ -40,7 +40,7 @@ def test_the_nemesis_tells_progress_of_each_completed_operation():
     from kafka_chaos.nemesis.core import Nemesis
 
     lines: list[str] = []
-    nemesis = Nemesis(cluster=None, observe=lines.append)  # type: ignore[arg-type] (act needs no cluster)
+    nemesis = Nemesis(cluster=None, reporter=lines.append)  # type: ignore[arg-type] (act needs no cluster)
     nemesis.act("elect-unclean", {"target": "chaos/0"}, lambda: None)
     nemesis.act("elect-unclean", {"target": "chaos/0"}, lambda: 1 / 0)
     assert lines == [
