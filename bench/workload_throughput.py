@@ -48,7 +48,7 @@ def options(topic: str, seconds: float, concurrency: int, client: str) -> Worklo
     )
 
 
-def harness_run(cluster: KafkaCluster, opts: WorkloadOptions, plan: NemesisPlan | None, seed: int):  # noqa: ANN201
+def harness_run(cluster: KafkaCluster, opts: WorkloadOptions, plan: NemesisPlan | None, seed: int):
     """The recorded workload: ok operations/s of the workload phase, and its liveness."""
     with tempfile.TemporaryDirectory() as tmp:
         summary = WorkloadPhase(cluster, opts, Path(tmp), seed=seed, plan=plan).run()
@@ -82,7 +82,7 @@ def raw_ops_per_s(cluster: KafkaCluster, opts: WorkloadOptions, plan: NemesisPla
                 else:
                     producer.send(rng.choice(keys), value).result(opts.delivery_timeout_ms / 1000 + 5)
                     value += 1
-            except Exception:  # noqa: BLE001 (a fault: not counted, go on)
+            except Exception:  # a fault: not counted, go on
                 continue
             counts[slot] += 1
 

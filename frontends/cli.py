@@ -21,12 +21,15 @@ from collections.abc import Callable
 from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docker.errors import DockerException
 
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
+
+if TYPE_CHECKING:  # imported where used: every command starts without them
+    from kafka_chaos.harness.cluster_spec import ClusterSpec
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,7 +57,7 @@ def _emit_json(data: dict[str, Any]) -> None:
     print(json.dumps(data, sort_keys=True, default=str), flush=True)
 
 
-def _progress():  # noqa: ANN202
+def _progress():
     """Live progress on stderr (harness/progress.py), or none with --quiet."""
     from kafka_chaos.harness.progress import LiveProgress
 
@@ -156,7 +159,7 @@ def _add_workload_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=_int, help="random seed of the generators")
 
 
-def _cluster_spec(args: argparse.Namespace):  # noqa: ANN202 (harness.cluster_spec.ClusterSpec)
+def _cluster_spec(args: argparse.Namespace) -> ClusterSpec:
     from kafka_chaos.harness.cluster_spec import ClusterSpec
     from kafka_chaos.harness.config import parse_overrides
 
@@ -267,7 +270,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return checked.exit_code if checked is not None else 0
 
 
-def _checked(path: str | Path, out: str | None, master: str | None, report: bool):  # noqa: ANN202
+def _checked(path: str | Path, out: str | None, master: str | None, report: bool):
     from kafka_chaos.checkers.check import check_history
     from kafka_chaos.checkers.errors import BadHistory
 

@@ -36,13 +36,16 @@ import logging
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from kafka_chaos.checkers.liveness import format_liveness
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
 from kafka_chaos.workloads.clients.api import CLIENTS
+
+if TYPE_CHECKING:  # imported where used: the plugin loads in every pytest session
+    from kafka_chaos.harness.cluster_spec import ClusterSpec
 
 log = logging.getLogger("kafka_chaos")
 FIXTURES = ("kafka_version", "kafka_spec", "kafka_cluster", "chaos_run")
@@ -117,7 +120,7 @@ def _parse_versions(text: str, where: str) -> list[str]:
         if v:
             try:
                 out.append(str(KafkaVersion.parse(v)))
-            except Exception as exc:  # noqa: BLE001 (UsageError with the reason)
+            except Exception as exc:  # UsageError with the reason
                 raise pytest.UsageError(f"kafka-chaos: {where}: {exc}") from None
     return out
 
@@ -191,7 +194,7 @@ def kafka_client() -> str | None:
 
 
 @pytest.fixture
-def kafka_spec(request: pytest.FixtureRequest, kafka_version: str):  # noqa: ANN201 (harness.cluster_spec.ClusterSpec)
+def kafka_spec(request: pytest.FixtureRequest, kafka_version: str) -> ClusterSpec:
     """The cluster this test asks for: marker first, then the command line, then 3 combined nodes."""
     from kafka_chaos.harness.cluster_spec import ClusterSpec
     from kafka_chaos.harness.errors import UsageError
@@ -244,7 +247,7 @@ def chaos_run(request: pytest.FixtureRequest, kafka_spec, kafka_client: str | No
     store = Path(opt("kafka_store") or request.config.rootpath / "store")
     results: list = request.node.stash.setdefault(_RESULTS, [])
 
-    def call(**kwargs: Any):  # noqa: ANN202
+    def call(**kwargs: Any):
         if opt("kafka_time_limit") is not None and "scenario" not in kwargs:
             kwargs.setdefault("time_limit", opt("kafka_time_limit"))
         if kafka_client is not None:

@@ -36,7 +36,7 @@ class HistoryWriter:
         #: Wall-clock time of time 0, to line the history up with broker logs and metadata records.
         self.started_unix_ms = time.time() * 1000 - (time.monotonic_ns() - self.start_ns) / 1e6
         self._lock = threading.Lock()
-        self._file: TextIO = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
+        self._file: TextIO = open(self.path, "a", encoding="utf-8")  # closed in close()
         self._index = 0
         self._closed = threading.Event()
         threading.Thread(target=self._flush_often, name="history-flush", daemon=True).start()

@@ -60,13 +60,13 @@ class Nemesis:
             self._record("invoke", fault, asked)
             try:
                 aim = kind.aim(self, target, args)
-            except Exception as exc:  # noqa: BLE001 (nothing was done: a recorded failure, never a crash)
+            except Exception as exc:  # nothing was done: a recorded failure, never a crash
                 error = str(exc) if isinstance(exc, TargetError) else f"{type(exc).__name__}: {exc}"
                 self._record(FAIL, fault, asked, error)
                 return {**asked, "error": error}
             try:
                 done = kind.apply(self, aim, args)
-            except Exception as exc:  # noqa: BLE001 (recorded; heal_all restores the cluster)
+            except Exception as exc:  # recorded; heal_all restores the cluster
                 nodes = [n.alias for n in aim.nodes]
                 self._record(INFO, fault, {**asked, "nodes": nodes}, f"{type(exc).__name__}: {exc}")
                 return {**asked, "error": str(exc)}
@@ -89,7 +89,7 @@ class Nemesis:
             self._record("invoke", f, value)
             try:
                 action()
-            except Exception as exc:  # noqa: BLE001 (recorded; the caller decides what it means)
+            except Exception as exc:  # recorded; the caller decides what it means
                 self._record(INFO, f, value, f"{type(exc).__name__}: {exc}")
                 return {**value, "error": str(exc)}
             self._record(OK, f, value)

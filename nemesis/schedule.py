@@ -143,7 +143,7 @@ class Schedule:
     def _guarded(self) -> None:
         try:
             self.loop()
-        except Exception as exc:  # noqa: BLE001 (kept for stop_and_heal, which heals, then raises it)
+        except Exception as exc:  # kept for stop_and_heal, which heals, then raises it
             self.crashed = exc
             self.finished.set()  # no more faults will come: the workload phase ends now
 

@@ -28,7 +28,7 @@ METADATA_URL = "https://repo1.maven.org/maven2/org/apache/kafka/kafka_2.13/maven
 def released_versions(xml: str | None = None) -> list[KafkaVersion]:
     """Every MAJOR.MINOR.PATCH release listed by Maven Central (no release candidates), sorted."""
     if xml is None:
-        with urllib.request.urlopen(METADATA_URL, timeout=30) as response:  # noqa: S310 (a fixed https URL)
+        with urllib.request.urlopen(METADATA_URL, timeout=30) as response:  # a fixed https URL
             xml = response.read().decode()
     found = {tuple(map(int, m)) for m in re.findall(r"<version>(\d+)\.(\d+)\.(\d+)</version>", xml)}
     return sorted(KafkaVersion(*v) for v in found)

@@ -230,7 +230,7 @@ def collect_evidence(run_dir: Path, version: KafkaVersion, log: Reporter) -> Non
     try:
         wanted = [(what, request, write) for what, find, write in jobs if (request := find(run_dir)) is not None]
         outputs = dump_all(version, RunDir(run_dir).cluster, [request for _, request, _ in wanted]) if wanted else []
-    except Exception as exc:  # noqa: BLE001 (evidence is a bonus; the verdict stands without it)
+    except Exception as exc:  # evidence is a bonus; the verdict stands without it
         log(f"could not read the metadata timeline and replica logs: {type(exc).__name__}: {exc}")
         return
     for (what, _, write), output in zip(wanted, outputs, strict=True):
@@ -238,5 +238,5 @@ def collect_evidence(run_dir: Path, version: KafkaVersion, log: Reporter) -> Non
             if isinstance(output, Exception):
                 raise output
             write(output)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             log(f"could not read the {what}: {type(exc).__name__}: {exc}")

@@ -95,7 +95,7 @@ class ScenarioSchedule(Schedule):
             self.handle.note(f"script stopped: {exc}")
         except ScriptStopped:
             self.outcome = "stopped by the time limit"
-        except Exception as exc:  # noqa: BLE001 (recorded; the run still heals and reads)
+        except Exception as exc:  # recorded; the run still heals and reads
             self.outcome, self.error = "crashed", f"{type(exc).__name__}: {exc}"
             self.handle.note(f"script crashed: {self.error}")
         finally:

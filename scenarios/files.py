@@ -98,7 +98,7 @@ def load(path: Path) -> Scenario:
         module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         try:
             spec.loader.exec_module(module)  # type: ignore[union-attr]
-        except Exception as exc:  # noqa: BLE001 (the user's code: one line, exit 2)
+        except Exception as exc:  # the user's code: one line, exit 2
             raise UsageError(f"{path}: {type(exc).__name__}: {exc}") from None
         scenario = getattr(module, "SCENARIO", None)
         if not isinstance(scenario, Scenario):
@@ -112,6 +112,6 @@ def load(path: Path) -> Scenario:
             import yaml
 
             data = yaml.safe_load(text)
-    except (ValueError, Exception) as exc:  # noqa: BLE001 (yaml's errors: one line, exit 2)
+    except (ValueError, Exception) as exc:  # yaml's errors: one line, exit 2
         raise UsageError(f"{path}: not valid {path.suffix.lstrip('.').upper()}: {str(exc).splitlines()[0]}") from None
     return from_dict(data, str(path))

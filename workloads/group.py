@@ -81,7 +81,7 @@ class GroupMember(PollingConsumer):
         self.ctx.record(process, INVOKE, SUBSCRIBE, [])
         try:
             self.consumer.subscribe([self.ctx.opts.topic])
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             self.ctx.record(process, INFO, SUBSCRIBE, [], describe(exc))
             return False
         self.ctx.record(process, OK, SUBSCRIBE, [])
@@ -124,7 +124,7 @@ class GroupMember(PollingConsumer):
         self.ctx.record(process, INVOKE, COMMIT, offsets)
         try:
             self.consumer.commit(offsets)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             kind = classify_commit(exc, self.ctx.client.name)
             self.ctx.record(process, kind, COMMIT, offsets, describe(exc))
             return kind  # a refused commit leaves the member's state known; an unknown one rebuilds it

@@ -34,7 +34,7 @@ def close_producer(producer: KafkaProducer, timeout_s: float = 5.0) -> None:
     try:
         producer.close(timeout=timeout_s)
         return
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
     sender = getattr(producer, "_sender", None)
     if sender is not None and sender.is_alive():
@@ -63,6 +63,6 @@ def wedged(producer: Any) -> str | None:
         ready = manager._current_state == type(manager._current_state).READY
         if ready and not manager.has_producer_id():
             return "no producer id after an expired batch (kafka-python 3.0.12 never asks for a new one)"
-    except Exception:  # noqa: BLE001
+    except Exception:
         return None
     return None

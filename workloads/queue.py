@@ -85,7 +85,7 @@ def send(ctx: RunContext, producer: Producer, process: int, key: str, values: li
     try:
         for v in values:
             futures.append(producer.send(key, v))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         if not futures:  # raised by send() itself: the record never left the client
             ctx.record(process, FAIL, SEND, invoke, describe(exc))
             return FAIL, False
@@ -102,7 +102,7 @@ def send(ctx: RunContext, producer: Producer, process: int, key: str, values: li
             ctx.observe(key, offset)
             done.append([SEND, key, [offset, v]])
             outcomes.append(OK)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             error = error or exc
             done.append([SEND, key, v])
             outcomes.append(classify(exc, ctx.client.name))
@@ -134,7 +134,7 @@ class QueueClient:
             return self._join()
         try:
             self.consumer = PollingConsumer(self.ctx)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             record_failed_assign(self.ctx, self.process, keys or self.poll_keys, exc)
             return False
         return self.consumer.assign(self.process, keys or self.poll_keys)
@@ -144,7 +144,7 @@ class QueueClient:
             self.consumer = member = GroupMember(self.ctx)
         except ClientConfigError:
             raise
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             record_failed_join(self.ctx, self.process, exc)
             return False
         return member.join(self.process)
@@ -168,7 +168,7 @@ class QueueClient:
             producer = self.pool.for_slot(self.slot)
         except ClientConfigError:
             raise  # a setting the client refuses is a harness bug, not an outcome (options.validate)
-        except Exception as exc:  # noqa: BLE001 (no producer could be built: the values never left)
+        except Exception as exc:  # no producer could be built: the values never left
             invoke = [[SEND, key, v] for v in values]
             self.ctx.record(self.process, INVOKE, SEND, invoke)
             self.ctx.record(self.process, FAIL, SEND, invoke, describe(exc))

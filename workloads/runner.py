@@ -159,7 +159,7 @@ class Runner:
         while time.monotonic() < self.final_deadline and not self.ctx.stop.is_set():
             try:
                 reader = PollingConsumer(self.ctx)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 record_failed_assign(self.ctx, process, self.ctx.opts.key_names, exc)
                 self._check_client()
                 process += self.ctx.opts.concurrency
@@ -194,7 +194,7 @@ class Runner:
         """A client thread that crashes stops the whole run (the error is raised by run())."""
         try:
             target(slot, *args)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             self.crashed = self.crashed or exc
             self.ctx.stop.set()
 

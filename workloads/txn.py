@@ -43,7 +43,7 @@ def with_watchdog(call: Callable[[], Any], timeout_s: float, what: str) -> Any:
     def target() -> None:
         try:
             result["value"] = call()
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             result["error"] = exc
 
     thread = threading.Thread(target=target, name=f"watchdog-{what}", daemon=True)
@@ -75,7 +75,7 @@ def prepare_transactions(bootstrap_servers: str, opts: WorkloadOptions, run_id: 
             )  # fmt: skip
             producer.init_transactions()
             return
-        except Exception as exc:  # noqa: BLE001 (a coordinator not ready yet: timeouts, not-coordinator)
+        except Exception as exc:  # a coordinator not ready yet: timeouts, not-coordinator
             if time.monotonic() >= deadline:
                 raise KafkaChaosError(
                     f"the transaction coordinator was not ready within {timeout_s:g} s: {describe(exc)}"
@@ -125,7 +125,7 @@ class TxnClient:
             self.ctx.note_config(producer=producer)
             timeout_s = self.ctx.opts.txn_timeout_s
             with_watchdog(lambda: producer.init_transactions(timeout_s), timeout_s + 1, "init_transactions")
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             if self.subscribes:
                 record_failed_join(self.ctx, self.process, exc)
             else:
@@ -189,7 +189,7 @@ class TxnClient:
             for future, op in zip(futures, [d for d in done if d[0] == SEND], strict=True):
                 try:
                     op[2] = [future.result(ctx.opts.delivery_timeout_ms / 1000 + 5), op[2]]
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     failed = failed or exc
             timeout_s = ctx.opts.txn_timeout_s
             offsets = {k: o for op in done if op[0] == POLL for k, o in next_offsets(op[1]).items()}
@@ -211,7 +211,7 @@ class TxnClient:
                 ctx.record(process, FAIL, TXN, done, reason)
                 return FAIL
             with_watchdog(lambda: producer.commit_transaction(timeout_s), timeout_s + 1, "commit_transaction")
-        except Exception as exc:  # noqa: BLE001 (commit/abort outcome unknown: a new client follows)
+        except Exception as exc:  # commit/abort outcome unknown: a new client follows
             ctx.record(process, INFO, TXN, done or micro, describe(exc))
             return INFO
         for op in done:

@@ -22,6 +22,8 @@ import sys
 import time
 from typing import Any
 
+import docker
+
 from kafka_chaos.harness.cleanup import owned_by, remove
 
 
@@ -54,7 +56,7 @@ def interrupt(proc: subprocess.Popen, timeout_s: float) -> tuple[int, str, str]:
     return proc.returncode, out or "", err or ""
 
 
-def kill_and_clean(client, proc: subprocess.Popen) -> None:  # noqa: ANN001 (a docker.DockerClient)
+def kill_and_clean(client: docker.DockerClient, proc: subprocess.Popen) -> None:
     """A process a failed test left running: killed, and what it created removed."""
     if proc.poll() is None:
         proc.kill()

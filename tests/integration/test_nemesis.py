@@ -68,7 +68,7 @@ def wait_for(predicate, timeout_s: float, what: str):
         try:
             if predicate():
                 return
-        except Exception:  # noqa: BLE001 (the cluster may be mid-fault)
+        except Exception:  # the cluster may be mid-fault
             pass
         time.sleep(0.5)
     raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
@@ -106,7 +106,7 @@ def state(cluster, topic: str) -> str:
     try:
         p = describe(cluster, topic=topic)
         return f"leader {p['leader_id']}, replicas {p['replicas']}, ISR {p['isr_nodes']}"
-    except Exception as e:  # noqa: BLE001 (only for the message)
+    except Exception as e:  # only for the message
         return f"not described: {e!r}"
 
 

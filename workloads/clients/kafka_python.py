@@ -207,7 +207,7 @@ class PythonConsumer:
         """Close, leaving the group; with auto-commit on, kafka-python commits what poll returned first."""
         try:
             self.consumer.close(autocommit=bool(self.consumer.config.get("enable_auto_commit")))
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
 
 

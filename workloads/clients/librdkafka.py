@@ -126,7 +126,7 @@ class RdProducer:
         delivery = _Delivery()
         try:
             self.producer.produce(topic, value=encode(value), partition=partition, on_delivery=delivery.report)
-        except Exception as exc:  # noqa: BLE001 (produce() took nothing: the record never left)
+        except Exception as exc:  # produce() took nothing: the record never left
             raise _from_exception(exc, refused=True) from exc
         return delivery
 
@@ -163,7 +163,7 @@ class RdProducer:
                 self.producer.flush(timeout_s)
             self.producer.purge(in_queue=True, in_flight=True, blocking=False)
             self.producer.poll(0)
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         self._closed.set()
 
@@ -300,7 +300,7 @@ class RdConsumer:
     def _close(self) -> None:
         try:
             self.consumer.close()
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
 
 
