@@ -64,12 +64,22 @@ def write_store(store: Path, count: int, template: Path | None) -> None:
         version, nemesis, day = VERSIONS[i % 4], NEMESES[(i // 4) % 6], (i // 24) % 90
         run_dir = store / f"night-{day}" / f"{version}-{nemesis.replace(',', '-')}" / f"r{i}"
         run_dir.mkdir(parents=True)
-        config = {**base_config, "kafka_version": version, "run_id": f"run-{i}",
-                  "nemesis": {"faults": nemesis.split(","), "interval": 10},
-                  "history_started_unix_ms": START_MS + day * DAY_MS + i}  # fmt: skip
+        config = {
+            **base_config,
+            "kafka_version": version,
+            "run_id": f"run-{i}",
+            "nemesis": {"faults": nemesis.split(","), "interval": 10},
+            "history_started_unix_ms": START_MS + day * DAY_MS + i,
+        }
         bad = i % 10 == 0
-        anomalies = {"lost-write": {"count": 5, "errors": 5, "examples": []},
-                     "unseen": {"count": 2, "errors": 2, "examples": []}} if bad else {}  # fmt: skip
+        anomalies = (
+            {
+                "lost-write": {"count": 5, "errors": 5, "examples": []},
+                "unseen": {"count": 2, "errors": 2, "examples": []},
+            }
+            if bad
+            else {}
+        )
         results = {**base_results, "valid": not bad, "anomalies": anomalies}
         files = RunDir(run_dir)
         files.config.write_text(json.dumps(config))
@@ -103,15 +113,28 @@ def main() -> int:
         walls, baselines = [], []
         for n in range(1, args.repeats + 1):
             b_wall, b = timed([sys.executable, "-c", BASELINE, str(store)])
-            t_wall, t = timed([sys.executable, "-m", "kafka_chaos.frontends.cli", "trend", str(store),
-                               "--json", "--quiet", "--out", str(base / f"out-{size}")])  # fmt: skip
+            t_wall, t = timed(
+                [
+                    sys.executable,
+                    "-m",
+                    "kafka_chaos.frontends.cli",
+                    "trend",
+                    str(store),
+                    "--json",
+                    "--quiet",
+                    "--out",
+                    str(base / f"out-{size}"),
+                ]
+            )
             walls.append(t_wall)
             baselines.append(b_wall)
             invalid = sum(r["invalid"] for r in t["rows"])
             agree = t["runs"] == b["runs"] == size and invalid == b["invalid"]
             ok &= agree
-            print(f"{size:>9} {n:>6} {t_wall:>8.1f} {b_wall:>10.2f}  {t['runs']:>4}  {invalid:>7}"
-                  + ("" if agree else f"  DISAGREE with baseline {b}"))  # fmt: skip
+            print(
+                f"{size:>9} {n:>6} {t_wall:>8.1f} {b_wall:>10.2f}  {t['runs']:>4}  {invalid:>7}"
+                + ("" if agree else f"  DISAGREE with baseline {b}")
+            )
         tm, bm = statistics.median(walls), statistics.median(baselines)
         print(f"{size:>9} median {tm:>8.1f} {bm:>10.2f}  ratio trend/baseline {tm / bm:.1f}x")
     if not args.dir:

@@ -53,12 +53,29 @@ VARIANTS = {
 
 def one_run(version: str, workload: str, variant: str, seed: int, args: argparse.Namespace, store: Path) -> dict:
     cmd = [
-        str(ROOT / ".venv/bin/kafka-chaos"), "run", "--kafka", version, "--workload", workload,
-        "--nemesis", "kill,pause,partition", "--nemesis-interval", str(args.interval),
-        "--time-limit", str(args.time_limit), "--seed", str(seed), "--store", str(store),
-        "--name", f"{workload}-{variant}-{version}", "--json", "--quiet", *VARIANTS[variant],
+        str(ROOT / ".venv/bin/kafka-chaos"),
+        "run",
+        "--kafka",
+        version,
+        "--workload",
+        workload,
+        "--nemesis",
+        "kill,pause,partition",
+        "--nemesis-interval",
+        str(args.interval),
+        "--time-limit",
+        str(args.time_limit),
+        "--seed",
+        str(seed),
+        "--store",
+        str(store),
+        "--name",
+        f"{workload}-{variant}-{version}",
+        "--json",
+        "--quiet",
+        *VARIANTS[variant],
         *[a for kv in args.config for a in ("--config", kv)],
-    ]  # fmt: skip
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]}
@@ -122,12 +139,17 @@ def measured_again(store: Path) -> list[dict]:
             continue  # a run that crashed or was stopped: its history ends early
         events = list(read_history(files.history))
         live = measure(count_events(events))
-        runs.append({
-            "windows": controller_windows(config_path.parent, events, live),
-            "version": config["kafka_version"], "workload": config["workload"]["workload"],
-            "variant": variant_of(config["workload"]), "seed": config.get("seed"), "liveness": live,
-            "replaced_producers": summary.get("replaced_producers", {}),
-        })  # fmt: skip
+        runs.append(
+            {
+                "windows": controller_windows(config_path.parent, events, live),
+                "version": config["kafka_version"],
+                "workload": config["workload"]["workload"],
+                "variant": variant_of(config["workload"]),
+                "seed": config.get("seed"),
+                "liveness": live,
+                "replaced_producers": summary.get("replaced_producers", {}),
+            }
+        )
     return runs
 
 
@@ -174,8 +196,10 @@ def main() -> None:
             [summarize(c, [r for r in done if (r["version"], r["workload"], r["variant"]) == c]) for c in cells], args
         )
         print("\nfault windows by target: the active KRaft controller, or a broker that is not it")
-        print("| workload | variant | on the controller: windows, median ok ops/s vs before "
-              "| on another broker: windows, median |")  # fmt: skip
+        print(
+            "| workload | variant | on the controller: windows, median ok ops/s vs before "
+            "| on another broker: windows, median |"
+        )
         print("|---|---|---|---|")
         for w, var in sorted({(c[1], c[2]) for c in cells}):
             split: dict[str, list[float]] = {"controller": [], "broker": []}
@@ -218,7 +242,9 @@ def main() -> None:
 def summarize(cell: tuple[str, str, str], runs: list[dict]) -> tuple:
     ok = [r["liveness"] for r in runs if "liveness" in r]
     return (
-        *cell, len(ok), len(runs),
+        *cell,
+        len(ok),
+        len(runs),
         median([x["ops_per_s"]["before_faults"] for x in ok]),
         median([x["ops_per_s"]["in_faults"] for x in ok]),
         median([x["ops_per_s"]["between_faults"] for x in ok]),
@@ -228,7 +254,7 @@ def summarize(cell: tuple[str, str, str], runs: list[dict]) -> tuple:
         median([x["ratios"]["writes_per_s"]["between_faults"] for x in ok]),
         sum(1 for x in ok if x["warning"]),
         sum(sum(r.get("replaced_producers", {}).values()) for r in runs),
-    )  # fmt: skip
+    )
 
 
 def table(rows: list[tuple], args: argparse.Namespace) -> None:
@@ -236,9 +262,11 @@ def table(rows: list[tuple], args: argparse.Namespace) -> None:
         f"\nkill,pause,partition every {args.interval:g} s, {args.time_limit:g} s runs, medians of {args.runs}; "
         "ratios against the rate before the first fault"
     )
-    print("| Kafka | workload | variant | runs | ok ops/s before / in / between faults | ops in faults "
-          "| ops between faults | writes in faults | writes between faults | stalled "
-          "| producers replaced |")  # fmt: skip
+    print(
+        "| Kafka | workload | variant | runs | ok ops/s before / in / between faults | ops in faults "
+        "| ops between faults | writes in faults | writes between faults | stalled "
+        "| producers replaced |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for v, w, var, ok, n, before, in_abs, between_abs, in_f, between, w_in, w_between, stalled, replaced in rows:
         print(

@@ -139,15 +139,19 @@ def main() -> None:
                     file=sys.stderr,
                 )
     faults = f", faults {args.faults} every {args.interval:g} s" if plan else ""
-    print(f"\nKafka {args.kafka}, 3 nodes, concurrency {args.concurrency}, {args.seconds:g} s x {args.runs} runs each"
-          f"{faults}; ok operations/s, medians (min..max)")  # fmt: skip
+    print(
+        f"\nKafka {args.kafka}, 3 nodes, concurrency {args.concurrency}, {args.seconds:g} s x {args.runs} runs each"
+        f"{faults}; ok operations/s, medians (min..max)"
+    )
     print("| client | plain loop | harness (recorded) | ratio | goal >= 0.80 |")
     print("|---|---|---|---|---|")
     for c in clients:
         h, r = statistics.median(harness[c]), statistics.median(raw[c])
         spread = {name: f"{min(v[c]):.0f}..{max(v[c]):.0f}" for name, v in (("raw", raw), ("harness", harness))}
-        print(f"| {c} | {r:.0f} ({spread['raw']}) | {h:.0f} ({spread['harness']}) "
-              f"| {h / r:.2f} | {'met' if h / r >= 0.8 else 'NOT met'} |")  # fmt: skip
+        print(
+            f"| {c} | {r:.0f} ({spread['raw']}) | {h:.0f} ({spread['harness']}) "
+            f"| {h / r:.2f} | {'met' if h / r >= 0.8 else 'NOT met'} |"
+        )
         if plan:
             for stretch in ("before_faults", "in_faults", "between_faults"):
                 rates = [x["ops_per_s"][stretch] for x in lives[c] if x["ops_per_s"][stretch] is not None]

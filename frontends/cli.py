@@ -144,15 +144,21 @@ def _add_workload_options(p: argparse.ArgumentParser) -> None:
             continue
         flag, parse = option.metadata["flag"], _PARSERS.get(option.type)
         p.add_argument(
-            flag, dest=option.name, metavar=flag.lstrip("-").replace("-", "_").upper(), default=option.default,
-            help=option.metadata["help"], **({"type": parse} if parse else {}),
-        )  # fmt: skip
+            flag,
+            dest=option.name,
+            metavar=flag.lstrip("-").replace("-", "_").upper(),
+            default=option.default,
+            help=option.metadata["help"],
+            **({"type": parse} if parse else {}),
+        )
     p.add_argument("--nemesis", help=_HelpFromRecords(_random_faults_help))
     p.add_argument("--nemesis-interval", type=_number, default=10.0, help="quiet and hold periods (s, default 10)")
     p.add_argument(
-        "--nemesis-start", type=_number, default=None,
+        "--nemesis-start",
+        type=_number,
+        default=None,
         help="quiet seconds before the first fault (default: the interval); the liveness baseline is its second half",
-    )  # fmt: skip
+    )
     p.add_argument("--nemesis-script", type=Path, help="JSON list of timed steps (see nemesis/schedule.py)")
     p.add_argument("--store", type=Path, default=Path("store"), help="where run directories go (default store/)")
     p.add_argument("--name", help="run name (default: the workload's)")
@@ -168,9 +174,13 @@ def _cluster_spec(args: argparse.Namespace) -> ClusterSpec:
     if args.brokers is not None and not args.controllers:
         raise UsageError("--brokers goes with --controllers; use --nodes for combined nodes")
     return ClusterSpec(
-        args.kafka, nodes=args.nodes, controllers=args.controllers, brokers=args.brokers or 0,
-        config=parse_overrides(args.config), metadata_version=args.metadata_version,
-    )  # fmt: skip
+        args.kafka,
+        nodes=args.nodes,
+        controllers=args.controllers,
+        brokers=args.brokers or 0,
+        config=parse_overrides(args.config),
+        metadata_version=args.metadata_version,
+    )
 
 
 def _cluster(args: argparse.Namespace, command: str):
@@ -226,9 +236,16 @@ def _run_spec(args: argparse.Namespace):
 
     plan = nemesis_plan(args.nemesis, args.nemesis_interval, args.nemesis_script, args.nemesis_start)
     return RunSpec(
-        _cluster_spec(args), _workload_options(args), plan, seed=args.seed, name=args.name, store=args.store,
-        port_base=args.port_base, check=args.check, spark_master=args.spark_master,
-    )  # fmt: skip
+        _cluster_spec(args),
+        _workload_options(args),
+        plan,
+        seed=args.seed,
+        name=args.name,
+        store=args.store,
+        port_base=args.port_base,
+        check=args.check,
+        spark_master=args.spark_master,
+    )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -332,11 +349,15 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.close()
     if args.json:
-        _emit_json({
-            "scenario": scenario.name, "first_good": result.first_good, "last_bad": result.last_bad,
-            "problem": result.problem,
-            "probes": {v: [o.table_row() for o in outcomes] for v, outcomes in result.probes.items()},
-        })  # fmt: skip
+        _emit_json(
+            {
+                "scenario": scenario.name,
+                "first_good": result.first_good,
+                "last_bad": result.last_bad,
+                "problem": result.problem,
+                "probes": {v: [o.table_row() for o in outcomes] for v, outcomes in result.probes.items()},
+            }
+        )
         return 1 if result.problem else 0
     for version, outcomes in result.probes.items():
         lost = sum(o.reproduced for o in outcomes)

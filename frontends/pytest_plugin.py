@@ -255,9 +255,13 @@ def chaos_run(request: pytest.FixtureRequest, kafka_spec, kafka_client: str | No
         log.info("chaos run on %s: %s", kafka_spec.describe(), kwargs or "defaults")
         try:
             result = run(
-                kafka_spec, store, _run_name(request.node), reporter=LiveProgress(emit=log.info),
-                spark_master=opt("kafka_spark_master"), **kwargs,
-            )  # fmt: skip
+                kafka_spec,
+                store,
+                _run_name(request.node),
+                reporter=LiveProgress(emit=log.info),
+                spark_master=opt("kafka_spark_master"),
+                **kwargs,
+            )
         except KafkaChaosError as exc:  # bad input, an image that did not build, a cluster that did not start
             pytest.fail(f"kafka-chaos: {exc}", pytrace=False)
         results.append(result)

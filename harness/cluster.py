@@ -274,9 +274,13 @@ class KafkaCluster:
                 logger.debug("ready topic not created yet: %r", exc)
             self._until(deadline, f"topic {READY_TOPIC} (RF {rf}) to be created")
         producer = KafkaProducer(
-            bootstrap_servers=self.bootstrap_servers, acks="all", enable_idempotence=True,
-            request_timeout_ms=5000, max_block_ms=5000, client_id="kafka-chaos-ready",
-        )  # fmt: skip
+            bootstrap_servers=self.bootstrap_servers,
+            acks="all",
+            enable_idempotence=True,
+            request_timeout_ms=5000,
+            max_block_ms=5000,
+            client_id="kafka-chaos-ready",
+        )
         try:
             while True:
                 try:

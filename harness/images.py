@@ -130,9 +130,12 @@ def _derive_official(client: docker.DockerClient, version: KafkaVersion) -> str:
         work = Path(tmp)
         _recipe_context(work, "Dockerfile.official")
         _build(
-            client, work, "Dockerfile.official", tag,
+            client,
+            work,
+            "Dockerfile.official",
+            tag,
             {"BASE": f"{OFFICIAL_REPO}:{version}", "KAFKA_VERSION": str(version)},
-        )  # fmt: skip
+        )
     return tag
 
 

@@ -58,9 +58,14 @@ def dump_all(version: KafkaVersion, directory: Path, requests: list[DumpRequest]
     )
     try:
         container = client.containers.run(
-            image, ["-c", script], entrypoint="sh", detach=True, network_mode="none", volumes=volumes,
+            image,
+            ["-c", script],
+            entrypoint="sh",
+            detach=True,
+            network_mode="none",
+            volumes=volumes,
             labels=labels_for(run_id, role="log-dump"),
-        )  # fmt: skip
+        )
         container.wait(timeout=300)
         out = container.logs(stdout=True, stderr=False).decode(errors="replace")
         err = container.logs(stdout=False, stderr=True).decode(errors="replace").strip()

@@ -46,9 +46,16 @@ def _mvn_copy(dependencies: list[str], dest: Path, version: KafkaVersion) -> Non
         pom = Path(work) / "pom.xml"
         pom.write_text(template.replace("@DEPENDENCIES@", "\n".join(dependencies)))
         cmd = [
-            mvn, "-B", "-q", "-U", "-f", str(pom),
-            "dependency:copy-dependencies", "-DincludeScope=runtime", f"-DoutputDirectory={dest}",
-        ]  # fmt: skip
+            mvn,
+            "-B",
+            "-q",
+            "-U",
+            "-f",
+            str(pom),
+            "dependency:copy-dependencies",
+            "-DincludeScope=runtime",
+            f"-DoutputDirectory={dest}",
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         out = proc.stdout + proc.stderr

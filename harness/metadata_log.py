@@ -54,11 +54,21 @@ def replay(entries: list[dict[str, Any]], topic: str, version: KafkaVersion, t0_
             continue
         kind, data = record.get("type"), record.get("data", {})
         if kind == "REGISTER_BROKER_RECORD":
-            event(entry, "register", broker=data.get("brokerId"), broker_epoch=data.get("brokerEpoch"),
-                  fenced=data.get("fenced", True), incarnation=data.get("incarnationId"))  # fmt: skip
+            event(
+                entry,
+                "register",
+                broker=data.get("brokerId"),
+                broker_epoch=data.get("brokerEpoch"),
+                fenced=data.get("fenced", True),
+                incarnation=data.get("incarnationId"),
+            )
         elif kind in ("FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD"):
-            event(entry, "fence" if kind.startswith("FENCE") else "unfence", broker=data.get("id"),
-                  broker_epoch=data.get("epoch"))  # fmt: skip
+            event(
+                entry,
+                "fence" if kind.startswith("FENCE") else "unfence",
+                broker=data.get("id"),
+                broker_epoch=data.get("epoch"),
+            )
         elif kind == "BROKER_REGISTRATION_CHANGE_RECORD":
             fenced = data.get("fenced", 0)  # 1 fenced, -1 unfenced, 0 unchanged
             shutdown = data.get("inControlledShutdown", 0)
@@ -78,16 +88,21 @@ def replay(entries: list[dict[str, Any]], topic: str, version: KafkaVersion, t0_
             topic_ids[data.get("topicId")] = data.get("name")
         elif kind == "PARTITION_RECORD" and topic_ids.get(data.get("topicId")) == topic:
             state = {
-                "leader": data.get("leader", -1), "isr": list(data.get("isr", [])),
-                "replicas": list(data.get("replicas", [])), "leader_epoch": data.get("leaderEpoch", 0),
-                "partition_epoch": data.get("partitionEpoch", 0), "elr": list(data.get("eligibleLeaderReplicas") or []),
-            }  # fmt: skip
+                "leader": data.get("leader", -1),
+                "isr": list(data.get("isr", [])),
+                "replicas": list(data.get("replicas", [])),
+                "leader_epoch": data.get("leaderEpoch", 0),
+                "partition_epoch": data.get("partitionEpoch", 0),
+                "elr": list(data.get("eligibleLeaderReplicas") or []),
+            }
             partitions[data.get("partitionId")] = state
             event(entry, "partition", key=f"{topic}/{data.get('partitionId')}", change="created", **state)
         elif kind == "PARTITION_CHANGE_RECORD" and topic_ids.get(data.get("topicId")) == topic:
             part = data.get("partitionId")
-            state = dict(partitions.get(part) or {"leader": -1, "isr": [], "replicas": [], "leader_epoch": 0,
-                                                  "partition_epoch": 0, "elr": []})  # fmt: skip
+            state = dict(
+                partitions.get(part)
+                or {"leader": -1, "isr": [], "replicas": [], "leader_epoch": 0, "partition_epoch": 0, "elr": []}
+            )
             before = dict(state)
             changes = []
             leader = data.get("leader", NO_CHANGE)
@@ -108,8 +123,16 @@ def replay(entries: list[dict[str, Any]], topic: str, version: KafkaVersion, t0_
             state["partition_epoch"] += 1
             partitions[part] = state
             unclean = data.get("leaderRecoveryState") == 1
-            event(entry, "partition", key=f"{topic}/{part}", change="+".join(changes) or "other",
-                  previous_leader=before["leader"], previous_isr=before["isr"], unclean=unclean, **state)  # fmt: skip
+            event(
+                entry,
+                "partition",
+                key=f"{topic}/{part}",
+                change="+".join(changes) or "other",
+                previous_leader=before["leader"],
+                previous_isr=before["isr"],
+                unclean=unclean,
+                **state,
+            )
     return events
 
 

@@ -45,9 +45,13 @@ class SmokeResult:
 def produce(cluster: KafkaCluster, topic: str, count: int, timeout_s: float = 60.0) -> tuple[set[int], int, float]:
     """Send the values 0..count-1 with acks=all; (acknowledged values, failed count, seconds)."""
     producer = KafkaProducer(
-        bootstrap_servers=cluster.bootstrap_servers, acks="all", enable_idempotence=True,
-        linger_ms=5, request_timeout_ms=10000, delivery_timeout_ms=30000,
-    )  # fmt: skip
+        bootstrap_servers=cluster.bootstrap_servers,
+        acks="all",
+        enable_idempotence=True,
+        linger_ms=5,
+        request_timeout_ms=10000,
+        delivery_timeout_ms=30000,
+    )
     started = time.monotonic()
     futures = [(i, producer.send(topic, value=str(i).encode())) for i in range(count)]
     producer.flush(timeout=timeout_s)

@@ -75,9 +75,13 @@ HOLD_MARKERS = Stall(
 
 FAULTS: tuple[Fault, ...] = (
     NodeFault(
-        "kill", "SIGKILL the broker's JVM (the container's main process)",
-        undone_by=START.name, undone_doc="`start`: the same container, its disk as it was",
-        random=True, act=kill, colour="#d62728",
+        "kill",
+        "SIGKILL the broker's JVM (the container's main process)",
+        undone_by=START.name,
+        undone_doc="`start`: the same container, its disk as it was",
+        random=True,
+        act=kill,
+        colour="#d62728",
     ),
     NodeFault(
         "stop",
@@ -85,12 +89,18 @@ FAULTS: tuple[Fault, ...] = (
         "to other ISR members and it is fenced at once, so it can register again right away (a SIGKILLed "
         "broker keeps its session until `broker.session.timeout.ms`, and the controller refuses a new "
         "registration of its id until then)",
-        undone_by=START.name, act=stop, colour="#bcbd22",
+        undone_by=START.name,
+        act=stop,
+        colour="#bcbd22",
     ),
     START,
     NodeFault(
-        "pause", "freeze the container's processes (cgroup freezer, `docker pause`)",
-        undone_by=RESUME.name, random=True, act=pause, colour="#ff7f0e",
+        "pause",
+        "freeze the container's processes (cgroup freezer, `docker pause`)",
+        undone_by=RESUME.name,
+        random=True,
+        act=pause,
+        colour="#ff7f0e",
     ),
     RESUME,
     PARTITION,
@@ -100,7 +110,10 @@ FAULTS: tuple[Fault, ...] = (
         "in the `KAFKA-CHAOS` chain); connections opened later pass. A request already on the wire arrives "
         "when it heals, late and out of order with what the client sent since on a new connection "
         "(KAFKA-17754's delayed EndTxn)",
-        undone_by=HEAL.name, undone_doc="`heal`", random=True, colour="#17becf",
+        undone_by=HEAL.name,
+        undone_doc="`heal`",
+        random=True,
+        colour="#17becf",
     ),
     HOLD_ENDTXN,
     HOLD_MARKERS,
@@ -109,17 +122,24 @@ FAULTS: tuple[Fault, ...] = (
         "wipe",
         "kill, empty the data directory on the host (a replaced disk), start; the entrypoint formats it again "
         "with the cluster's id (KAFKA-14139, KIP-903)",
-        undone_doc="itself (the node restarts)", random=True, act=wipe, closes=(START.name,), colour="#8c564b",
+        undone_doc="itself (the node restarts)",
+        random=True,
+        act=wipe,
+        closes=(START.name,),
+        colour="#8c564b",
     ),
     LoseUnflushed(
         "lose-unflushed",
         "kill, cut every partition's log back to its recovery point in `recovery-point-offset-checkpoint` "
         "(whole segments after it removed, the segment holding it cut at the first batch at or after it, its "
-        "indexes dropped for Kafka to rebuild), start: a power loss, the \"last replica standing\" fault of "
+        'indexes dropped for Kafka to rebuild), start: a power loss, the "last replica standing" fault of '
         "KIP-966. The metadata log is left alone: KRaft fsyncs it on every append",
-        undone_doc="itself", random=True, closes=(START.name,), colour="#e377c2",
+        undone_doc="itself",
+        random=True,
+        closes=(START.name,),
+        colour="#e377c2",
     ),
-)  # fmt: skip
+)
 
 BY_NAME: dict[str, Fault] = {f.name: f for f in FAULTS}
 NAMES: tuple[str, ...] = tuple(BY_NAME)

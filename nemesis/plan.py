@@ -98,6 +98,9 @@ def nemesis_plan(
     if script is not None:
         return NemesisPlan(script=parse_script(script) if isinstance(script, list) else load_script(Path(script)))
     if faults:
-        return NemesisPlan(faults=parse_fault_list(faults if isinstance(faults, str) else ",".join(faults)),
-                           interval=interval, start=start)  # fmt: skip
+        return NemesisPlan(
+            faults=parse_fault_list(faults if isinstance(faults, str) else ",".join(faults)),
+            interval=interval,
+            start=start,
+        )
     return None

@@ -83,13 +83,17 @@ class Row:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "version": self.target.version, "metadata_version": self.target.metadata_version,
-            "expected": self.expected, "runs": [r.table_row() for r in self.runs], "reproduced": self.reproduced,
+            "version": self.target.version,
+            "metadata_version": self.target.metadata_version,
+            "expected": self.expected,
+            "runs": [r.table_row() for r in self.runs],
+            "reproduced": self.reproduced,
             "reproduction_rate": self.reproduced / len(self.runs) if self.runs else None,
             "median_lost": statistics.median([r.lost for r in self.runs]) if self.runs else None,
-            "time_to_reproduce_s": self.time_to_reproduce(), "other_anomalies": self.other_anomalies(),
+            "time_to_reproduce_s": self.time_to_reproduce(),
+            "other_anomalies": self.other_anomalies(),
             "as_expected": self.as_expected,
-        }  # fmt: skip
+        }
 
 
 def markdown(scenario: Scenario, rows: list[Row]) -> str:

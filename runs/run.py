@@ -115,9 +115,13 @@ class WorkloadPhase:
             with HistoryWriter(self.run_dir.history) as history:
                 self.started_unix_ms = round(history.started_unix_ms)
                 ctx = RunContext(
-                    history=history, opts=self.opts, bootstrap_servers=self.cluster.bootstrap_servers,
-                    run_id=self.run_id, isolation_level=workload.isolation_level, client=client,
-                )  # fmt: skip
+                    history=history,
+                    opts=self.opts,
+                    bootstrap_servers=self.cluster.bootstrap_servers,
+                    run_id=self.run_id,
+                    isolation_level=workload.isolation_level,
+                    client=client,
+                )
                 if self.plan is not None:
                     nemesis = Nemesis(self.cluster, history, self.seed, reporter=self.reporter)
                     self.schedule = self.plan.schedule(nemesis, self.seed)

@@ -37,9 +37,13 @@ def scenario_spec(
     mv = metadata_version or scenario.metadata_version
     opts = WorkloadOptions(**{**scenario.workload, **(client or {})})
     cluster = ClusterSpec(
-        version, nodes=scenario.brokers, controllers=scenario.controllers, brokers=scenario.brokers,
-        config=scenario.broker_config, metadata_version=mv,
-    )  # fmt: skip
+        version,
+        nodes=scenario.brokers,
+        controllers=scenario.controllers,
+        brokers=scenario.brokers,
+        config=scenario.broker_config,
+        metadata_version=mv,
+    )
     plan = NemesisPlan(
         custom=lambda nemesis: ScenarioSchedule(nemesis, scenario.script, opts.topic), label=scenario.name
     )

@@ -44,9 +44,12 @@ def start_group(bootstrap_servers: str, opts: WorkloadOptions, run_id: str) -> N
     client (a group's start is the cluster's, not the client's). A consumer that assigns and
     commits without joining is allowed while the group has no members."""
     consumer = KafkaConsumer(
-        bootstrap_servers=bootstrap_servers, group_id=group_id(run_id), enable_auto_commit=False,
-        client_id=f"kafka-chaos-{run_id}-group-start", request_timeout_ms=consumer_timeout_ms(opts),
-    )  # fmt: skip
+        bootstrap_servers=bootstrap_servers,
+        group_id=group_id(run_id),
+        enable_auto_commit=False,
+        client_id=f"kafka-chaos-{run_id}-group-start",
+        request_timeout_ms=consumer_timeout_ms(opts),
+    )
     try:
         parts = [TopicPartition(opts.topic, p) for p in range(opts.keys)]
         consumer.assign(parts)

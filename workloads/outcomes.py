@@ -37,12 +37,20 @@ COMMIT_DEFINITE: dict[str, dict[str, str]] = {name: get(name).commit_definite fo
 
 #: How each operation's errors are classified, for the documentation.
 RULES: list[tuple[str, str, str]] = [
-    ("send", "an error raised by `send()` itself (the record never left the client): kafka-python's "
-     "`send()`, librdkafka's `produce()`, the Java client's `send()` as its driver reports it", FAIL),
+    (
+        "send",
+        "an error raised by `send()` itself (the record never left the client): kafka-python's "
+        "`send()`, librdkafka's `produce()`, the Java client's `send()` as its driver reports it",
+        FAIL,
+    ),
     ("send", "a send failed with an error in its client's DEFINITE table", FAIL),
     ("send", "any other failed or timed-out send (timeouts, NotEnoughReplicas*, connection errors)", INFO),
-    ("send", "its producer was retired as broken and closed (kafka-python's `Producer is closed forcefully`, "
-     "librdkafka's `_PURGE_*`)", INFO),
+    (
+        "send",
+        "its producer was retired as broken and closed (kafka-python's `Producer is closed forcefully`, "
+        "librdkafka's `_PURGE_*`)",
+        INFO,
+    ),
     ("send", "the client itself died (the Java driver's process ended): the run stops", INFO),
     ("poll", "any error (the consumer's position is unknown; the client is rebuilt)", INFO),
     ("txn", "a send failed, then abort_transaction() completed", FAIL),
@@ -51,7 +59,7 @@ RULES: list[tuple[str, str, str]] = [
     ("subscribe", "any error (the member's state is unknown; the client is rebuilt)", INFO),
     ("commit", "the group refused it: an error in its client's COMMIT_DEFINITE table", FAIL),
     ("commit", "any other error (a timeout, a coordinator that moved): the client is rebuilt", INFO),
-]  # fmt: skip
+]
 
 
 def error_name(exc: BaseException) -> str:

@@ -57,16 +57,22 @@ WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (
         Workload(
-            "queue", "sends of unique values and polls of them; the final read drains every key",
-            lambda ctx, pool, slot, process: QueueClient(ctx, pool, slot, process), groups=True,
+            "queue",
+            "sends of unique values and polls of them; the final read drains every key",
+            lambda ctx, pool, slot, process: QueueClient(ctx, pool, slot, process),
+            groups=True,
         ),
         Workload(
-            "txn", "transactions of sends (and polls), committed or deliberately aborted; read_committed reads",
+            "txn",
+            "transactions of sends (and polls), committed or deliberately aborted; read_committed reads",
             lambda ctx, pool, slot, process: TxnClient(ctx, slot, process),
-            read_committed=True, acks_all_only=True, prepare=prepare_transactions, groups=True,
+            read_committed=True,
+            acks_all_only=True,
+            prepare=prepare_transactions,
+            groups=True,
         ),
     )
-}  # fmt: skip
+}
 
 
 def get(name: str) -> Workload:

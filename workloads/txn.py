@@ -70,9 +70,11 @@ def prepare_transactions(bootstrap_servers: str, opts: WorkloadOptions, run_id: 
         producer = None
         try:
             producer = KafkaProducer(
-                bootstrap_servers=bootstrap_servers, transactional_id=f"kafka-chaos-{run_id}-prepare",
-                client_id=f"kafka-chaos-{run_id}-prepare", **producer_config(opts),
-            )  # fmt: skip
+                bootstrap_servers=bootstrap_servers,
+                transactional_id=f"kafka-chaos-{run_id}-prepare",
+                client_id=f"kafka-chaos-{run_id}-prepare",
+                **producer_config(opts),
+            )
             producer.init_transactions()
             return
         except Exception as exc:  # a coordinator not ready yet: timeouts, not-coordinator

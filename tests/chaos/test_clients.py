@@ -31,9 +31,15 @@ def test_acks1_loses_acknowledged_writes_and_acks_all_keeps_them(chaos_run, clie
 @pytest.mark.parametrize("client", CLIENTS)
 def test_safe_configuration_survives_kill_pause_and_partition(chaos_run, client):
     result = chaos_run(
-        client=client, nemesis="kill,pause,partition", interval=5, time_limit=40, rate=300, concurrency=8,
-        final_time_limit=90, seed=5,
-    )  # fmt: skip
+        client=client,
+        nemesis="kill,pause,partition",
+        interval=5,
+        time_limit=40,
+        rate=300,
+        concurrency=8,
+        final_time_limit=90,
+        seed=5,
+    )
     assert_valid_but_for_known(result, client)
     assert {"kill", "pause", "partition"} <= set(result.faults), result.faults
     assert result.workload["counts"]["ok"] > 0

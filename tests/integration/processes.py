@@ -36,9 +36,13 @@ def _sigint_as_in_a_terminal() -> None:
 def cli(args: list[str], **popen: Any) -> subprocess.Popen:
     """`python -m kafka_chaos.frontends.cli ARGS` with both pipes, its SIGINT the default."""
     return subprocess.Popen(
-        [sys.executable, "-m", "kafka_chaos.frontends.cli", *args], stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_as_in_a_terminal, **popen,
-    )  # fmt: skip
+        [sys.executable, "-m", "kafka_chaos.frontends.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_sigint_as_in_a_terminal,
+        **popen,
+    )
 
 
 def interrupt(proc: subprocess.Popen, timeout_s: float) -> tuple[int, str, str]:

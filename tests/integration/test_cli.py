@@ -97,11 +97,31 @@ def test_run_with_check_prints_a_verdict(docker_api, tmp_path):
     stdout, no progress on stderr; results and report in the run directory. Then `check` of the
     same run directory, for people: the summary."""
     proc = subprocess.run(
-        [*CLI, "run", "--nodes", "1", "--replication-factor", "1", "--min-insync-replicas", "1",
-         "--time-limit", "5", "--concurrency", "4", "--rate", "100", "--store", str(tmp_path), "--check",
-         "--json", "--quiet"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            *CLI,
+            "run",
+            "--nodes",
+            "1",
+            "--replication-factor",
+            "1",
+            "--min-insync-replicas",
+            "1",
+            "--time-limit",
+            "5",
+            "--concurrency",
+            "4",
+            "--rate",
+            "100",
+            "--store",
+            str(tmp_path),
+            "--check",
+            "--json",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     out = json.loads(proc.stdout)  # the whole of stdout is one document
     assert out["check"]["valid"] is True and out["check"]["errors"] == {}
@@ -111,14 +131,31 @@ def test_run_with_check_prints_a_verdict(docker_api, tmp_path):
     assert Path(out["check"]["results"]) == run_dir / "results.json" and (run_dir / "report.html").exists()
     # A run directory's layout and config.json's keys are an interface (trend, reproduce, users' scripts).
     assert sorted(p.name for p in run_dir.iterdir()) == [
-        "cluster", "config.json", "history.jsonl", "report.html", "results.json", "summary.json",
-    ]  # fmt: skip
+        "cluster",
+        "config.json",
+        "history.jsonl",
+        "report.html",
+        "results.json",
+        "summary.json",
+    ]
     assert sorted(p.name for p in (run_dir / "cluster" / "kafka-1").iterdir()) == ["config", "data", "logs"]
     assert sorted(json.loads((run_dir / "config.json").read_text())) == [
-        "broker_config", "client", "client_version", "cluster_id", "effective_consumer_config",
-        "effective_producer_config", "history_started_unix_ms", "kafka_version", "metadata_version", "name",
-        "nemesis", "run_id", "seed", "shape", "workload",
-    ]  # fmt: skip
+        "broker_config",
+        "client",
+        "client_version",
+        "cluster_id",
+        "effective_consumer_config",
+        "effective_producer_config",
+        "history_started_unix_ms",
+        "kafka_version",
+        "metadata_version",
+        "name",
+        "nemesis",
+        "run_id",
+        "seed",
+        "shape",
+        "workload",
+    ]
     assert_no_leftovers(docker_api)
     human = subprocess.run([*CLI, "check", str(run_dir), "--no-report"], capture_output=True, text=True, timeout=600)
     assert human.returncode == 0 and "verdict: VALID" in human.stdout, human.stderr[-2000:]

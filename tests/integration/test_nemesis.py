@@ -266,9 +266,12 @@ def test_group_coordinator_is_the_broker_the_group_finds(cluster, nemesis):
     (kafka-python's own lookup, read off its coordinator), and a kill aims at it."""
     group = "coordinated-group"
     consumer = KafkaConsumer(
-        bootstrap_servers=cluster.bootstrap_servers, group_id=group, enable_auto_commit=False,
-        auto_offset_reset="earliest", request_timeout_ms=10000,
-    )  # fmt: skip
+        bootstrap_servers=cluster.bootstrap_servers,
+        group_id=group,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        request_timeout_ms=10000,
+    )
     try:
         consumer.subscribe(["faults"])
         wait_for(lambda: consumer.poll(500) is not None and consumer.assignment(), 60, "the member's assignment")

@@ -51,7 +51,7 @@ def test_a_generated_chaos_suite_passes_and_fails_as_it_should(pytester, docker_
     store, xml = pytester.path / "store", pytester.path / "junit.xml"
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", f"--junitxml={xml}", "--kafka-store", str(store), timeout=1400
-    )  # fmt: skip
+    )
     output = result.stdout.str()
     result.assert_outcomes(passed=2, failed=1)
     assert f"FAILED test_generated_chaos.py::test_acks1_is_expected_to_be_valid[kafka-{DEFAULT_VERSION}]" in output
@@ -105,8 +105,10 @@ def trend_of(store: Path, nights: Path) -> None:
 
     proc = subprocess.run(
         [sys.executable, "-m", "kafka_chaos.frontends.cli", "trend", str(nights), "--json", "--quiet"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     trend = json.loads(proc.stdout)
     rows = {(r["day"], r["nemesis"]): r for r in trend["rows"]}

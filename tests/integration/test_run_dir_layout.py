@@ -33,8 +33,10 @@ def faults(run_dir: Path) -> list[tuple[str, list[str]]]:
 def test_a_run_writes_the_directory_it_wrote_before_and_replays_from_its_seed(tmp_path, docker_api):
     done = subprocess.run(
         [sys.executable, "-m", "kafka_chaos.frontends.cli", *COMMAND, "--store", str(tmp_path)],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     first = (tmp_path / "layout" / "latest").resolve()
     assert layout(first, json.loads(done.stdout)) == json.loads(GOLDEN.read_text())
@@ -42,9 +44,13 @@ def test_a_run_writes_the_directory_it_wrote_before_and_replays_from_its_seed(tm
     config = json.loads(RunDir(first).config.read_text())
     assert config["seed"] == 5
     spec = RunSpec(
-        ClusterSpec(config["kafka_version"]), WorkloadOptions(time_limit=12), nemesis_plan("kill,pause", 3, None),
-        seed=config["seed"], name="replay", store=tmp_path,
-    )  # fmt: skip
+        ClusterSpec(config["kafka_version"]),
+        WorkloadOptions(time_limit=12),
+        nemesis_plan("kill,pause", 3, None),
+        seed=config["seed"],
+        name="replay",
+        store=tmp_path,
+    )
     again = run(spec, silent)
     assert len(faults(first)) >= 4  # two faults and their heals
     assert faults(again.run_dir) == faults(first)

@@ -36,10 +36,21 @@ def test_kafka_14139_loses_writes_on_3_4_and_not_on_3_5(docker_api, tmp_path):
     """Through the command line: the version table, its files, and the evidence of each run.
     3.5.2 is the fixed side: on 4.x the race cannot be set up (docs/scenarios.md)."""
     out = subprocess.run(
-        [*CLI, "reproduce", "kafka-14139", "--kafka", f"{OLDEST_SUPPORTED},{FIRST_FIXED}",
-         "--store", str(tmp_path), "--out", str(tmp_path / "table")],
-        capture_output=True, text=True, timeout=1500,
-    )  # fmt: skip
+        [
+            *CLI,
+            "reproduce",
+            "kafka-14139",
+            "--kafka",
+            f"{OLDEST_SUPPORTED},{FIRST_FIXED}",
+            "--store",
+            str(tmp_path),
+            "--out",
+            str(tmp_path / "table"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
     assert out.returncode == 0, out.stdout + out.stderr[-3000:]
     assert f"| {OLDEST_SUPPORTED} | loss | 1 invalid |" in out.stdout
     assert f"| {FIRST_FIXED} | safe | 1 valid |" in out.stdout
@@ -106,8 +117,11 @@ def test_reproduce_with_a_version_that_does_not_exist_is_bad_input(docker_api, t
     env = {**os.environ, "KAFKA_CHAOS_OFFLINE": "1"}
     out = subprocess.run(
         [*CLI, "reproduce", "kafka-14139", "--kafka", f"{OLDEST_SUPPORTED},3.4.9", "--store", str(tmp_path)],
-        capture_output=True, text=True, timeout=300, env=env,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert out.returncode == 2, out.stderr
     errors = [line for line in out.stderr.splitlines() if "error:" in line]
     assert len(errors) == 1 and "Kafka 3.4.9 has no complete set of artifacts" in errors[0]

@@ -95,10 +95,22 @@ def test_txn_run_commits_are_read_and_aborts_are_not(tmp_path):
 
 
 def test_sigint_leaves_a_readable_history_and_no_containers(tmp_path, docker_api):
-    proc = cli([
-        "run", "--nodes", "1", "--replication-factor", "1", "--min-insync-replicas", "1", "--time-limit", "120",
-        "--store", str(tmp_path), "--quiet",
-    ])  # fmt: skip
+    proc = cli(
+        [
+            "run",
+            "--nodes",
+            "1",
+            "--replication-factor",
+            "1",
+            "--min-insync-replicas",
+            "1",
+            "--time-limit",
+            "120",
+            "--store",
+            str(tmp_path),
+            "--quiet",
+        ]
+    )
     history = tmp_path / "queue" / "latest" / "history.jsonl"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and proc.poll() is None:

@@ -79,8 +79,10 @@ def test_a_missing_offset_is_an_error_in_each_clients_words():
 
 def test_the_java_driver_gets_its_settings_as_java_strings():
     assert java._strings({"enable.idempotence": True, "retries": 0, "acks": "all"}) == {
-        "enable.idempotence": "true", "retries": "0", "acks": "all",
-    }  # fmt: skip
+        "enable.idempotence": "true",
+        "retries": "0",
+        "acks": "all",
+    }
 
 
 def test_a_driver_completion_becomes_a_result_or_the_clients_error():

@@ -30,8 +30,13 @@ def test_combined_node_has_static_voters_and_loopback_external_listener():
 def test_dedicated_shape_numbers_controllers_first():
     nodes = ClusterShape(brokers=3, controllers=3).nodes()
     assert [n.alias for n in nodes] == [
-        "controller-1", "controller-2", "controller-3", "broker-4", "broker-5", "broker-6",
-    ]  # fmt: skip
+        "controller-1",
+        "controller-2",
+        "controller-3",
+        "broker-4",
+        "broker-5",
+        "broker-6",
+    ]
 
 
 def test_dedicated_controller_has_no_broker_listeners():

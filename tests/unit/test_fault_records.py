@@ -56,14 +56,17 @@ class _Nemesis:
     [
         # a held fault is healed by its record's heal, on the nodes it hit
         ([Step(0, "kill", "leader:t/0", hold=5)], (), [("kill", "leader:t/0"), ("start", "kafka-2")]),
-        ([Step(0, "pause", hold=1), Step(2, "partition", hold=1)], (),
-         [("pause", "random"), ("resume", "kafka-2"), ("partition", "random"), ("heal", "kafka-2")]),
+        (
+            [Step(0, "pause", hold=1), Step(2, "partition", hold=1)],
+            (),
+            [("pause", "random"), ("resume", "kafka-2"), ("partition", "random"), ("heal", "kafka-2")],
+        ),
         # a fault that heals itself, or is not held, gets no heal; nor does one that failed
         ([Step(0, "wipe", hold=5)], (), [("wipe", "random")]),
         ([Step(0, "kill")], (), [("kill", "random")]),
         ([Step(0, "kill", hold=5)], ("kill",), [("kill", "random")]),
     ],
-)  # fmt: skip
+)
 def test_play_heals_what_its_record_says(steps, fails, applied):
     nemesis, times = _Nemesis(fails), []
     assert play(steps, lambda at: times.append(at) or True, nemesis.apply)
@@ -88,8 +91,11 @@ def test_every_drawn_fault_has_its_colour_in_its_record_and_every_plan_writes_th
     applied = {f.name for f in faults.FAULTS if f.name not in faults.HEALS.values()}
     assert set(faults.COLOURS) == applied  # the faults that undo others are not drawn
     assert len(set(faults.COLOURS.values())) == len(faults.COLOURS)
-    plans = [nemesis_plan("kill", 5, None), nemesis_plan(None, 5, [{"at": 1, "fault": "pause"}]),
-             NemesisPlan(custom=lambda nemesis: None, label="s")]  # fmt: skip
+    plans = [
+        nemesis_plan("kill", 5, None),
+        nemesis_plan(None, 5, [{"at": 1, "fault": "pause"}]),
+        NemesisPlan(custom=lambda nemesis: None, label="s"),
+    ]
     for plan in plans:
         assert colours_of({"nemesis": plan.describe()}) == faults.COLOURS
     assert NemesisPlan().describe() == {}  # no nemesis, nothing to draw
@@ -99,8 +105,10 @@ def test_a_window_is_shaded_with_its_runs_colour_else_a_spare_one():
     ops = [_op("kill", 1, 1.1), _op("start", 2, 2.2), _op("elect-unclean", 3, 3.1), _op("pause", 4, 4.1)]
     given = fault_windows(ops, 9.0, {"kill": "#d62728", "pause": "#ff7f0e"})
     assert [(w["f"], w["colour"]) for w in given] == [
-        ("kill", "#d62728"), ("elect-unclean", SPARE_COLOURS[0]), ("pause", "#ff7f0e"),
-    ]  # fmt: skip
+        ("kill", "#d62728"),
+        ("elect-unclean", SPARE_COLOURS[0]),
+        ("pause", "#ff7f0e"),
+    ]
     # The near miss: the same history checked without its config.json gets the spares, in order.
     bare = fault_windows(ops, 9.0)
     assert [w["colour"] for w in bare] == list(SPARE_COLOURS[:3])

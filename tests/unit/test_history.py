@@ -82,9 +82,12 @@ def test_garbage_in_the_middle_is_an_error(tmp_path):
 
 @pytest.mark.parametrize(
     ("event", "message"),
-    [([1, 2], "must be a JSON object"), ({"index": 0, "time": 0, "process": 0, "f": "send"}, "missing field"),
-     ({"index": 0, "time": 0, "process": 0, "type": "maybe", "f": "send"}, "unknown type")],
-)  # fmt: skip
+    [
+        ([1, 2], "must be a JSON object"),
+        ({"index": 0, "time": 0, "process": 0, "f": "send"}, "missing field"),
+        ({"index": 0, "time": 0, "process": 0, "type": "maybe", "f": "send"}, "unknown type"),
+    ],
+)
 def test_events_must_have_the_contract_fields(tmp_path, event, message):
     path = tmp_path / "h.jsonl"
     path.write_text(json.dumps(event) + "\n")

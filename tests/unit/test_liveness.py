@@ -128,8 +128,11 @@ def test_a_run_without_faults_has_only_a_rate():
     h.ops("send", 0, 10, 100)
     live = measure(count_events(h.history()))
     assert live["first_fault_s"] is None and live["warning"] is None
-    assert live["ops_per_s"] == {"before_faults": pytest.approx(100, rel=0.02), "in_faults": None,
-                                 "between_faults": None}  # fmt: skip
+    assert live["ops_per_s"] == {
+        "before_faults": pytest.approx(100, rel=0.02),
+        "in_faults": None,
+        "between_faults": None,
+    }
     assert "no fault" in format_liveness(live)
 
 

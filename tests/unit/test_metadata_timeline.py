@@ -31,7 +31,7 @@ def history(isr_after_shrink=(3,)):
             leader=3,
             leaderEpoch=0,
             partitionEpoch=0,
-        ),  # fmt: skip
+        ),
         rec(6, 1.1, "PARTITION_RECORD", partitionId=0, topicId="U", replicas=[3], isr=[3], leader=3),
         rec(7, 2.0, "PARTITION_CHANGE_RECORD", partitionId=0, topicId="T", isr=list(isr_after_shrink), leader=-2),
         rec(8, 3.0, "PARTITION_CHANGE_RECORD", partitionId=0, topicId="T", isr=[3, 2], leader=-2),
@@ -42,8 +42,15 @@ def history(isr_after_shrink=(3,)):
 def test_replay_follows_registrations_and_the_workload_topic_only():
     events = replay(history(), "chaos", KafkaVersion(3, 4, 1), T0)
     assert [e["kind"] for e in events] == ["register", "unfence", "partition", "partition", "partition", "partition"]
-    assert events[0] == {"t_s": 0.0, "offset": 1, "kind": "register", "broker": 2, "broker_epoch": 9, "fenced": True,
-                         "incarnation": "a"}  # fmt: skip
+    assert events[0] == {
+        "t_s": 0.0,
+        "offset": 1,
+        "kind": "register",
+        "broker": 2,
+        "broker_epoch": 9,
+        "fenced": True,
+        "incarnation": "a",
+    }
     shrink, grow, elect = events[3:]
     assert (shrink["change"], shrink["isr"], shrink["previous_isr"]) == ("isr", [3], [3, 2])
     assert (grow["change"], grow["isr"], grow["partition_epoch"]) == ("isr", [3, 2], 2)
@@ -63,12 +70,14 @@ def test_a_change_that_repeats_the_isr_is_not_an_isr_change():
 
 
 def test_records_parses_the_tool_output_and_skips_batch_headers():
-    output = "\n".join([
-        "Dumping /logs/00000000000000000000.log",
-        "baseOffset: 0 lastOffset: 1 count: 2 baseSequence: -1 CreateTime: 1690000000000 size: 77",
-        '| offset: 0 CreateTime: 1690000000000 keySize: -1 valueSize: 3 sequence: -1 headerKeys: [] payload: 123',
-        "| offset: 1 CreateTime: 1690000000001 keySize: 4 valueSize: 6 headerKeys: [] endTxnMarker: COMMIT",
-    ])  # fmt: skip
+    output = "\n".join(
+        [
+            "Dumping /logs/00000000000000000000.log",
+            "baseOffset: 0 lastOffset: 1 count: 2 baseSequence: -1 CreateTime: 1690000000000 size: 77",
+            "| offset: 0 CreateTime: 1690000000000 keySize: -1 valueSize: 3 sequence: -1 headerKeys: [] payload: 123",
+            "| offset: 1 CreateTime: 1690000000001 keySize: 4 valueSize: 6 headerKeys: [] endTxnMarker: COMMIT",
+        ]
+    )
     assert list(records(output)) == [
         {"offset": 0, "create_time_ms": 1690000000000, "payload": "123"},
         {"offset": 1, "create_time_ms": 1690000000001, "payload": None},

@@ -67,9 +67,13 @@ def test_fault_lists():
 @pytest.mark.parametrize(
     ("name", "java_hash_code", "partition"),
     # Computed with Java 17: s.hashCode(), and (h == MIN_VALUE ? 0 : Math.abs(h)) % 50.
-    [("kafka-chaos-7d81e139c2", 906935803, 3), ("polygenelubricants", -2147483648, 0),
-     ("grüße-😀", 347391577, 27), ("", 0, 0)],
-)  # fmt: skip
+    [
+        ("kafka-chaos-7d81e139c2", 906935803, 3),
+        ("polygenelubricants", -2147483648, 0),
+        ("grüße-😀", 347391577, 27),
+        ("", 0, 0),
+    ],
+)
 def test_coordinators_are_placed_as_kafka_places_them(name, java_hash_code, partition):
     assert java_hash(name) == java_hash_code
     assert coordinator_partition(name, 50) == partition

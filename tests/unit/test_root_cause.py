@@ -6,9 +6,19 @@ KEY = "chaos/0"
 
 
 def part(t, change, leader, isr, previous_leader, previous_isr, unclean=False):
-    return {"t_s": t, "kind": "partition", "key": KEY, "change": change, "leader": leader, "isr": isr,
-            "previous_leader": previous_leader, "previous_isr": previous_isr, "unclean": unclean,
-            "leader_epoch": 0, "partition_epoch": 0}  # fmt: skip
+    return {
+        "t_s": t,
+        "kind": "partition",
+        "key": KEY,
+        "change": change,
+        "leader": leader,
+        "isr": isr,
+        "previous_leader": previous_leader,
+        "previous_isr": previous_isr,
+        "unclean": unclean,
+        "leader_epoch": 0,
+        "partition_epoch": 0,
+    }
 
 
 CREATED = {"t_s": 0.0, "kind": "partition", "key": KEY, "change": "created", "leader": 3, "isr": [3, 2]}

@@ -90,8 +90,15 @@ def test_the_description_is_config_jsons_first_eight_keys():
     spec = RunSpec(ClusterSpec("3.9.1"), nemesis=nemesis_plan("kill,pause", 5, None), seed=4)
     described = spec.describe(spec.build_cluster())
     assert sorted(described) == [
-        "broker_config", "kafka_version", "metadata_version", "name", "nemesis", "seed", "shape", "workload",
-    ]  # fmt: skip
+        "broker_config",
+        "kafka_version",
+        "metadata_version",
+        "name",
+        "nemesis",
+        "seed",
+        "shape",
+        "workload",
+    ]
     assert described["nemesis"] == {"faults": ["kill", "pause"], "interval": 5, "colours": COLOURS}
     assert described["kafka_version"] == "3.9.1" and described["seed"] == 4
 

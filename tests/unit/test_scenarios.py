@@ -130,8 +130,9 @@ def outcome(version, expected, lost, verdict=False, wall=100.0, anomalies=None, 
     errors = {"lost-write": lost, **({"unseen": 2} if anomalies is None else anomalies)}
     check = CheckResult(verdict, {n: {"errors": c} for n, c in errors.items()}, {})
     spec = RunSpec(ClusterSpec(version), scenario=scenario)
-    return RunResult(Path(f"/runs/{version}"), spec, check=check, scenario={"outcome": "completed", "error": None},
-                     wall_s=wall)  # fmt: skip
+    return RunResult(
+        Path(f"/runs/{version}"), spec, check=check, scenario={"outcome": "completed", "error": None}, wall_s=wall
+    )
 
 
 def test_table_rows_are_as_expected_only_when_every_run_is():
@@ -160,8 +161,9 @@ def test_a_result_carries_its_check_but_its_table_row_does_not():
 
 
 def test_bisect_walks_releases_to_the_first_good_one(monkeypatch, tmp_path):
-    xml = "".join(f"<version>{v}</version>" for v in
-                  ("3.4.0", "3.4.1", "3.5.0-rc1", "3.5.0", "3.5.1", "3.6.0", "3.7.0", "4.0.0"))  # fmt: skip
+    xml = "".join(
+        f"<version>{v}</version>" for v in ("3.4.0", "3.4.1", "3.5.0-rc1", "3.5.0", "3.5.1", "3.6.0", "3.7.0", "4.0.0")
+    )
     releases = bisect_mod.released_versions(xml)
     assert [str(v) for v in releases] == ["3.4.0", "3.4.1", "3.5.0", "3.5.1", "3.6.0", "3.7.0", "4.0.0"]
     probed = []
@@ -172,14 +174,16 @@ def test_bisect_walks_releases_to_the_first_good_one(monkeypatch, tmp_path):
         return outcome(version, LOSS, 5 if V(version) < V("3.6.0") else 0)
 
     monkeypatch.setattr(bisect_mod, "run_once", fake_run)
-    result = bisect_mod.bisect(SCENARIOS["kafka-14139"], "4.0.0", "3.4.0", 1, tmp_path, lambda m: None,
-                               versions=releases)  # fmt: skip
+    result = bisect_mod.bisect(
+        SCENARIOS["kafka-14139"], "4.0.0", "3.4.0", 1, tmp_path, lambda m: None, versions=releases
+    )
     assert (result.last_bad, result.first_good, result.problem) == ("3.5.1", "3.6.0", None)
     assert probed[:2] == ["3.4.0", "4.0.0"] and len(probed) <= 2 + 3
     with pytest.raises(UsageError, match="must be older"):
         bisect_mod.bisect(SCENARIOS["kafka-14139"], "3.4.0", "4.0.0", 1, tmp_path, versions=releases)
-    wrong = bisect_mod.bisect(SCENARIOS["kafka-14139"], "3.5.1", "3.4.0", 1, tmp_path, lambda m: None,
-                              versions=releases)  # fmt: skip
+    wrong = bisect_mod.bisect(
+        SCENARIOS["kafka-14139"], "3.5.1", "3.4.0", 1, tmp_path, lambda m: None, versions=releases
+    )
     assert wrong.problem == "the good end 3.5.1 showed the loss"
 
     def not_set_up(spec, reporter):
@@ -190,8 +194,9 @@ def test_bisect_walks_releases_to_the_first_good_one(monkeypatch, tmp_path):
         return out
 
     monkeypatch.setattr(bisect_mod, "run_once", not_set_up)
-    stuck = bisect_mod.bisect(SCENARIOS["kafka-14139"], "4.0.0", "3.4.0", 1, tmp_path, lambda m: None,
-                              versions=releases)  # fmt: skip
+    stuck = bisect_mod.bisect(
+        SCENARIOS["kafka-14139"], "4.0.0", "3.4.0", 1, tmp_path, lambda m: None, versions=releases
+    )
     assert stuck.problem == "the scenario could not be set up on 3.5.1: B caught up with A: not within 60 s"
     assert stuck.first_good is None
 

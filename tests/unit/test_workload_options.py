@@ -44,20 +44,26 @@ def test_every_workload_has_a_record_and_the_flag_names_them_all():
 
 @pytest.mark.parametrize(
     ("changes", "message"),
-    [({"rate": 0}, "--rate must be greater than 0"), ({"rate": -5}, "--rate"),
-     ({"workload": "bank"}, "unknown workload 'bank'"), ({"acks": "2"}, "--acks must be one of 0, 1, all"),
-     ({"acks": "-1"}, "--acks"), ({"keys": 0}, "--keys must be at least 1"),
-     ({"concurrency": 0}, "--concurrency"), ({"auto_offset_reset": "smallest"}, "--auto-offset-reset"),
-     ({"workload": "txn", "acks": "1"}, "txn workload needs --acks all"),
-     ({"acks": "1"}, "--acks 1 needs --idempotence false"),
-     ({"consumer": "group"}, "--consumer must be one of assign, subscribe, mixed; got 'group'"),
-     ({"commit": "async"}, "--commit must be one of sync, auto, none"),
-     ({"group_churn": -1, "consumer": "mixed"}, "--group-churn must be 0"),
-     ({"consumer": "subscribe", "member_crashes": 1.5}, "--member-crashes must be between 0 and 1"),
-     ({"group_churn": 5}, "--group-churn applies to group members: add --consumer subscribe or mixed"),
-     ({"member_crashes": 0.1}, "--member-crashes applies to group members"),
-     ({"workload": "txn", "consumer": "subscribe", "member_crashes": 0.1}, "applies to the queue workload only")],
-)  # fmt: skip
+    [
+        ({"rate": 0}, "--rate must be greater than 0"),
+        ({"rate": -5}, "--rate"),
+        ({"workload": "bank"}, "unknown workload 'bank'"),
+        ({"acks": "2"}, "--acks must be one of 0, 1, all"),
+        ({"acks": "-1"}, "--acks"),
+        ({"keys": 0}, "--keys must be at least 1"),
+        ({"concurrency": 0}, "--concurrency"),
+        ({"auto_offset_reset": "smallest"}, "--auto-offset-reset"),
+        ({"workload": "txn", "acks": "1"}, "txn workload needs --acks all"),
+        ({"acks": "1"}, "--acks 1 needs --idempotence false"),
+        ({"consumer": "group"}, "--consumer must be one of assign, subscribe, mixed; got 'group'"),
+        ({"commit": "async"}, "--commit must be one of sync, auto, none"),
+        ({"group_churn": -1, "consumer": "mixed"}, "--group-churn must be 0"),
+        ({"consumer": "subscribe", "member_crashes": 1.5}, "--member-crashes must be between 0 and 1"),
+        ({"group_churn": 5}, "--group-churn applies to group members: add --consumer subscribe or mixed"),
+        ({"member_crashes": 0.1}, "--member-crashes applies to group members"),
+        ({"workload": "txn", "consumer": "subscribe", "member_crashes": 0.1}, "applies to the queue workload only"),
+    ],
+)
 def test_bad_options_are_usage_errors(changes, message):
     with pytest.raises(UsageError, match=message):
         check_workload(WorkloadOptions(**changes))
@@ -98,9 +104,14 @@ def test_every_flagged_option_is_a_run_flag_that_reaches_the_option():
         if "flag" not in option.metadata:
             continue
         strings = {
-            "workload": "txn", "acks": "all", "auto_offset_reset": "earliest", "topic": "t", "client": "java",
-            "consumer": "mixed", "commit": "auto",
-        }  # fmt: skip
+            "workload": "txn",
+            "acks": "all",
+            "auto_offset_reset": "earliest",
+            "topic": "t",
+            "client": "java",
+            "consumer": "mixed",
+            "commit": "auto",
+        }
         value = (strings | {"client_version": "3.9.1"}).get(option.name)
         if value is None:
             value = {bool: False, int: 7, float: 0.25}[type(option.default) if option.default is not None else int]
@@ -115,12 +126,29 @@ def test_every_flagged_option_is_a_run_flag_that_reaches_the_option():
 
 @pytest.mark.parametrize(
     "changes",
-    [{"rate": 0}, {"acks": "2"}, {"keys": 0}, {"concurrency": 0}, {"time_limit": 0}, {"auto_offset_reset": "x"},
-     {"poll_fraction": 2}, {"txn_abort_fraction": -1}, {"send_values": 0}, {"txn_max_ops": 0}, {"poll_keys": 0},
-     {"workload": "txn", "acks": "1"}, {"acks": "1"}, {"client": "rdkafka"}, {"client_version": "3.9.1"},
-     {"client": "java", "client_version": "3"}, {"consumer": "x"}, {"commit": "x"}, {"group_churn": -1},
-     {"member_crashes": 0.5}],
-)  # fmt: skip
+    [
+        {"rate": 0},
+        {"acks": "2"},
+        {"keys": 0},
+        {"concurrency": 0},
+        {"time_limit": 0},
+        {"auto_offset_reset": "x"},
+        {"poll_fraction": 2},
+        {"txn_abort_fraction": -1},
+        {"send_values": 0},
+        {"txn_max_ops": 0},
+        {"poll_keys": 0},
+        {"workload": "txn", "acks": "1"},
+        {"acks": "1"},
+        {"client": "rdkafka"},
+        {"client_version": "3.9.1"},
+        {"client": "java", "client_version": "3"},
+        {"consumer": "x"},
+        {"commit": "x"},
+        {"group_churn": -1},
+        {"member_crashes": 0.5},
+    ],
+)
 def test_errors_name_real_flags_or_keywords(changes):
     with pytest.raises(UsageError) as caught:
         WorkloadOptions(**changes).validate()

@@ -43,14 +43,30 @@ START_TIMEOUT_S = 60.0
 
 #: The producer and consumer settings config.json records, as the Java client names them.
 REPORTED = (
-    "acks", "enable.idempotence", "retries", "delivery.timeout.ms", "request.timeout.ms",
-    "max.in.flight.requests.per.connection", "linger.ms", "transactional.id", "max.block.ms",
-)  # fmt: skip
+    "acks",
+    "enable.idempotence",
+    "retries",
+    "delivery.timeout.ms",
+    "request.timeout.ms",
+    "max.in.flight.requests.per.connection",
+    "linger.ms",
+    "transactional.id",
+    "max.block.ms",
+)
 REPORTED_CONSUMER = (
-    "isolation.level", "auto.offset.reset", "enable.auto.commit", "request.timeout.ms", "max.poll.records",
-    "default.api.timeout.ms", "group.id", "session.timeout.ms", "max.poll.interval.ms", "auto.commit.interval.ms",
-    "group.protocol", "partition.assignment.strategy",
-)  # fmt: skip
+    "isolation.level",
+    "auto.offset.reset",
+    "enable.auto.commit",
+    "request.timeout.ms",
+    "max.poll.records",
+    "default.api.timeout.ms",
+    "group.id",
+    "session.timeout.ms",
+    "max.poll.interval.ms",
+    "auto.commit.interval.ms",
+    "group.protocol",
+    "partition.assignment.strategy",
+)
 
 
 def _source_digest() -> str:
@@ -77,8 +93,16 @@ def build_driver(version: KafkaVersion, log: Any = None) -> Path:
             log(f"building the Java client driver against kafka-clients {version} (once; cached)")
         with tempfile.TemporaryDirectory(prefix="kafka-chaos-driver-") as work:
             shutil.copytree(SOURCE, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns("target"))
-            cmd = [mvn, "-B", "-q", "-f", f"{work}/pom.xml", f"-Dkafka.version={version}", "package",
-                   "dependency:copy-dependencies"]  # fmt: skip
+            cmd = [
+                mvn,
+                "-B",
+                "-q",
+                "-f",
+                f"{work}/pom.xml",
+                f"-Dkafka.version={version}",
+                "package",
+                "dependency:copy-dependencies",
+            ]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 out = proc.stdout + proc.stderr
@@ -110,9 +134,11 @@ class _Pending:
         if "error" in line:
             err = line["error"]
             self._error = ClientError(
-                err.get("name", "DriverError"), err.get("message", ""), cause=err.get("cause"),
+                err.get("name", "DriverError"),
+                err.get("message", ""),
+                cause=err.get("cause"),
                 refused=bool(err.get("thrown_by_send")),
-            )  # fmt: skip
+            )
         else:
             self._ok = line.get("ok") or {}
         self._event.set()
@@ -146,11 +172,20 @@ class JavaDriver:
             (log_dir / "client-java.log").open("ab") if log_dir is not None else subprocess.DEVNULL
         )
         self.proc = subprocess.Popen(
-            ["java", "-Xss512k", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-             "-Dorg.slf4j.simpleLogger.showDateTime=true", "-cp", f"{home}/driver.jar:{home}/lib/*",
-             "kafkachaos.Driver"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, bufsize=0,
-        )  # fmt: skip
+            [
+                "java",
+                "-Xss512k",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-Dorg.slf4j.simpleLogger.showDateTime=true",
+                "-cp",
+                f"{home}/driver.jar:{home}/lib/*",
+                "kafkachaos.Driver",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            bufsize=0,
+        )
         self._log_path = log_dir / "client-java.log" if log_dir is not None else None
         ready = _Pending("start")
         self._pending[0] = ready
@@ -287,8 +322,15 @@ def _reported(effective: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any
 
 
 class JavaProducer:
-    def __init__(self, driver: JavaDriver, opts: WorkloadOptions, bootstrap: str, client_id: str, name: str,
-                 transactional_id: str | None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        driver: JavaDriver,
+        opts: WorkloadOptions,
+        bootstrap: str,
+        client_id: str,
+        name: str,
+        transactional_id: str | None,
+    ) -> None:
         self.driver, self.name = driver, name
         self._timeout_s = opts.request_timeout_ms / 1000 + 5
         config = {"bootstrap.servers": bootstrap, "client.id": client_id, **producer_config(opts)}
@@ -323,8 +365,16 @@ class JavaProducer:
 
 
 class JavaConsumer:
-    def __init__(self, driver: JavaDriver, opts: WorkloadOptions, bootstrap: str, client_id: str, name: str,
-                 isolation_level: str, group: Group | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        driver: JavaDriver,
+        opts: WorkloadOptions,
+        bootstrap: str,
+        client_id: str,
+        name: str,
+        isolation_level: str,
+        group: Group | None = None,
+    ) -> None:
         self.driver, self.name = driver, name
         self._timeout_s = consumer_timeout_ms(opts) / 1000 + 5
         self._held: list[str] | None = None

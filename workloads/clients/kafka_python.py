@@ -26,13 +26,26 @@ from kafka_chaos.workloads.values import encode
 
 #: The producer settings config.json records, as kafka-python names them.
 REPORTED = (
-    "acks", "enable_idempotence", "retries", "delivery_timeout_ms", "request_timeout_ms",
-    "max_in_flight_requests_per_connection", "linger_ms", "transactional_id",
-)  # fmt: skip
+    "acks",
+    "enable_idempotence",
+    "retries",
+    "delivery_timeout_ms",
+    "request_timeout_ms",
+    "max_in_flight_requests_per_connection",
+    "linger_ms",
+    "transactional_id",
+)
 REPORTED_CONSUMER = (
-    "isolation_level", "auto_offset_reset", "enable_auto_commit", "request_timeout_ms", "max_poll_records",
-    "group_id", "session_timeout_ms", "max_poll_interval_ms", "auto_commit_interval_ms",
-)  # fmt: skip
+    "isolation_level",
+    "auto_offset_reset",
+    "enable_auto_commit",
+    "request_timeout_ms",
+    "max_poll_records",
+    "group_id",
+    "session_timeout_ms",
+    "max_poll_interval_ms",
+    "auto_commit_interval_ms",
+)
 
 
 def producer_config(opts: WorkloadOptions) -> dict[str, Any]:
@@ -168,8 +181,9 @@ class _Rebalances(ConsumerRebalanceListener):
 
 
 class PythonConsumer:
-    def __init__(self, bootstrap: str, opts: WorkloadOptions, client_id: str, isolation_level: str,
-                 group: Group | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, bootstrap: str, opts: WorkloadOptions, client_id: str, isolation_level: str, group: Group | None = None
+    ) -> None:
         self.opts = opts
         config = consumer_config(opts, isolation_level)
         if group is not None:

@@ -97,8 +97,14 @@ class _Delivery:
 
 
 class RdProducer:
-    def __init__(self, bootstrap: str, opts: WorkloadOptions, client_id: str, transactional_id: str | None,
-                 logger: logging.Logger) -> None:  # fmt: skip
+    def __init__(
+        self,
+        bootstrap: str,
+        opts: WorkloadOptions,
+        client_id: str,
+        transactional_id: str | None,
+        logger: logging.Logger,
+    ) -> None:
         self._fatal: str | None = None
         self.config = {"client.id": client_id, **producer_config(opts)}
         if transactional_id:
@@ -181,8 +187,15 @@ def group_config(opts: WorkloadOptions, group: Group) -> dict[str, Any]:
 
 
 class RdConsumer:
-    def __init__(self, bootstrap: str, opts: WorkloadOptions, client_id: str, isolation_level: str,
-                 logger: logging.Logger, group: Group | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        bootstrap: str,
+        opts: WorkloadOptions,
+        client_id: str,
+        isolation_level: str,
+        logger: logging.Logger,
+        group: Group | None = None,
+    ) -> None:
         self.opts = opts
         self.config = {"client.id": client_id, **consumer_config(opts, isolation_level)}
         if group is not None:
