@@ -165,10 +165,13 @@ def is_error(fact: Fact) -> bool:
     )
 
 
-def _modes(mode, n: int) -> list[str | None]:
+def _allowed(name: str, mode, n: int) -> np.ndarray:
+    """Per hit, whether `is_error` allows it: judged once per distinct mode (a key's few)."""
     if mode is None:
-        return [None] * n
-    return [m if isinstance(m, str) else None for m in mode]
+        return np.full(n, not is_error(Fact(name)), dtype=bool)
+    modes = [m if isinstance(m, str) else None for m in mode]
+    errors = {m: is_error(Fact(name, mode=m)) for m in set(modes)}
+    return np.fromiter((not errors[m] for m in modes), dtype=bool, count=n)
 
 
 def instances(name: str, key: str, process, ops, offsets, values, mode=None) -> pd.DataFrame:
@@ -178,13 +181,11 @@ def instances(name: str, key: str, process, ops, offsets, values, mode=None) -> 
     if name not in BY_NAME:
         raise ValueError(f"unknown anomaly {name!r}")
     n = len(ops)
-    modes = _modes(mode, n)
-    errors = {m: is_error(Fact(name, mode=m)) for m in set(modes)}
     return pd.DataFrame({
         "name": name, "key": key,
         "process": list(process) if process is not None else [None] * n,
         "ops": list(ops), "offsets": list(offsets), "values": list(values),
-        "allowed": np.fromiter((not errors[m] for m in modes), dtype=bool, count=n),
+        "allowed": _allowed(name, mode, n),
     }, columns=list(INSTANCE_COLUMNS))  # fmt: skip
 
 

@@ -49,3 +49,33 @@ def test_edge_kinds_keep_the_labels_results_json_has():
     assert [k.label for k in EdgeKind] == ["ww", "wr", "process", "realtime"]
     assert [EdgeKind.of(k.label) for k in EdgeKind] == list(EdgeKind)
     assert set(EDGE_COLOURS) == {k.label for k in EdgeKind}
+
+
+def test_no_rule_module_spells_a_mode_or_an_edge_kind_by_number():
+    """The rules report facts; the exemptions are the table's (subscribe) and edge kinds are named."""
+    import ast
+    import inspect
+
+    from kafka_chaos.checkers import check, cycles, per_key, scc
+
+    for module in (*per_key.RULES, check, scc):
+        tree = ast.parse(inspect.getsource(module))
+        constants = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        assert SUBSCRIBE not in constants and "SUBSCRIBE" not in names, module.__name__
+
+    # Edges carry EdgeKind members: no comparison of a kind, and no call that takes one, spells 0 to 3.
+    def spelled(node: ast.AST) -> set[str]:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+            n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+        }
+
+    for node in ast.walk(ast.parse(inspect.getsource(cycles))):
+        if isinstance(node, ast.Compare) and "kind" in spelled(node):
+            parts = [node.left, *node.comparators]
+        elif isinstance(node, ast.Call) and spelled(node.func) & {"_instances", "keyless"}:
+            parts = node.args
+        else:
+            continue
+        bare = [p for p in parts if isinstance(p, ast.Constant) and p.value in (0, 1, 2, 3)]
+        assert not bare, ast.unparse(node)
