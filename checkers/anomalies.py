@@ -1,17 +1,63 @@
-"""The anomaly table: names and whether each is an error, as ../shared/anomalies.md defines them.
+"""The anomaly table: each anomaly's name, rule module and policy, as ../shared/anomalies.md defines them.
 
 This is the checker's one copy of that list; checkers/per_key.py runs the rule module each row names,
 the verdict and the report read them from here, and a test compares it with the shared document.
-Every rule module returns instance frames of the same shape (INSTANCE_COLUMNS), so the verdict can
-count them and pick examples in one Spark job.
+Rules report what they found, with the facts a policy needs (a consumer's mode, the edge kinds a
+cycle needs, whether the run had an ok poll); `is_error` alone decides, from the table, whether an
+instance is an error, as Jepsen decides what is allowed in one place. Every rule module returns
+instance frames of the same shape (INSTANCE_COLUMNS), so the verdict can count them and pick
+examples in one Spark job.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from kafka_chaos.checkers.edge_kinds import EdgeKind
+from kafka_chaos.history.events import SUBSCRIBE
+
+
+@dataclass(frozen=True)
+class Policy:
+    """When an instance is an error: always, unless a fact it was found with exempts it (or never).
+
+    A fact left at its default exempts nothing, so an instance's facts can be judged a few at a
+    time: an error judged again with one more fact stays an error unless that fact exempts it."""
+
+    error: bool = True
+    #: Consumer modes (the process's latest assign/subscribe) under which an instance is allowed.
+    allowed_under: frozenset[str] = frozenset()
+    #: Edge kinds that make a cycle allowed when it needs one of them.
+    allowed_with_edges: frozenset[EdgeKind] = frozenset()
+    #: Allowed in a run with no ok poll (the anomaly is relative to what ok polls read).
+    needs_ok_poll: bool = False
+
+    def describe(self) -> str:
+        """The policy as docs/checker.md's table says it."""
+        if not self.error:
+            return "allowed"
+        exemptions = [f"allowed under {mode}" for mode in sorted(self.allowed_under)]
+        exemptions += [f"allowed when it needs a {k.label} edge" for k in sorted(self.allowed_with_edges)]
+        exemptions += ["allowed in a run with no ok poll"] if self.needs_ok_poll else []
+        return f"error ({'; '.join(exemptions)})" if exemptions else "error"
+
+
+ERROR = Policy()
+ALLOWED = Policy(error=False)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """What a rule found that a policy may need: an anomaly instance, as `is_error` judges it."""
+
+    name: str
+    mode: str | None = None  # the consumer's latest assign/subscribe, when the rule compares polls
+    edges: Collection[EdgeKind] = ()  # for a cycle: the edge kinds it needs (checkers/cycles.py)
+    ok_poll: bool = True  # whether the run had an ok poll (known only once every key was checked)
 
 
 @dataclass(frozen=True)
@@ -19,9 +65,15 @@ class Anomaly:
     name: str
     module: str  # where its rule lives, under checkers/
     holds_when: str
-    #: "always", "never" (reported, allowed), "unless-subscribe", or "wr-only" (an error when every
-    #: edge of the cycle is wr, allowed when it needs a ww edge)
-    error: str
+    policy: Policy = ERROR
+
+    @property
+    def error(self) -> str:
+        """The policy in a word: "always", "never" (reported, allowed), or "unless" a fact exempts it."""
+        p = self.policy
+        if not p.error:
+            return "never"
+        return "unless" if p.allowed_under or p.allowed_with_edges or p.needs_ok_poll else "always"
 
 
 ANOMALIES: tuple[Anomaly, ...] = (
@@ -29,64 +81,65 @@ ANOMALIES: tuple[Anomaly, ...] = (
         "lost-write",
         "lost_write",
         "a must-have-committed value at or below the highest index read, never read by an ok poll",
-        "always",
     ),
     Anomaly(
-        "unseen", "lost_write", "a value from an ok send that no ok poll read and that is not a lost-write", "always"
+        "unseen",
+        "lost_write",
+        "a value from an ok send that no ok poll read and that is not a lost-write",
+        Policy(needs_ok_poll=True),
     ),
-    Anomaly("duplicate", "offsets", "one value at two or more offsets of a key", "always"),
-    Anomaly("inconsistent-offsets", "offsets", "one (key, offset) carrying two or more values", "always"),
-    Anomaly("G1a", "aborted_read", "an ok poll read a value whose send operation failed", "always"),
-    Anomaly(
-        "garbage-read", "garbage_read", "a poll read a value that no operation tried to send to that key", "always"
-    ),
+    Anomaly("duplicate", "offsets", "one value at two or more offsets of a key"),
+    Anomaly("inconsistent-offsets", "offsets", "one (key, offset) carrying two or more values"),
+    Anomaly("G1a", "aborted_read", "an ok poll read a value whose send operation failed"),
+    Anomaly("garbage-read", "garbage_read", "a poll read a value that no operation tried to send to that key"),
     Anomaly(
         "poll-skip",
         "poll_order",
         "an operation's first value of a key is more than one index after the consumer's reference",
-        "unless-subscribe",
+        Policy(allowed_under=frozenset({SUBSCRIBE})),
     ),
     Anomaly(
         "nonmonotonic-poll",
         "poll_order",
         "an operation's first value of a key is at or before the consumer's reference",
-        "unless-subscribe",
+        Policy(allowed_under=frozenset({SUBSCRIBE})),
     ),
     Anomaly(
         "int-poll-skip",
         "poll_order",
         "inside one operation, consecutive values of a key more than one index apart",
-        "always",
     ),
     Anomaly(
         "int-nonmonotonic-poll",
         "poll_order",
         "inside one operation, a value of a key at or before the one read just before it",
-        "always",
     ),
     Anomaly(
         "nonmonotonic-send",
         "send_order",
         "a process's first send to a key lands at or before its previous ok operation's last send there",
-        "always",
     ),
     Anomaly(
         "int-nonmonotonic-send",
         "send_order",
         "inside one operation, a send to a key lands at or before the previous send to it",
-        "always",
     ),
     Anomaly(
         "int-send-skip",
         "send_order",
         "inside one operation, consecutive sends to a key land more than one index apart",
-        "never",
+        ALLOWED,
     ),
-    Anomaly("precommitted-read", "precommitted_read", "a transaction polled a value that it sent itself", "always"),
-    Anomaly("G0", "cycles", "a cycle of ww edges between transactions (writes are not isolated)", "never"),
-    Anomaly("G1c", "cycles", "a cycle of ww and wr edges between transactions with at least one wr edge", "wr-only"),
-    Anomaly("G1c-process", "cycles", "a cycle of wr edges that exists only once process order is added", "always"),
-    Anomaly("G1c-realtime", "cycles", "a cycle of wr edges that exists only once realtime order is added", "always"),
+    Anomaly("precommitted-read", "precommitted_read", "a transaction polled a value that it sent itself"),
+    Anomaly("G0", "cycles", "a cycle of ww edges between transactions (writes are not isolated)", ALLOWED),
+    Anomaly(
+        "G1c",
+        "cycles",
+        "a cycle of ww and wr edges between transactions with at least one wr edge",
+        Policy(allowed_with_edges=frozenset({EdgeKind.WW})),
+    ),
+    Anomaly("G1c-process", "cycles", "a cycle of wr edges that exists only once process order is added"),
+    Anomaly("G1c-realtime", "cycles", "a cycle of wr edges that exists only once realtime order is added"),
 )
 NAMES = tuple(a.name for a in ANOMALIES)
 BY_NAME = {a.name: a for a in ANOMALIES}
@@ -100,20 +153,39 @@ INSTANCES = (
 )
 
 
-def instances(name: str, key: str, process, ops, offsets, values, allowed=None) -> pd.DataFrame:
+def is_error(fact: Fact) -> bool:
+    """Whether an anomaly instance is an error, by its anomaly's policy in the table: the one place
+    that decides. Each fact can only exempt, so the conditions are a conjunction."""
+    policy = BY_NAME[fact.name].policy
+    return (
+        policy.error
+        and fact.mode not in policy.allowed_under
+        and not policy.allowed_with_edges.intersection(fact.edges)
+        and (fact.ok_poll or not policy.needs_ok_poll)
+    )
+
+
+def _allowed(name: str, mode, n: int) -> np.ndarray:
+    """Per hit, whether `is_error` allows it: judged once per distinct mode (a key's few)."""
+    if mode is None:
+        return np.full(n, not is_error(Fact(name)), dtype=bool)
+    modes = [m if isinstance(m, str) else None for m in mode]
+    errors = {m: is_error(Fact(name, mode=m)) for m in set(modes)}
+    return np.fromiter((not errors[m] for m in modes), dtype=bool, count=n)
+
+
+def instances(name: str, key: str, process, ops, offsets, values, mode=None) -> pd.DataFrame:
     """Rule hits of anomaly `name` in one key as instance rows (pandas; each argument one entry
-    per hit, `process` None when the anomaly has none)."""
+    per hit, `process` None when the anomaly has none), each judged by `is_error`. `mode`: per hit,
+    the consumer's mode, where the rule compared a poll with the consumer's reference."""
     if name not in BY_NAME:
         raise ValueError(f"unknown anomaly {name!r}")
     n = len(ops)
-    never = BY_NAME[name].error == "never"
-    if allowed is None or never:
-        allowed = np.full(n, never)
     return pd.DataFrame({
         "name": name, "key": key,
         "process": list(process) if process is not None else [None] * n,
         "ops": list(ops), "offsets": list(offsets), "values": list(values),
-        "allowed": np.asarray(allowed, dtype=bool),
+        "allowed": _allowed(name, mode, n),
     }, columns=list(INSTANCE_COLUMNS))  # fmt: skip
 
 
@@ -157,10 +229,6 @@ def step_instances(key: str, rows: pd.DataFrame, skip: str, back: str) -> list[p
 
 def markdown_table() -> str:
     """The table docs/checker.md shows (a test keeps the two in step)."""
-    kinds = {
-        "always": "error", "never": "allowed", "unless-subscribe": "error (allowed under subscribe)",
-        "wr-only": "error when every edge is wr (allowed when it needs a ww edge)",
-    }  # fmt: skip
     rows = ["| anomaly | kind | rule in | holds when |", "|---|---|---|---|"]
-    rows += [f"| `{a.name}` | {kinds[a.error]} | `checkers/{a.module}.py` | {a.holds_when} |" for a in ANOMALIES]
+    rows += [f"| `{a.name}` | {a.policy.describe()} | `checkers/{a.module}.py` | {a.holds_when} |" for a in ANOMALIES]
     return "\n".join(rows)

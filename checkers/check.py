@@ -1,14 +1,19 @@
 """`check`: a history file in, a verdict, results.json and report.html out.
 
-The verdict follows ../shared/anomalies.md, in order: any error instance makes `valid` false;
-otherwise, with no acknowledged send or no ok poll nothing was proved and `valid` is "unknown";
-otherwise true. All instances of all rules are counted, and their examples picked, in one Spark job.
+Four steps, each a function: the facts (`run_rules`: every rule over every key, in Spark), the
+instances (`count_instances`: each anomaly counted, its examples picked, the transaction cycles
+searched), the verdict (`verdict`, after `with_run_facts`: the rules of ../shared/anomalies.md in
+order; any error instance makes `valid` false, otherwise with no acknowledged send or no ok poll
+nothing was proved and `valid` is "unknown", otherwise true), and the report (`build_report`,
+`write_report`: results.json and report.html). Whether an instance is an error is the anomaly
+table's to say (checkers/anomalies.py `is_error`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Collection
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +35,7 @@ from kafka_chaos.checkers import (
     tallies,
 )
 from kafka_chaos.checkers import report as report_page
-from kafka_chaos.checkers.anomalies import INSTANCES, NAMES
+from kafka_chaos.checkers.anomalies import INSTANCES, NAMES, Fact, is_error
 from kafka_chaos.checkers.errors import BadHistory
 from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS, colours_of, ends_of
 from kafka_chaos.checkers.result import CheckResult, describe_cycle
@@ -114,7 +119,19 @@ def nemesis_query(ops: DataFrame) -> DataFrame:
     return nemesis.orderBy("itime").limit(MAX_NEMESIS_OPS)
 
 
+def with_run_facts(anomalies: dict[str, dict[str, Any]], ok_poll: bool) -> dict[str, dict[str, Any]]:
+    """Every anomaly's errors judged again with what is known only of the whole run (the table's
+    `is_error`): with no ok poll at all, `unseen` is reported but is no error (verdict step 2)."""
+    out = {}
+    for name, a in anomalies.items():
+        if a["errors"] and not is_error(Fact(name, ok_poll=ok_poll)):
+            a = {**a, "errors": 0, "examples": [{**ex, "allowed": True} for ex in a["examples"]]}
+        out[name] = a
+    return out
+
+
 def verdict(anomalies: dict[str, dict[str, Any]], acknowledged: int, ok_poll: bool) -> bool | str:
+    """The verdict rules of ../shared/anomalies.md, in order, over anomalies judged `with_run_facts`."""
     if any(a["errors"] for a in anomalies.values()):
         return False
     if not acknowledged or not ok_poll:
@@ -168,7 +185,7 @@ def check_history(
     loaded = load.load(sp, source)
     if loaded.empty:
         result = CheckResult("unknown", {}, {}, loaded.warnings, history)
-        return _write(result, out_dir, None, report)
+        return write_report(result, out_dir, None, report)
     paired = tables.pair(loaded.events)
     rows = tables.flat(paired).persist(StorageLevel.MEMORY_AND_DISK)
     fl = tables.split(rows)
@@ -178,7 +195,7 @@ def check_history(
     finally:
         for df in cached:
             df.unpersist()
-    return _write(result, out_dir, plots, report)
+    return write_report(result, out_dir, plots, report)
 
 
 def _check(
@@ -190,59 +207,116 @@ def _check(
     paired: DataFrame,
     search_cycles: bool = True,
 ) -> tuple[CheckResult, series.Series | None]:
-    """The check proper: two Spark actions for a valid history (the first facts, then every
-    small result at once; checkers/parts.py), a third for the report's offset timelines when
-    anomalies were found. `cached` holds the tables (ops, micro, then any other the caller
-    persisted; it unpersists them all); `paired` is the uncached pairing, for a history too broken
-    to build them (its first problem then says why)."""
+    """The check proper, in four steps: the rules' facts, the anomalies' instances, the verdict,
+    the report. `cached` holds the tables (ops, micro, then any other the caller persisted; it
+    unpersists them all); `paired` is the uncached pairing, for a history too broken to build them
+    (its first problem then says why)."""
+    facts = run_rules(loaded, cached, report, say, paired, search_cycles)
+    anomalies = with_run_facts(count_instances(facts, say), facts.ok_poll)
+    valid = verdict(anomalies, facts.counts["acknowledged"], facts.ok_poll)
+    return build_report(loaded, facts, anomalies, valid, report, say, run_dir)
+
+
+@dataclass
+class Facts:
+    """What the rules found in one history, before anything is judged of the run as a whole."""
+
+    run: dict[str, Any]  # facts_query's row
+    evidenced: list[int]  # the info operations an ok poll proved committed
+    ops: DataFrame
+    micro: DataFrame
+    found: DataFrame  # every instance and the keys' tallies (cached)
+    got: dict[str, list[dict[str, Any]]]  # the rows of every small query (parts.collect)
+    cycles: bool  # whether the transaction cycles are to be searched
+    slots: dict[str, dict[int, int]]  # the keys' tallies summed, by name and slot
+
+    @property
+    def end_ns(self) -> int:
+        return self.run["end"] or 0
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return tallies.named(self.slots[tallies.VALUES])
+
+    @property
+    def ok_poll(self) -> bool:
+        """Whether the run had an ok poll (one that read in a transaction counts)."""
+        return bool(self.run["ok_poll"]) or self.counts["ok_txn_reads"] > 0
+
+
+def run_rules(
+    loaded: load.Loaded,
+    cached: list[DataFrame],
+    report: bool,
+    say: Reporter,
+    paired: DataFrame,
+    search_cycles: bool,
+) -> Facts:
+    """Facts: every rule over the history, in two Spark actions for a valid history (the history's
+    own facts, then every small result at once; checkers/parts.py)."""
     history = loaded.path
     ops, micro = cached[:2]
     try:
         first = parts.collect({"facts": facts_query(ops), "evidenced": tables.evidenced_ops(micro)})
     except Exception:
         first = None  # a history broken enough to fail the micro-ops: its first problem says why
-    facts = (first or parts.collect({"facts": facts_query(paired)}))["facts"][0]
-    if facts["problem"] is not None:
-        raise BadHistory(f"{history}: {facts['problem']['problem']}")
+    run = (first or parts.collect({"facts": facts_query(paired)}))["facts"][0]
+    if run["problem"] is not None:
+        raise BadHistory(f"{history}: {run['problem']['problem']}")
     if first is None:
         raise BadHistory(f"{history}: its operations could not be read (Spark's output: {spark.log_path()})")
     ops = ops.drop("problem")
     evidenced = [r["op"] for r in first["evidenced"]]
-    end_ns = facts["end"] or 0
+    end_ns = run["end"] or 0
     say("check: version orders and every anomaly rule")
     found = all_instances(micro, evidenced, series.bucket_width_ns(end_ns)).persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(found)
     queries = {
         "instances": ranked(found),
         "tallies": summed_tallies(found),
-        "liveness": liveness.bucket_query(ops, facts["live_start"], facts["live_end"]),
+        "liveness": liveness.bucket_query(ops, run["live_start"], run["live_end"]),
         "nemesis": nemesis_query(ops),
         **stats.queries(ops),
         **(series.queries(ops, end_ns) if report else {}),
     }
-    txns = search_cycles and bool(facts["txns"])
+    txns = search_cycles and bool(run["txns"])
     if txns:
         queries.update(cycles.queries(found, ops))
     got = parts.collect(queries)
-    anomalies = summarize(got["instances"])
-    if txns:
-        say("check: transaction cycles")
-        g = cycles.graph(got, evidenced)
-        anomalies = _in_order({**anomalies, **cycles.entries(g, cycles.search(g, MAX_EXAMPLES))})
     slots: dict[str, dict[int, int]] = {tallies.VALUES: {}, tallies.ACKED: {}, tallies.SEEN: {}}
     for row in got["tallies"]:
         slots[row["name"]][int(row["slot"])] = int(row["n"])
-    counts = tallies.named(slots[tallies.VALUES])
-    st = stats.summary(got, facts, counts)
+    return Facts(run, evidenced, ops, micro, found, got, txns, slots)
+
+
+def count_instances(facts: Facts, say: Reporter) -> dict[str, dict[str, Any]]:
+    """Instances: each anomaly's count, errors and examples (ranked in Spark, `ranked`), with the
+    transaction cycles searched in the driver."""
+    anomalies = summarize(facts.got["instances"])
+    if facts.cycles:
+        say("check: transaction cycles")
+        g = cycles.graph(facts.got, facts.evidenced)
+        anomalies = _in_order({**anomalies, **cycles.entries(g, cycles.search(g, MAX_EXAMPLES))})
+    return anomalies
+
+
+def build_report(
+    loaded: load.Loaded,
+    facts: Facts,
+    anomalies: dict[str, dict[str, Any]],
+    valid: bool | str,
+    report: bool,
+    say: Reporter,
+    run_dir: Path | None,
+) -> tuple[CheckResult, series.Series | None]:
+    """Report: the result results.json holds (stats, liveness, warnings, the lost writes' root
+    causes), and report.html's plots when asked for (a third Spark action draws the offset
+    timelines of anomalous keys)."""
+    history, got, ops = loaded.path, facts.got, facts.ops
+    st = stats.summary(got, facts.run, facts.counts)
     st["values"]["lost"] = anomalies.get("lost-write", {}).get("count", 0)
     st["values"]["unseen"] = anomalies.get("unseen", {}).get("count", 0)
-    ok_poll = bool(facts["ok_poll"]) or counts["ok_txn_reads"] > 0
-    if not ok_poll and "unseen" in anomalies:
-        # Unseen is relative to what ok polls read; with none at all it proves nothing (verdict step 2).
-        anomalies["unseen"]["errors"] = 0
-        for ex in anomalies["unseen"]["examples"]:
-            ex["allowed"] = True
-    result = CheckResult(verdict(anomalies, st["values"]["acknowledged"], ok_poll), anomalies, st)
+    result = CheckResult(valid, anomalies, st)
     nemesis = [
         {
             "f": r["f"],
@@ -253,14 +327,13 @@ def _check(
         }
         for r in sorted(got["nemesis"], key=lambda r: r["itime"])
     ]
-    result.liveness = liveness.measure(
-        liveness.counts_from(got["liveness"], facts["live_start"], facts["live_end"], nemesis)
-    )
-    result.warnings = loaded.warnings + _warnings(st, ok_poll)
+    live_start, live_end = facts.run["live_start"], facts.run["live_end"]
+    result.liveness = liveness.measure(liveness.counts_from(got["liveness"], live_start, live_end, nemesis))
+    result.warnings = loaded.warnings + _warnings(st, facts.ok_poll)
     if result.liveness["warning"]:
         result.warnings.append(result.liveness["warning"])
     result.history = history
-    lost = found.where(F.col("name") == "lost-write").select(
+    lost = facts.found.where(F.col("name") == "lost-write").select(
         "key", F.col("values")[0].alias("value"), F.col("ops")[0].alias("op"), "offsets"
     )
     groups = lambda events: root_cause.lost_write_groups(lost, ops, events)  # noqa: E731 (bound to this check)
@@ -270,9 +343,9 @@ def _check(
     if report:
         say("check: the report's plots")
         colours = _fault_colours(run_dir)
-        plots = series.build(got, end_ns, slots[tallies.ACKED], slots[tallies.SEEN], nemesis, colours)
+        plots = series.build(got, facts.end_ns, facts.slots[tallies.ACKED], facts.slots[tallies.SEEN], nemesis, colours)
         if any(a["errors"] for a in anomalies.values()):
-            plots.timelines = series.timelines(micro, anomalies)
+            plots.timelines = series.timelines(facts.micro, anomalies)
     return result, plots
 
 
@@ -297,7 +370,8 @@ def _warnings(st: dict[str, Any], ok_poll: bool) -> list[str]:
     return out
 
 
-def _write(result: CheckResult, out_dir: Path, plots: series.Series | None, report: bool) -> CheckResult:
+def write_report(result: CheckResult, out_dir: Path, plots: series.Series | None, report: bool) -> CheckResult:
+    """results.json, and report.html when asked for, into `out_dir`."""
     out_dir.mkdir(parents=True, exist_ok=True)
     result.results_path = out_dir / RESULTS
     tmp = result.results_path.with_suffix(".json.tmp")

@@ -1,25 +1,24 @@
 """Transaction dependency cycles: `G0`, `G1c`, `G1c-process`, `G1c-realtime` (../shared/anomalies.md).
 
-Nodes are the `txn` operations that must have committed. Edges:
-- ww T1 -> T2: in some key, T1 sent the value at index i and T2 the one at i + 1;
-- wr T1 -> T2: an ok poll of T2 read a value T1 sent;
-- process T1 -> T2: the same process invoked T2 after T1 completed;
-- realtime T1 -> T2: T1 completed before T2 was invoked.
+Nodes are the `txn` operations that must have committed. Edges are of the kinds of
+checkers/edge_kinds.py: ww, wr, process and realtime.
 
 The ww and wr edges are a join over each key's version order, so they come out of the per-key pass
 (`rules`, one shuffle by key with every other rule) as rows of the instance table named `~ww` and
 `~wr`. The check collects them with the transactions' times (`queries`), and `search` finds the
 cycles in the driver: a cycle is inside one strongly connected component (checkers/scc.py), so
 each anomaly is counted once per component of its graph, and every component of one transaction
-is pruned before any cycle is looked for.
+is pruned before any cycle is looked for. Each instance carries the edge kinds its cycles need
+(those of the smallest graph it is a component of); whether that makes it an error is the anomaly
+table's to say (checkers/anomalies.py `is_error`).
 
-| anomaly | one instance per component (2+ transactions) of | counted when |
-|---|---|---|
-| `G0` (allowed) | ww | always |
-| `G1c` (error) | wr | always |
-| `G1c` (allowed) | ww + wr | it holds a wr edge and no wr-only cycle |
-| `G1c-process` (error) | wr + process | it holds no wr-only cycle |
-| `G1c-realtime` (error) | wr + realtime | it holds no wr + process cycle |
+| anomaly | one instance per component (2+ transactions) of | counted when | needs |
+|---|---|---|---|
+| `G0` | ww | always | ww |
+| `G1c` | wr | always | wr |
+| `G1c` | ww + wr | it holds a wr edge and no wr-only cycle | ww, wr |
+| `G1c-process` | wr + process | it holds no wr-only cycle | wr, process |
+| `G1c-realtime` | wr + realtime | it holds no wr + process cycle | wr, realtime |
 
 Realtime order has up to n^2 edges; it is never built. Instead, the transactions sorted by completion
 form a chain of time points: T -> its own point, each point -> the next, and the last point before
@@ -42,14 +41,15 @@ import pandas as pd
 from pyspark.sql import DataFrame
 
 from kafka_chaos.checkers import scc
-from kafka_chaos.checkers.anomalies import INSTANCE_COLUMNS
+from kafka_chaos.checkers.anomalies import ANOMALIES, INSTANCE_COLUMNS, Fact, is_error
+from kafka_chaos.checkers.edge_kinds import EdgeKind
 from kafka_chaos.checkers.version_order import KeyView
 
 PREFIX = "~"
-WW, WR = "~ww", "~wr"
-#: Edge kinds as the examples name them, by code.
-KINDS = ("ww", "wr", "process", "realtime")
-NAMES = ("G0", "G1c", "G1c-process", "G1c-realtime")
+#: The instance table's rows of a key's edges, by kind (`rules`).
+WW, WR = PREFIX + EdgeKind.WW.label, PREFIX + EdgeKind.WR.label
+#: The anomalies this module finds, in the table's order.
+NAMES = tuple(a.name for a in ANOMALIES if a.module == __name__.rpartition(".")[2])
 
 
 # --- per key, in the rules' pass --------------------------------------------------------------
@@ -119,7 +119,7 @@ class Graph:
     ctime: np.ndarray  # NEVER for one that never completed
     src: np.ndarray
     dst: np.ndarray
-    kind: np.ndarray  # 0 ww, 1 wr (KINDS)
+    kind: np.ndarray  # EdgeKind.WW or EdgeKind.WR
     key: np.ndarray  # per edge, its key's number (NO_KEY for none)
     names: dict[int, str]  # key number -> key
 
@@ -149,7 +149,7 @@ def graph(got: dict[str, list[dict[str, Any]]], evidenced: Collection[int]) -> G
     empty = np.zeros(0, dtype=np.int64)
     pairs = [np.asarray(row["ops"], dtype=np.int64).reshape(-1, 2) for row in rows]
     s, d = (np.concatenate([empty, *(p[:, j] for p in pairs)]) for j in (0, 1))
-    codes = [KINDS.index(row["name"][len(PREFIX) :]) for row in rows]
+    codes = [EdgeKind.of(row["name"][len(PREFIX) :]) for row in rows]
     k = np.concatenate([empty, *(np.full(len(p), c) for p, c in zip(pairs, codes, strict=True))])
     h = np.concatenate([empty, *(np.full(len(p), i) for i, p in enumerate(pairs))])
     # Node positions, by a table from history index to position; an edge whose end is no node
@@ -163,7 +163,7 @@ def graph(got: dict[str, list[dict[str, Any]]], evidenced: Collection[int]) -> G
 
 
 NO_KEY = -1  # the key number of a process or realtime edge
-Edge = tuple[int, int, int, int]  # from node, to node, kind code, key number
+Edge = tuple[int, int, int, int]  # from node, to node, EdgeKind, key number
 
 
 @dataclass
@@ -179,7 +179,7 @@ class Edges:
         return Edges(self.src[mask], self.dst[mask], self.kind[mask], self.key[mask])
 
     @classmethod
-    def keyless(cls, src: np.ndarray, dst: np.ndarray, kind: int) -> Edges:
+    def keyless(cls, src: np.ndarray, dst: np.ndarray, kind: EdgeKind) -> Edges:
         return cls(src, dst, np.full(len(src), kind, dtype=np.int64), np.full(len(src), NO_KEY, dtype=np.int64))
 
     def __add__(self, other: Edges) -> Edges:
@@ -198,17 +198,18 @@ class Edges:
 
 @dataclass
 class Instance:
-    """One component found, and a cycle through it (edges over the graph's nodes)."""
+    """One component found, the edge kinds its cycles need, and a cycle through it (edges over the
+    graph's nodes)."""
 
-    error: bool
+    needs: frozenset[EdgeKind]
     cycle: list[Edge]
 
 
 def _instances(
-    labels: np.ndarray, comps: np.ndarray, edges: Edges, through: int, error: bool, limit: int
+    labels: np.ndarray, comps: np.ndarray, edges: Edges, through: EdgeKind, needs: set[EdgeKind], limit: int
 ) -> list[Instance]:
-    """An instance per component in `comps`; for the first `limit`, a shortest cycle through the
-    component's first internal edge of kind `through`."""
+    """An instance per component in `comps`, each needing edges of the kinds `needs`; for the first
+    `limit`, a shortest cycle through the component's first internal edge of kind `through`."""
     out = []
     inside = edges.where(edges.internal(labels))
     for c in comps.tolist():
@@ -218,7 +219,7 @@ def _instances(
             first = int(np.flatnonzero(mine.kind == through)[0])
             path = scc.shortest_path(mine.src, mine.dst, int(mine.dst[first]), int(mine.src[first])) or []
             cycle = [(int(mine.src[e]), int(mine.dst[e]), int(mine.kind[e]), int(mine.key[e])) for e in [first, *path]]
-        out.append(Instance(error, cycle))
+        out.append(Instance(frozenset(needs), cycle))
     return out
 
 
@@ -244,17 +245,18 @@ def search(g: Graph, limit: int) -> dict[str, list[Instance]]:
     edges = Edges(g.src, g.dst, g.kind, g.key)
     both = edges.components(n)  # ww + wr
     inside = edges.where(edges.internal(both))
-    ww, wr = inside.where(inside.kind == 0), inside.where(inside.kind == 1)
+    ww, wr = inside.where(inside.kind == EdgeKind.WW), inside.where(inside.kind == EdgeKind.WR)
     g0, reads = ww.components(n), wr.components(n)
     on_read_cycle = reads >= 0
     found = {
-        "G0": _instances(g0, _comps(g0), ww, 0, False, limit),
-        "G1c": _instances(reads, _comps(reads), wr, 1, True, limit),
+        "G0": _instances(g0, _comps(g0), ww, EdgeKind.WW, {EdgeKind.WW}, limit),
+        "G1c": _instances(reads, _comps(reads), wr, EdgeKind.WR, {EdgeKind.WR}, limit),
     }
     with_wr = _flags(both, np.isin(np.arange(n), wr.src))
-    allowed = np.flatnonzero(with_wr & ~_flags(both, on_read_cycle))
-    found["G1c"] += _instances(both, allowed, inside, 1, False, max(0, limit - len(found["G1c"])))
-    found.update(_ordered(g, edges.where(edges.kind == 1), on_read_cycle, limit))
+    through_ww = np.flatnonzero(with_wr & ~_flags(both, on_read_cycle))
+    rest = max(0, limit - len(found["G1c"]))
+    found["G1c"] += _instances(both, through_ww, inside, EdgeKind.WR, {EdgeKind.WW, EdgeKind.WR}, rest)
+    found.update(_ordered(g, edges.where(edges.kind == EdgeKind.WR), on_read_cycle, limit))
     return found
 
 
@@ -287,7 +289,7 @@ def _ordered(g: Graph, wr: Edges, on_read_cycle: np.ndarray, limit: int) -> dict
     has = np.flatnonzero(before >= 0)
     aux_src = np.concatenate([by_c, points[:-1], m + before[has]])
     aux_dst = np.concatenate([points, points[1:], has])
-    aux = Edges.keyless(aux_src, aux_dst, 3)
+    aux = Edges.keyless(aux_src, aux_dst, EdgeKind.REALTIME)
     realtime = wr + aux
     labels = realtime.components(m + len(by_c))
     txn = labels[:m].copy()
@@ -298,15 +300,17 @@ def _ordered(g: Graph, wr: Edges, on_read_cycle: np.ndarray, limit: int) -> dict
     proc = g.process[cand]
     by_p = np.lexsort((itime, proc))
     same = (proc[by_p][1:] == proc[by_p][:-1]) & (txn[by_p][1:] == txn[by_p][:-1]) & (txn[by_p][1:] >= 0)
-    pe = Edges.keyless(by_p[:-1][same], by_p[1:][same], 2)
+    pe = Edges.keyless(by_p[:-1][same], by_p[1:][same], EdgeKind.PROCESS)
     process = wr.where(wr.internal(txn)) + pe
     plabels = process.components(m)
     p_comps = np.flatnonzero(~_flags(plabels, on_read_cycle[cand]))
-    out["G1c-process"] = _lift(_instances(plabels, p_comps, process, 2, True, limit), cand)
+    needs = {EdgeKind.WR, EdgeKind.PROCESS}
+    out["G1c-process"] = _lift(_instances(plabels, p_comps, process, EdgeKind.PROCESS, needs, limit), cand)
     with_txn = _flags(txn, txn >= 0)
     r_comps = np.flatnonzero(with_txn & ~_flags(txn, plabels >= 0))
-    found = _instances(np.concatenate([txn, labels[m:]]), r_comps, realtime, 3, True, limit)
-    out["G1c-realtime"] = _lift([Instance(i.error, _collapse(i.cycle, m)) for i in found], cand)
+    needs = {EdgeKind.WR, EdgeKind.REALTIME}
+    found = _instances(np.concatenate([txn, labels[m:]]), r_comps, realtime, EdgeKind.REALTIME, needs, limit)
+    out["G1c-realtime"] = _lift([Instance(i.needs, _collapse(i.cycle, m)) for i in found], cand)
     return out
 
 
@@ -319,30 +323,32 @@ def _collapse(cycle: list[Edge], m: int) -> list[Edge]:
     out: list[Edge] = []
     origin = None
     for a, b, kind, key in cycle[start:] + cycle[:start]:
-        if kind != 3:
+        if kind != EdgeKind.REALTIME:
             out.append((a, b, kind, key))
         elif a < m:
             origin = a
         elif b < m:
-            out.append((origin, b, 3, NO_KEY))
+            out.append((origin, b, EdgeKind.REALTIME, NO_KEY))
     return out
 
 
 def _lift(found: list[Instance], cand: np.ndarray) -> list[Instance]:
     """Cycles over candidate positions as cycles over the graph's node positions."""
-    return [Instance(i.error, [(int(cand[a]), int(cand[b]), k, key) for a, b, k, key in i.cycle]) for i in found]
+    return [Instance(i.needs, [(int(cand[a]), int(cand[b]), k, key) for a, b, k, key in i.cycle]) for i in found]
 
 
 def entries(g: Graph, found: dict[str, list[Instance]]) -> dict[str, dict[str, Any]]:
-    """results.json's entries (count, errors, examples) of the anomalies found: each example names
-    the transactions on its cycle (history indices) and per edge its kind and key."""
+    """results.json's entries (count, errors, examples) of the anomalies found, each instance judged
+    by the anomaly table: each example names the transactions on its cycle (history indices) and
+    per edge its kind and key."""
     out = {}
     for name in NAMES:
         instances = found.get(name, [])
         if not instances:
             continue
+        errors = [is_error(Fact(name, edges=i.needs)) for i in instances]
         examples = []
-        for i in instances:
+        for i, error in zip(instances, errors, strict=True):
             if not i.cycle:
                 continue
             keys = [g.names.get(key) for *_, key in i.cycle if key != NO_KEY]
@@ -353,12 +359,12 @@ def entries(g: Graph, found: dict[str, list[Instance]]) -> dict[str, dict[str, A
                 "values": [],
                 "ops": [int(g.op[a]) for a, *_ in i.cycle],
                 "edges": [
-                    {"from": int(g.op[a]), "to": int(g.op[b]), "kind": KINDS[k], "key": g.names.get(key)}
+                    {"from": int(g.op[a]), "to": int(g.op[b]), "kind": EdgeKind(k).label, "key": g.names.get(key)}
                     for a, b, k, key in i.cycle
                 ],
             }
-            if not i.error:
+            if not error:
                 ex["allowed"] = True
             examples.append(ex)
-        out[name] = {"count": len(instances), "errors": sum(i.error for i in instances), "examples": examples}
+        out[name] = {"count": len(instances), "errors": sum(errors), "examples": examples}
     return out

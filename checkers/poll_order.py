@@ -4,10 +4,10 @@ A consumer's *reference* for a key is the last value of that key in its latest o
 polled it (checkers/references.py). Only ok operations move it; an assign/subscribe that leaves the
 key out clears it. Each ok operation's first value of the key, and each info operation's that
 carries values, is compared with the reference by version-order index: more than one after is a
-skip, at or before is nonmonotonic. Under `subscribe` a group rebalance may legally move
-positions, so those two are reported as allowed when the process's latest assignment was a
-subscribe. Inside one ok operation, consecutive values of a key (across its poll micro-ops, in
-order) must be adjacent.
+skip, at or before is nonmonotonic. Each is reported with the process's mode (its latest
+assign/subscribe): under `subscribe` a group rebalance may legally move positions, and the anomaly
+table (checkers/anomalies.py) allows them there. Inside one ok operation, consecutive values of a
+key (across its poll micro-ops, in order) must be adjacent.
 """
 
 from __future__ import annotations
@@ -28,9 +28,8 @@ def rules(k: KeyView) -> list[pd.DataFrame]:
     refs = with_references(per_op(polled), k.assigns)
     if refs.empty:
         return out
-    allowed = (refs["mode"] == "subscribe").to_numpy()
     delta = (refs["first_idx"] - refs["prev_last_idx"]).to_numpy()
     for name, mask in (("poll-skip", delta > 1), ("nonmonotonic-poll", delta <= 0)):
         if mask.any():
-            out.append(across(name, k.key, refs[mask], allowed[mask]))
+            out.append(across(name, k.key, refs[mask]))
     return out

@@ -65,9 +65,10 @@ def with_references(ops: pd.DataFrame, assigns: pd.DataFrame) -> pd.DataFrame:
     return u[~cleared]
 
 
-def across(name: str, key: str, r: pd.DataFrame, allowed=None) -> pd.DataFrame:
-    """Instances comparing an operation's first entry with the reference before it."""
+def across(name: str, key: str, r: pd.DataFrame) -> pd.DataFrame:
+    """Instances comparing an operation's first entry with the reference before it, each with its
+    process's mode (the table exempts some under `subscribe`, checkers/anomalies.py)."""
     return instances(
         name, key, r["process"], pairs(r["prev_op"], r["op"]), pairs(r["prev_last_offset"], r["first_offset"]),
-        pairs(r["prev_last_value"], r["first_value"]), allowed,
+        pairs(r["prev_last_value"], r["first_value"]), r["mode"],
     )  # fmt: skip

@@ -10,6 +10,8 @@ import math
 from collections.abc import Sequence
 from html import escape
 
+from kafka_chaos.checkers.edge_kinds import EdgeKind
+
 W, H = 920, 260
 L, R, T, B = 64, 150, 24, 36
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#7f7f7f")
@@ -132,8 +134,13 @@ class Chart:
         )
 
 
-#: Edge colours of a transaction cycle by kind (checkers/cycles.py KINDS).
-EDGE_COLOURS = {"ww": "#1f77b4", "wr": "#d62728", "process": "#2ca02c", "realtime": "#9467bd"}
+#: Edge colours of a transaction cycle by kind, as examples spell it (checkers/edge_kinds.py).
+EDGE_COLOURS = {
+    EdgeKind.WW.label: "#1f77b4",
+    EdgeKind.WR.label: "#d62728",
+    EdgeKind.PROCESS.label: "#2ca02c",
+    EdgeKind.REALTIME.label: "#9467bd",
+}
 
 
 def cycle(example: dict, size: int = 300) -> str:
