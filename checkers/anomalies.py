@@ -181,12 +181,18 @@ def instances(name: str, key: str, process, ops, offsets, values, mode=None) -> 
     if name not in BY_NAME:
         raise ValueError(f"unknown anomaly {name!r}")
     n = len(ops)
-    return pd.DataFrame({
-        "name": name, "key": key,
-        "process": list(process) if process is not None else [None] * n,
-        "ops": list(ops), "offsets": list(offsets), "values": list(values),
-        "allowed": _allowed(name, mode, n),
-    }, columns=list(INSTANCE_COLUMNS))  # fmt: skip
+    return pd.DataFrame(
+        {
+            "name": name,
+            "key": key,
+            "process": list(process) if process is not None else [None] * n,
+            "ops": list(ops),
+            "offsets": list(offsets),
+            "values": list(values),
+            "allowed": _allowed(name, mode, n),
+        },
+        columns=list(INSTANCE_COLUMNS),
+    )
 
 
 def one(a) -> list[list]:
@@ -221,9 +227,16 @@ def step_instances(key: str, rows: pd.DataFrame, skip: str, back: str) -> list[p
     for name, mask in ((skip, delta > 1), (back, delta <= 0)):
         if mask.any():
             p, c = prev[mask], cur[mask]
-            out.append(instances(
-                name, key, c["process"], one(c["op"]), pairs(p["offset"], c["offset"]), pairs(p["value"], c["value"])
-            ))  # fmt: skip
+            out.append(
+                instances(
+                    name,
+                    key,
+                    c["process"],
+                    one(c["op"]),
+                    pairs(p["offset"], c["offset"]),
+                    pairs(p["value"], c["value"]),
+                )
+            )
     return out
 
 

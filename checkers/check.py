@@ -113,9 +113,13 @@ def nemesis_query(ops: DataFrame) -> DataFrame:
     """The nemesis's first operations in invoke order (f, type, itime, ctime, and how each ends:
     its value's `heals` and `undone_by`, checkers/faults.py)."""
     nemesis = ops.where(F.col("process") == NEMESIS).selectExpr(
-        "f", "`type`", "itime", "ctime",
-        "get_json_object(nvalue, '$.heals') AS heals", "get_json_object(nvalue, '$.undone_by') AS undone_by",
-    )  # fmt: skip
+        "f",
+        "`type`",
+        "itime",
+        "ctime",
+        "get_json_object(nvalue, '$.heals') AS heals",
+        "get_json_object(nvalue, '$.undone_by') AS undone_by",
+    )
     return nemesis.orderBy("itime").limit(MAX_NEMESIS_OPS)
 
 

@@ -60,10 +60,17 @@ def _edge_row(name: str, key: str, a: pd.Series, b: pd.Series) -> pd.DataFrame:
     edge cost a Python list per edge, and Spark a row per edge to gather them again)."""
     pairs = np.column_stack([a.to_numpy(dtype=np.int64), b.to_numpy(dtype=np.int64)]).ravel().tolist()
     return pd.DataFrame(
-        {"name": [name], "key": [key], "process": [None], "ops": [pairs], "offsets": [[]], "values": [[]],
-         "allowed": [True]},
+        {
+            "name": [name],
+            "key": [key],
+            "process": [None],
+            "ops": [pairs],
+            "offsets": [[]],
+            "values": [[]],
+            "allowed": [True],
+        },
         columns=list(INSTANCE_COLUMNS),
-    )  # fmt: skip
+    )
 
 
 def rules(k: KeyView) -> list[pd.DataFrame]:
@@ -98,10 +105,11 @@ def queries(found: DataFrame, ops: DataFrame) -> dict[str, DataFrame]:
             "collect_list(op) AS op",
             # Client processes are numbers; the rare one that is not gets a number of its own.
             "collect_list(coalesce(try_cast(process AS BIGINT), xxhash64(process))) AS process",
-            "collect_list(itime) AS itime", "collect_list(coalesce(ctime, -1)) AS ctime",
+            "collect_list(itime) AS itime",
+            "collect_list(coalesce(ctime, -1)) AS ctime",
             "collect_list(CASE WHEN `type` = 'info' THEN op END) AS info",
         ),
-    }  # fmt: skip
+    }
 
 
 # --- in the driver: the graphs and their cycles ---------------------------------------------------
@@ -184,9 +192,11 @@ class Edges:
 
     def __add__(self, other: Edges) -> Edges:
         return Edges(
-            np.concatenate([self.src, other.src]), np.concatenate([self.dst, other.dst]),
-            np.concatenate([self.kind, other.kind]), np.concatenate([self.key, other.key]),
-        )  # fmt: skip
+            np.concatenate([self.src, other.src]),
+            np.concatenate([self.dst, other.dst]),
+            np.concatenate([self.kind, other.kind]),
+            np.concatenate([self.key, other.key]),
+        )
 
     def components(self, n: int) -> np.ndarray:
         return scc.components(n, self.src, self.dst)

@@ -131,7 +131,7 @@ def open_uri(spark: SparkSession, uri: str) -> HadoopFile:
             status = fs.getFileStatus(path)
     except BadHistory:
         raise
-    except Exception as exc:  # noqa: BLE001 (a JVM error: no file system for the scheme, no access...)
+    except Exception as exc:  # a JVM error: no file system for the scheme, no access...
         raise BadHistory(f"cannot read {uri}: {first_line(exc)}") from None
     return HadoopFile(path.toString(), int(status.getLen()), fs, path, jvm)
 

@@ -26,12 +26,21 @@ def rules(k: KeyView) -> list[pd.DataFrame]:
     lost = unread[lost_mask]
     if len(lost):
         offsets = k.offsets_of(pd.Index(lost["value"].unique()))
-        out.append(instances(
-            "lost-write", k.key, lost["process"], one(lost["op"]), list(lost["value"].map(offsets)), one(lost["value"])
-        ))  # fmt: skip
+        out.append(
+            instances(
+                "lost-write",
+                k.key,
+                lost["process"],
+                one(lost["op"]),
+                list(lost["value"].map(offsets)),
+                one(lost["value"]),
+            )
+        )
     unseen = unread[~lost_mask & (unread["type"] == "ok")]
     if len(unseen):
-        out.append(instances(
-            "unseen", k.key, unseen["process"], one(unseen["op"]), maybe(unseen["offset"]), one(unseen["value"])
-        ))  # fmt: skip
+        out.append(
+            instances(
+                "unseen", k.key, unseen["process"], one(unseen["op"]), maybe(unseen["offset"]), one(unseen["value"])
+            )
+        )
     return out

@@ -31,9 +31,11 @@ def rules(k: KeyView) -> list[pd.DataFrame]:
     if len(conflicts):
         mine = k.seen[k.seen["offset"].isin(conflicts)]
         at = mine.groupby("offset")["value"].agg(lambda v: sorted(int(x) for x in v)).loc[conflicts]
-        out.append(instances(
-            "inconsistent-offsets", k.key, None, _ops(k.observed, "offset", conflicts), one(conflicts), list(at)
-        ))  # fmt: skip
+        out.append(
+            instances(
+                "inconsistent-offsets", k.key, None, _ops(k.observed, "offset", conflicts), one(conflicts), list(at)
+            )
+        )
     dups = k.values.index[k.values["n"] > 1]
     if len(dups):
         out.append(

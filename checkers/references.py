@@ -24,11 +24,20 @@ def per_op(rows: pd.DataFrame) -> pd.DataFrame:
     r = rows.sort_values(["op", "pos"])
     g = r.groupby("op", sort=True)
     first, last = g.head(1).set_index("op"), g.tail(1).set_index("op")
-    return pd.DataFrame({
-        "process": first["process"], "type": first["type"], "n_assign": first["n_assign"], "mode": first["mode"],
-        "first_idx": first["idx"], "first_offset": first["offset"], "first_value": first["value"],
-        "last_idx": last["idx"], "last_offset": last["offset"], "last_value": last["value"],
-    }).reset_index()  # fmt: skip
+    return pd.DataFrame(
+        {
+            "process": first["process"],
+            "type": first["type"],
+            "n_assign": first["n_assign"],
+            "mode": first["mode"],
+            "first_idx": first["idx"],
+            "first_offset": first["offset"],
+            "first_value": first["value"],
+            "last_idx": last["idx"],
+            "last_offset": last["offset"],
+            "last_value": last["value"],
+        }
+    ).reset_index()
 
 
 def with_references(ops: pd.DataFrame, assigns: pd.DataFrame) -> pd.DataFrame:
@@ -57,9 +66,7 @@ def with_references(ops: pd.DataFrame, assigns: pd.DataFrame) -> pd.DataFrame:
     has_ref = before >= group_start
     at = np.where(has_ref, before, 0)
     u = u.assign(n_assign_key=n_assign_key)
-    u = u.assign(**{
-        "prev_" + c: np.where(has_ref, u[c].to_numpy(dtype="float64")[at], np.nan) for c in PREV
-    })  # fmt: skip
+    u = u.assign(**{"prev_" + c: np.where(has_ref, u[c].to_numpy(dtype="float64")[at], np.nan) for c in PREV})
     u = u[(has == 0) & has_ref]
     cleared = (u["n_assign"] - u["prev_n_assign"]) > (u["n_assign_key"] - u["prev_n_assign_key"])
     return u[~cleared]
@@ -69,6 +76,11 @@ def across(name: str, key: str, r: pd.DataFrame) -> pd.DataFrame:
     """Instances comparing an operation's first entry with the reference before it, each with its
     process's mode (the table exempts some under `subscribe`, checkers/anomalies.py)."""
     return instances(
-        name, key, r["process"], pairs(r["prev_op"], r["op"]), pairs(r["prev_last_offset"], r["first_offset"]),
-        pairs(r["prev_last_value"], r["first_value"]), r["mode"],
-    )  # fmt: skip
+        name,
+        key,
+        r["process"],
+        pairs(r["prev_op"], r["op"]),
+        pairs(r["prev_last_offset"], r["first_offset"]),
+        pairs(r["prev_last_value"], r["first_value"]),
+        r["mode"],
+    )

@@ -83,10 +83,19 @@ def _anomaly_tables(anomalies: dict[str, dict[str, Any]]) -> str:
         parts.append(f'<h3 id="a-{escape(name)}">{escape(name)}: {a["count"]} ({a["errors"]} errors)</h3>')
         cycles = [ex for ex in a["examples"] if "edges" in ex]
         if cycles:  # transaction cycles: each drawn, with its edges in a line
-            parts.append(_table(pd.DataFrame([
-                {"cycle (history indices)": describe_cycle(ex), "allowed": "yes" if ex.get("allowed") else ""}
-                for ex in cycles
-            ])))  # fmt: skip
+            parts.append(
+                _table(
+                    pd.DataFrame(
+                        [
+                            {
+                                "cycle (history indices)": describe_cycle(ex),
+                                "allowed": "yes" if ex.get("allowed") else "",
+                            }
+                            for ex in cycles
+                        ]
+                    )
+                )
+            )
             parts.append('<div class="cycles">' + "".join(svg.cycle(ex) for ex in cycles[:MAX_DRAWN]) + "</div>")
             continue
         parts.append(_table(pd.DataFrame(rows)))
@@ -111,19 +120,24 @@ def _stats_tables(stats: dict[str, Any]) -> str:
 
 def _liveness(live: dict[str, Any]) -> str:
     """Beside the throughput plot: what the plot shows, as numbers (checkers/liveness.py)."""
-    names = {"before_faults": "before the first fault (its steady second half)", "in_faults": "in fault windows",
-             "between_faults": "between faults, after the first"}  # fmt: skip
+    names = {
+        "before_faults": "before the first fault (its steady second half)",
+        "in_faults": "in fault windows",
+        "between_faults": "between faults, after the first",
+    }
     rows = []
     for stretch, label in names.items():
         ratio = {k: live["ratios"][k].get(stretch) if stretch != "before_faults" else None for k in live["ratios"]}
-        rows.append({
-            "stretch": label,
-            "seconds": live["seconds"][stretch],
-            "ok ops/s": live["ops_per_s"][stretch],
-            "ops vs before": "" if ratio["ops_per_s"] is None else f"{ratio['ops_per_s']:.0%}",
-            "acknowledged writes/s": live["writes_per_s"][stretch],
-            "writes vs before": "" if ratio["writes_per_s"] is None else f"{ratio['writes_per_s']:.0%}",
-        })  # fmt: skip
+        rows.append(
+            {
+                "stretch": label,
+                "seconds": live["seconds"][stretch],
+                "ok ops/s": live["ops_per_s"][stretch],
+                "ops vs before": "" if ratio["ops_per_s"] is None else f"{ratio['ops_per_s']:.0%}",
+                "acknowledged writes/s": live["writes_per_s"][stretch],
+                "writes vs before": "" if ratio["writes_per_s"] is None else f"{ratio['writes_per_s']:.0%}",
+            }
+        )
     warn = f'<p class="warn">{escape(live["warning"])}</p>' if live["warning"] else ""
     return '<h3 id="liveness">Liveness: did the workload keep its rate?</h3>' + warn + _table(pd.DataFrame(rows))
 
@@ -194,35 +208,59 @@ def _root_cause(rc: dict[str, Any], series: Series | None) -> str:
     out = []
     if rc.get("lost_write_groups"):
         rows = [
-            {"key": g["key"], "lost writes": g["count"], "offsets": f"{g['offsets'][0]}..{g['offsets'][1]}",
-             "acknowledged s": f"{g['acked_s'][0]:.1f}..{g['acked_s'][1]:.1f}", "cause": g.get("cause"),
-             "explanation": g.get("text")}
+            {
+                "key": g["key"],
+                "lost writes": g["count"],
+                "offsets": f"{g['offsets'][0]}..{g['offsets'][1]}",
+                "acknowledged s": f"{g['acked_s'][0]:.1f}..{g['acked_s'][1]:.1f}",
+                "cause": g.get("cause"),
+                "explanation": g.get("text"),
+            }
             for g in rc["lost_write_groups"]
-        ]  # fmt: skip
+        ]
         out += ["<h3>Every lost write, by the decisions that dropped it</h3>", _table(pd.DataFrame(rows))]
     if rc.get("lost_writes"):
         rows = [
-            {"key": x["key"], "offsets": x.get("offsets"), "values": x.get("values"), "acknowledged at s": x["acked_s"],
-             "cause": x.get("cause"), "explanation": x.get("text")}
+            {
+                "key": x["key"],
+                "offsets": x.get("offsets"),
+                "values": x.get("values"),
+                "acknowledged at s": x["acked_s"],
+                "cause": x.get("cause"),
+                "explanation": x.get("text"),
+            }
             for x in rc["lost_writes"]
-        ]  # fmt: skip
+        ]
         out += ["<h3>Lost writes and the decisions that dropped them</h3>", _table(pd.DataFrame(rows))]
     rows = []
     for f in series.faults if series is not None else []:
         until = f"until {f['end']:.1f} s" if f.get("end") is not None else "never healed"
-        rows.append({"t s": round(f["start"], 3), "source": "nemesis", "what": f["f"],
-                     "detail": f"{', '.join(f.get('nodes') or [])} {until}"})  # fmt: skip
+        rows.append(
+            {
+                "t s": round(f["start"], 3),
+                "source": "nemesis",
+                "what": f["f"],
+                "detail": f"{', '.join(f.get('nodes') or [])} {until}",
+            }
+        )
     for e in rc.get("timeline", []):
         if e["kind"] == "partition":
-            detail = (f"{e['key']}: leader {e['leader']} (epoch {e['leader_epoch']}), ISR {e['isr']}"
-                      + (" UNCLEAN" if e.get("unclean") else ""))  # fmt: skip
+            detail = f"{e['key']}: leader {e['leader']} (epoch {e['leader_epoch']}), ISR {e['isr']}" + (
+                " UNCLEAN" if e.get("unclean") else ""
+            )
             what = f"partition {e['change']}"
         else:
             detail, what = f"broker {e.get('broker')} epoch {e.get('broker_epoch')}", f"broker {e['kind']}"
         rows.append({"t s": e["t_s"], "source": "controller", "what": what, "detail": detail})
     for x in rc.get("lost_writes", []):
-        rows.append({"t s": x["acked_s"], "source": "client", "what": "lost write acknowledged",
-                     "detail": f"{x['key']} offsets {x.get('offsets')} values {x.get('values')}"})  # fmt: skip
+        rows.append(
+            {
+                "t s": x["acked_s"],
+                "source": "client",
+                "what": "lost write acknowledged",
+                "detail": f"{x['key']} offsets {x.get('offsets')} values {x.get('values')}",
+            }
+        )
     if rows:
         table = pd.DataFrame(rows).sort_values("t s", kind="stable")
         out += ["<h3>Timeline: faults, controller decisions, lost writes</h3>", _table(table)]

@@ -40,10 +40,16 @@ class CheckResult:
         data = json.loads(Path(results).read_text(encoding="utf-8"))
         report = Path(results).with_name(REPORT)
         return cls(
-            data["valid"], data["anomalies"], data["stats"], data.get("warnings", []),
-            Path(data["history"]) if data.get("history") else None, Path(results),
-            report if report.exists() else None, data.get("root_cause"), data.get("liveness"),
-        )  # fmt: skip
+            data["valid"],
+            data["anomalies"],
+            data["stats"],
+            data.get("warnings", []),
+            Path(data["history"]) if data.get("history") else None,
+            Path(results),
+            report if report.exists() else None,
+            data.get("root_cause"),
+            data.get("liveness"),
+        )
 
     @property
     def errors(self) -> list[str]:

@@ -70,25 +70,34 @@ def explain_one(events: list[dict[str, Any]], key: str, acked_s: float) -> dict[
     between = [e for e in changes if acked_s < e["t_s"] <= election["t_s"]]
     joined = next((e for e in between if leader in e["isr"] and leader not in e.get("previous_isr", e["isr"])), None)
     registered = [
-        e for e in events
+        e
+        for e in events
         if e.get("kind") == "register" and e.get("broker") == leader and acked_s < e["t_s"] <= election["t_s"]
-    ]  # fmt: skip
+    ]
     out: dict[str, Any] = {"election": _brief(election), "isr_at_ack": isr_at_ack}
     if election.get("unclean") or leader not in election.get("previous_isr", []) and not joined:
-        out.update(cause="unclean", text=f"broker {leader} was elected leader of {key} without being in the ISR "
-                   f"{election.get('previous_isr')} (unclean election) at {election['t_s']:.1f} s")  # fmt: skip
+        out.update(
+            cause="unclean",
+            text=f"broker {leader} was elected leader of {key} without being in the ISR "
+            f"{election.get('previous_isr')} (unclean election) at {election['t_s']:.1f} s",
+        )
     elif joined is not None:
         last = registered[-1] if registered else None
         again = (
             f"; it had registered again (broker epoch {last['broker_epoch']}) at {last['t_s']:.1f} s" if last else ""
         )
-        out.update(cause="joined-isr-after-ack", isr_change=_brief(joined),
-                   text=f"broker {leader} joined the ISR of {key} at {joined['t_s']:.1f} s, after the write "
-                   f"was acknowledged{again}, and became leader at {election['t_s']:.1f} s without it")  # fmt: skip
+        out.update(
+            cause="joined-isr-after-ack",
+            isr_change=_brief(joined),
+            text=f"broker {leader} joined the ISR of {key} at {joined['t_s']:.1f} s, after the write "
+            f"was acknowledged{again}, and became leader at {election['t_s']:.1f} s without it",
+        )
     elif election.get("previous_leader") == leader or (state_at_ack and state_at_ack["leader"] == leader):
-        out.update(cause="same-leader-reelected",
-                   text=f"broker {leader}, leader when the write was acknowledged (ISR {isr_at_ack}), was elected "
-                   f"again at {election['t_s']:.1f} s and had lost the write (last replica standing)")  # fmt: skip
+        out.update(
+            cause="same-leader-reelected",
+            text=f"broker {leader}, leader when the write was acknowledged (ISR {isr_at_ack}), was elected "
+            f"again at {election['t_s']:.1f} s and had lost the write (last replica standing)",
+        )
     else:
         text = (
             f"broker {leader} was in the ISR {isr_at_ack} when the write was acknowledged and became leader "
@@ -142,17 +151,21 @@ def lost_write_groups(lost: Any, ops: Any, events: list[dict[str, Any]]) -> list
             F.max("offset").alias("last_offset"),
             F.min("t").alias("first_s"),
             F.max("t").alias("last_s"),
-        )  # fmt: skip
+        )
         .orderBy("key", "first_s")
         .collect()
     )
     out = []
     for r in rows:
-        out.append({
-            "key": r["key"], "count": int(r["count"]), "offsets": [r["first_offset"], r["last_offset"]],
-            "acked_s": [round(r["first_s"], 3), round(r["last_s"], 3)],
-            **explain_one(events, r["key"], r["first_s"]),
-        })  # fmt: skip
+        out.append(
+            {
+                "key": r["key"],
+                "count": int(r["count"]),
+                "offsets": [r["first_offset"], r["last_offset"]],
+                "acked_s": [round(r["first_s"], 3), round(r["last_s"], 3)],
+                **explain_one(events, r["key"], r["first_s"]),
+            }
+        )
     return out
 
 
@@ -178,10 +191,15 @@ def build(
         acked = times.get(first_op)
         if acked is None:
             continue
-        explained.append({
-            "key": ex["key"], "offsets": ex.get("offsets"), "values": ex.get("values"), "acked_s": round(acked, 3),
-            **explain_one(events, ex["key"], acked),
-        })  # fmt: skip
+        explained.append(
+            {
+                "key": ex["key"],
+                "offsets": ex.get("offsets"),
+                "values": ex.get("values"),
+                "acked_s": round(acked, 3),
+                **explain_one(events, ex["key"], acked),
+            }
+        )
     every = groups(events) if groups is not None and examples and events else []
     return {
         "timeline": events,

@@ -81,7 +81,7 @@ def queries(ops: DataFrame, end_ns: int) -> dict[str, DataFrame]:
         .groupBy("t", "f")
         .agg(F.expr(f"percentile_approx(lat, array({double(0.5)}, {double(0.99)}))").alias("q"))
         .selectExpr("t", "f", "q[0] AS p50", "q[1] AS p99"),
-    }  # fmt: skip
+    }
 
 
 def build(

@@ -157,7 +157,7 @@ def _launch_jvm(settings: dict[str, str], partial: Path | None = None, archive: 
 _large_check = False
 
 
-def _end_jvm(proc, partial: Path | None, archive: Path | None) -> None:  # noqa: ANN001 (a subprocess.Popen)
+def _end_jvm(proc, partial: Path | None, archive: Path | None) -> None:  # a subprocess.Popen
     """At exit, after a large check: stop Spark and wait for its JVM to end, so that the process
     ending means its JVM has ended too. Left alone, a large check's JVM goes on after Python's exit
     removing its shuffle and cache files, on the same cores as whatever the user runs next. After
@@ -177,7 +177,7 @@ def _end_jvm(proc, partial: Path | None, archive: Path | None) -> None:  # noqa:
         proc.wait(timeout=60)
         if writes_archive and partial.exists() and partial.stat().st_size:
             os.replace(partial, archive)
-    except Exception:  # noqa: BLE001 (never fail an exit for it)
+    except Exception:  # never fail an exit for it
         pass
 
 
@@ -206,7 +206,7 @@ def session(master: str | None = None, history_bytes: int | None = None) -> Spar
     try:
         _launch_jvm(settings, partial, archive)
         spark = builder.getOrCreate()
-    except Exception as exc:  # noqa: BLE001 (the JVM's failure is one line for the user)
+    except Exception as exc:  # the JVM's failure is one line for the user
         raise BadHistory(f"Spark did not start on {master}: {first_line(exc)} (Spark's output: {log_path()})") from None
     spark.sparkContext.setLogLevel("ERROR")
     if not master.startswith("local"):
@@ -247,7 +247,7 @@ def warm_python(spark: SparkSession) -> None:
 
         try:
             spark.range(1).groupBy("id").applyInPandas(warm, "id long").collect()
-        except Exception:  # noqa: BLE001 (an optimization: the pass starts its worker itself if this fails)
+        except Exception:  # an optimization: the pass starts its worker itself if this fails
             pass
 
     threading.Thread(target=run, name="kafka-chaos-warm-python", daemon=True).start()

@@ -92,8 +92,19 @@ def pair(events: DataFrame) -> DataFrame:
 #: and a micro-op's (kind, key, pos, offset, value; null on `op` rows).
 OP_COLUMNS = ("op", "invoke", "process", "f", "`type`", "itime", "ctime", "`error`", "phase", "problem", "nvalue")
 MICRO_COLUMNS = (
-    "kind", "key", "op", "process", "f", "`type`", "pos", "offset", "`value`", "n_assign", "mode", "`time`",
-)  # fmt: skip
+    "kind",
+    "key",
+    "op",
+    "process",
+    "f",
+    "`type`",
+    "pos",
+    "offset",
+    "`value`",
+    "n_assign",
+    "mode",
+    "`time`",
+)
 
 
 def flat(paired: DataFrame) -> DataFrame:
@@ -114,10 +125,12 @@ def flat(paired: DataFrame) -> DataFrame:
     held_row = row.format("'assign'", "k", "CAST(0 AS BIGINT)", null, null)
     # A send: [kind, key, [offset, value]], or a bare value (no offset); its place in the operation orders it.
     send_row = row.format(
-        "'send'", "try_variant_get(m, '$[1]', 'string')", "CAST(i AS BIGINT)",
+        "'send'",
+        "try_variant_get(m, '$[1]', 'string')",
+        "CAST(i AS BIGINT)",
         "try_variant_get(m, '$[2][0]', 'bigint')",
         "coalesce(try_variant_get(m, '$[2][1]', 'bigint'), try_variant_get(m, '$[2]', 'bigint'))",
-    )  # fmt: skip
+    )
     # A poll: [kind, {key: [[offset, value], ...]}]; a read is ordered by its micro-op, then its
     # place in the key's list.
     read_row = row.format("'read'", "e.key", f"i * {1 << 32} + j", "p[0]", "p[1]")

@@ -63,7 +63,14 @@ def key_tallies(view: KeyView, width: int) -> pd.DataFrame:
     rows = [(VALUES, list(range(len(counts))), counts), (ACKED, *_buckets(acked["time"], width))]
     rows.append((SEEN, *_buckets(seen, width)))
     return pd.DataFrame(
-        {"name": [r[0] for r in rows], "key": view.key, "process": None, "ops": [[] for _ in rows],
-         "offsets": [r[1] for r in rows], "values": [r[2] for r in rows], "allowed": True},
+        {
+            "name": [r[0] for r in rows],
+            "key": view.key,
+            "process": None,
+            "ops": [[] for _ in rows],
+            "offsets": [r[1] for r in rows],
+            "values": [r[2] for r in rows],
+            "allowed": True,
+        },
         columns=list(INSTANCE_COLUMNS),
-    )  # fmt: skip
+    )

@@ -160,11 +160,18 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
         runs.join(results, "dir", "left")
         .join(summaries, "dir", "left")
         .select(
-            "dir", "run_id", "version", "nemesis", "client", "day", verdict.alias("verdict"), "anomalies",
+            "dir",
+            "run_id",
+            "version",
+            "nemesis",
+            "client",
+            "day",
+            verdict.alias("verdict"),
+            "anomalies",
             F.when(F.col("r_live"), F.col("r_kept")).otherwise(F.col("s_kept")).alias("kept"),
             F.when(F.col("r_live"), F.col("r_warning")).otherwise(F.col("s_warning")).isNotNull().alias("stalled"),
         )
-    )  # fmt: skip
+    )
 
 
 def aggregate(runs: DataFrame) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Any]]:
@@ -215,7 +222,7 @@ def trend(store: str | Path, master: str | None = None, session: SparkSession | 
     # The three aggregations start from the runs as read once, not from the files each time.
     try:
         runs = spark_session.materialize(runs_frame(sp, where))
-    except Exception as exc:  # noqa: BLE001 (Spark's error for a path it cannot list, as one line)
+    except Exception as exc:  # Spark's error for a path it cannot list, as one line
         if is_uri(store):
             raise BadHistory(f"{store}: cannot read it: {first_line(exc)}") from None
         raise
@@ -228,11 +235,16 @@ def trend(store: str | Path, master: str | None = None, session: SparkSession | 
         row.anomalies = dict(sorted(row.anomalies.items(), key=lambda kv: (-kv[1]["runs"], kv[0])))
     ordered = sorted(rows.values(), key=lambda r: (r.day, _version_key(r.version), r.nemesis, r.client))
     bad = [
-        {"day": r["day"], "version": r["version"], "nemesis": r["nemesis"], "client": r["client"],
-         "run_dir": _local(r["dir"]),
-         "errors": dict(sorted((r["e"] or {}).items()))}
+        {
+            "day": r["day"],
+            "version": r["version"],
+            "nemesis": r["nemesis"],
+            "client": r["client"],
+            "run_dir": _local(r["dir"]),
+            "errors": dict(sorted((r["e"] or {}).items())),
+        }
         for r in sorted(invalid, key=lambda r: (r["day"], _version_key(r["version"]), r["dir"]))
-    ]  # fmt: skip
+    ]
     if not ordered:
         raise BadHistory(f"{store}: no run directories (no config.json with a Kafka version under it)")
     return Trend(str(store) if is_uri(store) else str(Path(store)), ordered, bad)
@@ -249,15 +261,35 @@ def _anomaly_cell(row: TrendRow) -> str:
 def _cells(r: TrendRow) -> tuple:
     kept = "" if r.kept is None else f"{r.kept:.0%}"
     return (
-        r.day, r.version, r.nemesis, r.client, r.runs, r.valid, r.invalid, r.unknown, r.unchecked, r.stalled, kept,
+        r.day,
+        r.version,
+        r.nemesis,
+        r.client,
+        r.runs,
+        r.valid,
+        r.invalid,
+        r.unknown,
+        r.unchecked,
+        r.stalled,
+        kept,
         _anomaly_cell(r),
-    )  # fmt: skip
+    )
 
 
 HEADER = (
-    "day", "Kafka", "nemesis", "client", "runs", "valid", "invalid", "unknown", "unchecked", "stalled",
-    "kept between faults (median)", "anomalies: runs (instances)",
-)  # fmt: skip
+    "day",
+    "Kafka",
+    "nemesis",
+    "client",
+    "runs",
+    "valid",
+    "invalid",
+    "unknown",
+    "unchecked",
+    "stalled",
+    "kept between faults (median)",
+    "anomalies: runs (instances)",
+)
 
 
 def markdown(t: Trend) -> str:
@@ -311,10 +343,22 @@ def write(t: Trend, out: Path) -> dict[str, Path]:
         w = csv.writer(f)
         w.writerow(["day", "version", "nemesis", "client", "runs", *VERDICTS, "stalled", "kept", "anomalies"])
         for r in t.rows:
-            w.writerow([r.day, r.version, r.nemesis, r.client, r.runs, r.valid, r.invalid, r.unknown, r.unchecked,
-                        r.stalled,
-                        "" if r.kept is None else r.kept,
-                        ";".join(f"{n}={a['runs']}/{a['errors']}" for n, a in r.anomalies.items())])  # fmt: skip
+            w.writerow(
+                [
+                    r.day,
+                    r.version,
+                    r.nemesis,
+                    r.client,
+                    r.runs,
+                    r.valid,
+                    r.invalid,
+                    r.unknown,
+                    r.unchecked,
+                    r.stalled,
+                    "" if r.kept is None else r.kept,
+                    ";".join(f"{n}={a['runs']}/{a['errors']}" for n, a in r.anomalies.items()),
+                ]
+            )
     paths["json"].write_text(json.dumps(t.to_json(), indent=2) + "\n")
     svgs = charts(t)
     paths["svg"].write_text(svgs[0].replace(">", ">" + _SVG_STYLE, 1))
@@ -329,10 +373,13 @@ def write(t: Trend, out: Path) -> dict[str, Path]:
     paths["html"].write_text(
         "<!doctype html><meta charset=utf-8><title>kafka-chaos trend</title>"
         "<style>body{font:13px sans-serif;margin:20px}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}</style>" + _SVG_STYLE
+        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}</style>"
+        + _SVG_STYLE
         + f"<h1>kafka-chaos trend</h1><p>{escape(t.store)}: {sum(r.runs for r in t.rows)} runs</p>"
         + "".join(svgs)
-        + "<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in HEADER) + f"</tr>{rows}</table>"
+        + "<table><tr>"
+        + "".join(f"<th>{escape(h)}</th>" for h in HEADER)
+        + f"</tr>{rows}</table>"
         + (f"<h2>Invalid runs</h2><ul>{invalid}</ul>" if invalid else "")
-    )  # fmt: skip
+    )
     return paths

@@ -50,15 +50,26 @@ def build(rows: pd.DataFrame) -> KeyView:
     ok_reads = reads[reads["type"] == "ok"]
     ok_values = pd.Index(ok_reads["value"].unique())
     committed = sends[(sends["type"] == "ok") | ((sends["type"] == "info") & sends["evidenced"].astype(bool))]
-    observed = pd.concat([
-        reads.loc[reads["offset"].notna(), ["offset", "value", "op"]],
-        committed.loc[committed["offset"].notna(), ["offset", "value", "op"]],
-    ])  # fmt: skip
+    observed = pd.concat(
+        [
+            reads.loc[reads["offset"].notna(), ["offset", "value", "op"]],
+            committed.loc[committed["offset"].notna(), ["offset", "value", "op"]],
+        ]
+    )
     seen = observed[["offset", "value"]].drop_duplicates()
     offsets = np.sort(seen["offset"].unique())
     seen = seen.assign(idx=np.searchsorted(offsets, seen["offset"].to_numpy()))
     values = seen.groupby("value").agg(first_idx=("idx", "min"), last_idx=("idx", "max"), n=("offset", "size"))
     return KeyView(
-        rows["key"].iat[0], sends, reads, rows[rows["kind"] == "assign"], ok_reads, ok_values, committed,
-        observed, seen, offsets, values,
-    )  # fmt: skip
+        rows["key"].iat[0],
+        sends,
+        reads,
+        rows[rows["kind"] == "assign"],
+        ok_reads,
+        ok_values,
+        committed,
+        observed,
+        seen,
+        offsets,
+        values,
+    )

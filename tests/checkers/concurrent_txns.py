@@ -74,8 +74,15 @@ def generate(path: Path, operations: int, processes: int, keys: int, seed: int =
                 value += 2
                 open_txns.add(txn)
                 logs[a].append((v1, txn))
-                state[p] = {"txn": txn, "a": a, "b": b, "v1": v1, "v2": v2, "o1": len(logs[a]) - 1,
-                            "reads": "{" + ",".join(reads) + "}"}  # fmt: skip
+                state[p] = {
+                    "txn": txn,
+                    "a": a,
+                    "b": b,
+                    "v1": v1,
+                    "v2": v2,
+                    "o1": len(logs[a]) - 1,
+                    "reads": "{" + ",".join(reads) + "}",
+                }
                 emit(p, "invoke", t, f'[["poll"],["send","{names[a]}",{v1}],["send","{names[b]}",{v2}]]')
                 d = rnd.randint(2_000_000, 6_000_000)
                 push(t + d // 2, p, "second")

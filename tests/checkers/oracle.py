@@ -213,9 +213,10 @@ Graph = dict[int, set[int]]
 def _cycles(ops: list[Op], ok_read: set, value_idx: dict[tuple[str, int], list[int]], hit) -> None:
     """G0, G1c, G1c-process, G1c-realtime: one instance per component of 2+ transactions."""
     nodes = [
-        op for op in ops
+        op
+        for op in ops
         if op.f == "txn" and (op.type == "ok" or (op.type == "info" and any((k, v) in ok_read for k, v, _ in op.sends)))
-    ]  # fmt: skip
+    ]
     writer = {(k, v): op.id for op in nodes for k, v, _ in op.sends}
     at: dict[tuple[str, int], set[int]] = defaultdict(set)  # (key, index) -> transactions that wrote there
     for (k, v), t in writer.items():

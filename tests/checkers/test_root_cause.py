@@ -20,13 +20,29 @@ def lossy_history() -> History:
 
 def timeline(ms_join: float, ms_elect: float) -> dict:
     base = {"kind": "partition", "key": K, "leader_epoch": 0, "partition_epoch": 0, "unclean": False}
-    return {"events": [
-        {"t_s": 0.0, "change": "created", "leader": 1, "isr": [1], **base},
-        {"t_s": ms_join / 1000, "change": "isr", "leader": 1, "isr": [1, 2], "previous_leader": 1,
-         "previous_isr": [1], **base},
-        {"t_s": ms_elect / 1000, "change": "leader+isr", "leader": 2, "isr": [2], "previous_leader": 1,
-         "previous_isr": [1, 2], **base},
-    ]}  # fmt: skip
+    return {
+        "events": [
+            {"t_s": 0.0, "change": "created", "leader": 1, "isr": [1], **base},
+            {
+                "t_s": ms_join / 1000,
+                "change": "isr",
+                "leader": 1,
+                "isr": [1, 2],
+                "previous_leader": 1,
+                "previous_isr": [1],
+                **base,
+            },
+            {
+                "t_s": ms_elect / 1000,
+                "change": "leader+isr",
+                "leader": 2,
+                "isr": [2],
+                "previous_leader": 1,
+                "previous_isr": [1, 2],
+                **base,
+            },
+        ]
+    }
 
 
 def test_every_lost_write_is_attributed(check, tmp_path):

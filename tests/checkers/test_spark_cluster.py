@@ -51,24 +51,50 @@ def standalone(tmp_path_factory) -> Iterator[str]:
     env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(work)}
     spark_class = str(home / "bin" / "spark-class")
     port, ui = _free_port(), _free_port()
-    log = open(work / "cluster.log", "ab")  # noqa: SIM115 (open for the fixture's whole life)
+    log = open(work / "cluster.log", "ab")  # open for the fixture's whole life
     procs = [
         subprocess.Popen(
-            [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-             "--webui-port", str(ui)],
-            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                spark_class,
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--webui-port",
+                str(ui),
+            ],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
-    ]  # fmt: skip
+    ]
     master = f"spark://127.0.0.1:{port}"
     for i in range(2):
         procs.append(
             subprocess.Popen(
-                [spark_class, "org.apache.spark.deploy.worker.Worker", master, "--host", "127.0.0.1",
-                 "--cores", "1", "--memory", "2g", "--webui-port", str(_free_port()),
-                 "--work-dir", str(work / f"w{i}")],
-                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                [
+                    spark_class,
+                    "org.apache.spark.deploy.worker.Worker",
+                    master,
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    "1",
+                    "--memory",
+                    "2g",
+                    "--webui-port",
+                    str(_free_port()),
+                    "--work-dir",
+                    str(work / f"w{i}"),
+                ],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
-        )  # fmt: skip
+        )
     try:
         deadline = time.monotonic() + 90
         while _alive_workers(ui) < 2:
@@ -142,9 +168,18 @@ def test_a_remote_uri_needs_out_and_an_unreadable_one_is_one_line(tmp_path: Path
 def test_run_check_on_a_standalone_cluster_checks_there(standalone, tmp_path: Path):
     """`run --check --spark-master` hands the master to the check (it was parsed and dropped once)."""
     done = kafka_chaos(
-        "run", "--time-limit", "6", "--rate", "100", "--check", "--spark-master", standalone, "--json",
-        "--store", str(tmp_path),
-    )  # fmt: skip
+        "run",
+        "--time-limit",
+        "6",
+        "--rate",
+        "100",
+        "--check",
+        "--spark-master",
+        standalone,
+        "--json",
+        "--store",
+        str(tmp_path),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"check: starting Spark ({standalone})" in done.stderr, done.stderr[-3000:]
     assert json.loads(done.stdout)["check"]["valid"] is True
