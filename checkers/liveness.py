@@ -28,6 +28,7 @@ the file when a run writes its summary; `measure` is the one computation both fe
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable
@@ -178,49 +179,70 @@ def _stall(
     return round(since, 3), warning
 
 
+class EventCounter:
+    """Counts events one at a time, in file order per process: what a run's summary needs, fed by
+    the history writer as events happen (HistoryWriter's `tap`) or by a plain read. Memory is the
+    open operations, the nemesis's operations and one counter per BUCKET_S, not the history.
+    Thread-safe: a run's client threads write at once."""
+
+    def __init__(self) -> None:
+        self._open: dict[Any, dict[str, Any]] = {}
+        self._fine_ops: Counter[int] = Counter()
+        self._fine_writes: Counter[int] = Counter()
+        self._nemesis: list[dict[str, Any]] = []
+        self._start_ns: int | None = None
+        self._end_ns = 0
+        self._lock = threading.Lock()
+
+    def add(self, e: dict[str, Any]) -> None:
+        with self._lock:
+            t, proc = int(e["time"]), e["process"]
+            if e["type"] == "invoke":
+                self._open[proc] = e
+                if proc != NEMESIS and e.get("phase") != FINAL:
+                    self._end_ns = max(self._end_ns, t)
+                return
+            inv = self._open.pop(proc, None) or e
+            if proc == NEMESIS:
+                ends = ends_of(e.get("value") if isinstance(e.get("value"), dict) else inv.get("value"))
+                self._nemesis.append(
+                    {"f": e["f"], "type": e["type"], "start": inv["time"] / 1e9, "end": t / 1e9, **ends}
+                )
+            elif e["type"] == "ok" and inv.get("phase") != FINAL:
+                if e["f"] in WORK and (self._start_ns is None or t < self._start_ns):
+                    self._start_ns = t
+                self._fine_ops[t // FINE_NS] += 1
+                if e["f"] in WRITES:
+                    self._fine_writes[t // FINE_NS] += 1
+
+    def counts(self) -> Counts:
+        with self._lock:
+            nemesis = list(self._nemesis)
+            for proc, inv in self._open.items():
+                if proc == NEMESIS:
+                    ends = ends_of(inv.get("value"))
+                    nemesis.append({"f": inv["f"], "type": "info", "start": inv["time"] / 1e9, "end": None, **ends})
+            nemesis = sorted(nemesis, key=lambda n: n["start"])[:MAX_NEMESIS_OPS]  # the ones the checker reads
+            start, end_ns = self._start_ns or 0, self._end_ns
+            width = bucket_width_ns(end_ns - start)
+
+            def coarse(fine: Counter[int]) -> dict[int, int]:
+                """Fine buckets that start before the end, merged into buckets of `width`."""
+                out: Counter[int] = Counter()
+                for b, n in fine.items():
+                    if b * FINE_NS < end_ns:
+                        out[b * FINE_NS // width] += n
+                return dict(out)
+
+            return Counts(width, coarse(self._fine_ops), coarse(self._fine_writes), nemesis, start / 1e9, end_ns / 1e9)
+
+
 def count_events(events: Iterable[dict[str, Any]]) -> Counts:
-    """Counts from events in file order (a plain read: a run's summary, tests). Memory is the
-    open operations, the nemesis's operations and one counter per BUCKET_S, not the history."""
-    open_: dict[Any, dict[str, Any]] = {}
-    fine_ops: Counter[int] = Counter()
-    fine_writes: Counter[int] = Counter()
-    nemesis: list[dict[str, Any]] = []
-    start_ns: int | None = None
-    end_ns = 0
+    """Counts from events in file order (a plain read: tests, a history on disk)."""
+    counter = EventCounter()
     for e in events:
-        t, proc = int(e["time"]), e["process"]
-        if e["type"] == "invoke":
-            open_[proc] = e
-            if proc != NEMESIS and e.get("phase") != FINAL:
-                end_ns = max(end_ns, t)
-            continue
-        inv = open_.pop(proc, None) or e
-        if proc == NEMESIS:
-            ends = ends_of(e.get("value") if isinstance(e.get("value"), dict) else inv.get("value"))
-            nemesis.append({"f": e["f"], "type": e["type"], "start": inv["time"] / 1e9, "end": t / 1e9, **ends})
-        elif e["type"] == "ok" and inv.get("phase") != FINAL:
-            if e["f"] in WORK and (start_ns is None or t < start_ns):
-                start_ns = t
-            fine_ops[t // FINE_NS] += 1
-            if e["f"] in WRITES:
-                fine_writes[t // FINE_NS] += 1
-    for proc, inv in open_.items():
-        if proc == NEMESIS:
-            ends = ends_of(inv.get("value"))
-            nemesis.append({"f": inv["f"], "type": "info", "start": inv["time"] / 1e9, "end": None, **ends})
-    nemesis = sorted(nemesis, key=lambda n: n["start"])[:MAX_NEMESIS_OPS]  # the ones the checker reads
-    start = start_ns or 0
-    width = bucket_width_ns(end_ns - start)
-
-    def coarse(fine: Counter[int]) -> dict[int, int]:
-        """Fine buckets that start before the end, merged into buckets of `width`."""
-        out: Counter[int] = Counter()
-        for b, n in fine.items():
-            if b * FINE_NS < end_ns:
-                out[b * FINE_NS // width] += n
-        return dict(out)
-
-    return Counts(width, coarse(fine_ops), coarse(fine_writes), nemesis, start / 1e9, end_ns / 1e9)
+        counter.add(e)
+    return counter.counts()
 
 
 #: A client operation of the workload phase (not the nemesis, not the final read), in SQL over

@@ -42,7 +42,7 @@ import pytest
 
 from kafka_chaos.checkers.liveness import format_liveness
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
-from kafka_chaos.workloads.clients.api import CLIENTS
+from kafka_chaos.workloads.options import CLIENTS
 
 if TYPE_CHECKING:  # imported where used: the plugin loads in every pytest session
     from kafka_chaos.harness.cluster_spec import ClusterSpec

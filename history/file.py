@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -30,8 +30,13 @@ class HistoryWriter:
     tolerate), and a run that ends or is interrupted (close()) leaves every event.
     """
 
-    def __init__(self, path: str | Path, start_ns: int | None = None) -> None:
+    def __init__(
+        self, path: str | Path, start_ns: int | None = None, tap: Callable[[dict[str, Any]], None] | None = None
+    ) -> None:
+        """`tap`: told of every event as it is written (from the writing thread, outside the
+        writer's lock), for a reader that would otherwise read the file back at the end."""
         self.path = Path(path)
+        self._tap = tap
         self.start_ns = time.monotonic_ns() if start_ns is None else start_ns
         #: Wall-clock time of time 0, to line the history up with broker logs and metadata records.
         self.started_unix_ms = time.time() * 1000 - (time.monotonic_ns() - self.start_ns) / 1e6
@@ -73,7 +78,10 @@ class HistoryWriter:
             index, now = self._index, self.now()
             self._file.write(f'{{"index":{index},"time":{now},{tail[1:]}\n')
             self._index += 1
-        return {"index": index, "time": now, **rest}
+        event = {"index": index, "time": now, **rest}
+        if self._tap is not None:
+            self._tap(event)
+        return event
 
     def flush(self) -> None:
         """Hand what was written to the OS now (for a reader of a live history)."""

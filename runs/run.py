@@ -28,7 +28,7 @@ from kafka_chaos.harness.metadata_log import timeline_request, write_timeline
 from kafka_chaos.harness.names import group_id, new_run_id
 from kafka_chaos.harness.replica_logs import replicas_request, write_replicas
 from kafka_chaos.harness.versions import KafkaVersion
-from kafka_chaos.history.file import HistoryWriter, read_history
+from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.history.run_dir import RunDir
 from kafka_chaos.nemesis.core import Nemesis
@@ -112,7 +112,8 @@ class WorkloadPhase:
         client = open_client(self.opts, self.cluster.bootstrap_servers, self.cluster.version, self.run_dir.path)
         self.client = (client.name, client.version)
         try:
-            with HistoryWriter(self.run_dir.history) as history:
+            counter = liveness.EventCounter()
+            with HistoryWriter(self.run_dir.history, tap=counter.add) as history:
                 self.started_unix_ms = round(history.started_unix_ms)
                 ctx = RunContext(
                     history=history,
@@ -128,8 +129,8 @@ class WorkloadPhase:
                 summary = Runner(ctx, self.reporter, self.seed, self.schedule).run()
         finally:
             client.close()
-        # Measured from the history file, as the checker measures it (checkers/liveness.py).
-        summary.liveness = liveness.measure(liveness.count_events(read_history(self.run_dir.history)))
+        # Counted as the history was written, as the checker counts it from the file (checkers/liveness.py).
+        summary.liveness = liveness.measure(counter.counts())
         if summary.liveness["warning"] and self.reporter is not None:
             self.reporter(f"warning: {summary.liveness['warning']}")
         return summary

@@ -3,9 +3,12 @@ history that triggers it and a near-identical one that does not."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
-from kafka_chaos.checkers.liveness import count_events, format_liveness, measure
+from kafka_chaos.checkers.liveness import EventCounter, count_events, format_liveness, measure
+from kafka_chaos.history.file import HistoryWriter, read_history
 from tests.checkers.builder import TimedHistory
 
 
@@ -161,3 +164,28 @@ def test_the_throughput_plot_shows_a_stall_as_zero():
     assert filled["t"].tolist() == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
     assert filled["per_s"].tolist() == [10.0, 12.0, 0.0, 0.0, 0.0, 8.0, 0.0]
     assert _zero_filled(seen.iloc[:0], 0.5, 6).empty
+
+
+def test_counting_as_the_history_is_written_gives_what_a_read_back_gives(tmp_path):
+    """A run's summary counts events through the writer's tap, from many client threads at once,
+    instead of reading its history back; both must measure the same."""
+    counter = EventCounter()
+    path = tmp_path / "history.jsonl"
+    with HistoryWriter(path, tap=counter.add) as history:
+
+        def client(process: int) -> None:
+            for _ in range(300):
+                history.write(process, "invoke", "send", [["send", "t/0", 1]])
+                history.write(process, "ok", "send", [["send", "t/0", [0, 1]]])
+
+        history.write("nemesis", "invoke", "kill", {"target": "random", "undone_by": "start"})
+        threads = [threading.Thread(target=client, args=(p,)) for p in range(8)]
+        for t in threads:
+            t.start()
+        history.write("nemesis", "ok", "kill", {"target": "random", "undone_by": "start", "nodes": ["kafka-2"]})
+        for t in threads:
+            t.join()
+        history.write("nemesis", "invoke", "start", {"target": "random", "heals": ["kill"]})
+    live, read = counter.counts(), count_events(read_history(path))
+    assert sum(live.ops.values()) == 8 * 300 and live.nemesis  # every ok send, the kill and the open start
+    assert live == read and measure(live) == measure(read)
