@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from kafka_chaos.checkers.liveness import format_liveness
+from kafka_chaos.harness.errors import KafkaChaosError, UsageError
+from kafka_chaos.harness.progress import LiveProgress
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
 from kafka_chaos.workloads.options import CLIENTS
 
@@ -197,7 +199,6 @@ def kafka_client() -> str | None:
 def kafka_spec(request: pytest.FixtureRequest, kafka_version: str) -> ClusterSpec:
     """The cluster this test asks for: marker first, then the command line, then 3 combined nodes."""
     from kafka_chaos.harness.cluster_spec import ClusterSpec
-    from kafka_chaos.harness.errors import UsageError
 
     mark, opt = _marker(request.node), request.config.getoption
     shape: dict[str, Any] = {}
@@ -217,7 +218,6 @@ def kafka_spec(request: pytest.FixtureRequest, kafka_version: str) -> ClusterSpe
 @pytest.fixture
 def kafka_cluster(kafka_spec, tmp_path: Path) -> Iterator[Any]:
     """A started KafkaCluster (harness/cluster.py) of the test's spec, removed after the test."""
-    from kafka_chaos.harness.errors import KafkaChaosError
 
     try:
         cluster = kafka_spec.build().with_workdir(tmp_path / "cluster").with_log(log.info)
@@ -239,8 +239,6 @@ def chaos_run(request: pytest.FixtureRequest, kafka_spec, kafka_client: str | No
     """chaos_run(nemesis=..., interval=..., nemesis_start=..., script=..., scenario=..., config=...,
     seed=..., **workload) -> RunResult (.valid, .anomalies, .report, .lost, .faults, .run_dir).
     See runs/chaos.py and runs/result.py."""
-    from kafka_chaos.harness.errors import KafkaChaosError
-    from kafka_chaos.harness.progress import LiveProgress
     from kafka_chaos.runs.chaos import chaos_run as run
 
     opt = request.config.getoption

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kafka import KafkaAdminClient
+from kafka.protocol.metadata import MetadataRequest
 
 
 def live_brokers(admin: KafkaAdminClient) -> set[int]:
@@ -28,7 +29,6 @@ def topic_metadata_from(admin: KafkaAdminClient, node_id: int, topic: str) -> di
     decision asks a broker it knows is connected. kafka-python 3.0 (pinned) has no public way to
     pick the broker, so this goes through its connection manager.
     """
-    from kafka.protocol.metadata import MetadataRequest
 
     async def ask() -> dict:
         request = MetadataRequest(
