@@ -12,8 +12,9 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
 from typing import TextIO
+
+from kafka_chaos.history.reporter import Reporter
 
 
 class LiveProgress:
@@ -25,7 +26,7 @@ class LiveProgress:
         every: float = 10.0,
         tty: bool | None = None,
         prefix: str = "",
-        emit: Callable[[str], None] | None = None,
+        emit: Reporter | None = None,
     ):
         """`emit`: where lines go instead of a stream (a logger's info); never a terminal then."""
         self.stream = stream or sys.stderr
