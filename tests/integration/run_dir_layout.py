@@ -35,5 +35,25 @@ def layout(run_dir: Path, printed: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def comparable(made: dict[str, Any]) -> dict[str, Any]:
+    """What must not change between two runs of the same command: config.json's keys and kinds
+    two levels down; summary.json's and results.json's keys (their counts and the liveness
+    warning's presence depend on how the run went: a run that stalled has a warning string where
+    a steady one has null); the keys `run --json` prints, two levels down."""
+
+    def keys(value: Any) -> Any:
+        return sorted(value) if isinstance(value, dict) else value
+
+    results = made["results.json"]
+    return {
+        "files": made["files"],
+        "cluster": made["cluster"],
+        "config.json": made["config.json"],
+        "summary.json": keys(made["summary.json"]),
+        "results.json": {k: keys(v) if k == "liveness" else "" for k, v in results.items()},
+        "printed": {k: keys(v) for k, v in made["printed"].items()},
+    }
+
+
 if __name__ == "__main__":
     print(json.dumps(layout(Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text())), indent=1, sort_keys=True))
