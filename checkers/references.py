@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from kafka_chaos.checkers.anomalies import instances, pairs
+from kafka_chaos.history.events import OK
 
 PREV = ("op", "last_idx", "last_offset", "last_value", "n_assign", "n_assign_key")
 
@@ -43,7 +44,7 @@ def per_op(rows: pd.DataFrame) -> pd.DataFrame:
     ).reset_index()
 
 
-def with_references(ops: pd.DataFrame, assigns: pd.DataFrame, moved_by: Collection[str] = ("ok",)) -> pd.DataFrame:
+def with_references(ops: pd.DataFrame, assigns: pd.DataFrame, moved_by: Collection[str] = (OK,)) -> pd.DataFrame:
     """Each operation of `per_op` with its process's reference (prev_*), leaving out those with
     none and those whose reference an assignment cleared; operations of the outcomes `moved_by`
     move the reference."""

@@ -23,8 +23,7 @@ import pandas as pd
 from kafka_chaos.checkers.anomalies import step_instances
 from kafka_chaos.checkers.references import across, per_op, with_references
 from kafka_chaos.checkers.version_order import KeyView
-
-INFO = "info"
+from kafka_chaos.history.events import INFO, OK
 
 
 def rules(k: KeyView) -> list[pd.DataFrame]:
@@ -35,10 +34,10 @@ def rules(k: KeyView) -> list[pd.DataFrame]:
     landed = sent.assign(
         idx=sent["value"].map(k.values["first_idx"]),
         offset=sent["offset"].fillna(sent["value"].map(first_offset)),
-    ).sort_values(["op", "pos"])
-    out = step_instances(k.key, landed[~_info_ties(landed)], "int-send-skip", "int-nonmonotonic-send")
+    )
+    out = step_instances(k.key, _without_info_ties(landed), "int-send-skip", "int-nonmonotonic-send")
     ops = per_op(landed)
-    refs = with_references(ops, k.assigns, moved_by=("ok", INFO))
+    refs = with_references(ops, k.assigns, moved_by=(OK, INFO))
     if len(refs):
         info_ops = ops.loc[ops["type"] == INFO, "op"]
         tie = (refs["first_idx"] == refs["prev_last_idx"]) & ((refs["type"] == INFO) | refs["prev_op"].isin(info_ops))
@@ -48,10 +47,14 @@ def rules(k: KeyView) -> list[pd.DataFrame]:
     return out
 
 
-def _info_ties(landed: pd.DataFrame) -> np.ndarray:
-    """Each send of an info operation at the index of the send just before it in the operation
-    (`landed` in operation order). Left out of the in-operation rules: the next send, compared with
-    the one before instead, is the same number of indices on."""
-    op, idx = landed["op"].to_numpy(), landed["idx"].to_numpy()
+def _without_info_ties(landed: pd.DataFrame) -> pd.DataFrame:
+    """`landed` less each send of an info operation at the index of the send just before it in
+    the operation: the next send, compared with the one before instead, is the same number of
+    indices on."""
+    info = (landed["type"] == INFO).to_numpy()
+    if not info.any():
+        return landed
+    r = landed.sort_values(["op", "pos"])
+    op, idx = r["op"].to_numpy(), r["idx"].to_numpy()
     tie = np.r_[False, (op[1:] == op[:-1]) & (idx[1:] == idx[:-1])]
-    return tie & (landed["type"] == INFO).to_numpy()
+    return r[~(tie & (r["type"] == INFO).to_numpy())]
