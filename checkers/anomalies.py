@@ -117,7 +117,7 @@ ANOMALIES: tuple[Anomaly, ...] = (
     Anomaly(
         "nonmonotonic-send",
         "send_order",
-        "a process's first send to a key lands at or before its previous ok operation's last send there",
+        "a must-have-committed operation's first send to a key lands at or before its process's last such send there",
     ),
     Anomaly(
         "int-nonmonotonic-send",

@@ -1,19 +1,23 @@
 """A process's reference for a key, as ../shared/anomalies.md defines it for consumers and producers.
 
-For a process and a key: the last value of that key in the process's latest ok operation that
-touched it (polled it, or sent to it). Only ok operations move it; an operation of another outcome
-is still compared with it. An assign/subscribe that leaves the key out clears it: the pipeline
-gives each row its process's count of assignments so far (n_assign), and the key's rows hold the
-assignments that keep the key, so more assignments since the reference than ones that keep the
-key means one left it out.
+For a process and a key: the last value of that key in the process's latest operation that moved
+it. A consumer's moves only with ok operations (a failed or unknown poll must rewind); an info poll
+that carries values is still compared with it; a producer's moves with every operation whose sends
+must have committed, the only ones the send rules compare (checkers/send_order.py). An
+assign/subscribe that leaves the key out clears it: the pipeline gives each row its process's count
+of assignments so far (n_assign), and the key's rows hold the assignments that keep the key, so
+more assignments since the reference than ones that keep the key means one left it out.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 import numpy as np
 import pandas as pd
 
 from kafka_chaos.checkers.anomalies import instances, pairs
+from kafka_chaos.history.events import OK
 
 PREV = ("op", "last_idx", "last_offset", "last_value", "n_assign", "n_assign_key")
 
@@ -40,9 +44,10 @@ def per_op(rows: pd.DataFrame) -> pd.DataFrame:
     ).reset_index()
 
 
-def with_references(ops: pd.DataFrame, assigns: pd.DataFrame) -> pd.DataFrame:
+def with_references(ops: pd.DataFrame, assigns: pd.DataFrame, moved_by: Collection[str] = (OK,)) -> pd.DataFrame:
     """Each operation of `per_op` with its process's reference (prev_*), leaving out those with
-    none and those whose reference an assignment cleared."""
+    none and those whose reference an assignment cleared; operations of the outcomes `moved_by`
+    move the reference."""
     if ops.empty:
         return ops
     held = assigns[["process", "op", "n_assign"]].assign(has=1)
@@ -58,7 +63,7 @@ def with_references(ops: pd.DataFrame, assigns: pd.DataFrame) -> pd.DataFrame:
     held_so_far = np.cumsum(has)
     # Assignments that keep the key, so far in the process (the row's own included).
     n_assign_key = held_so_far - np.r_[0, held_so_far][group_start]
-    moving = (has == 0) & (u["type"] == "ok").to_numpy()
+    moving = (has == 0) & u["type"].isin(list(moved_by)).to_numpy()
     # Row by row, the process's latest moving row strictly before it; every prev_* column is
     # read from that row.
     last_mover = np.maximum.accumulate(np.where(moving, np.arange(n), -1))

@@ -201,6 +201,94 @@ def send_lands_where_read(bad: bool) -> History:
     return h
 
 
+# The contract as amended on 2026-11-26: the send rules compare every operation whose sends must
+# have committed. In each case below an info operation is proven (bad=True: an ok poll read its
+# values) or not (bad=False: only an info poll read them, which puts them in the version order but
+# proves nothing); nothing else differs.
+
+
+def _proving(bad: bool) -> str:
+    return "ok" if bad else "info"
+
+
+def nonmonotonic_send_info(bad: bool) -> History:
+    """As Jepsen's analysis has it: a late info send that a poll shows landing before the
+    process's earlier acknowledged send."""
+    h = History()
+    h.send(0, K, [(1, 1)])
+    h.send(0, K, [(2, None)], type="info")
+    h.poll(1, {K: [(1, 1)]})
+    h.poll(2, {K: [(0, 2)]}, type=_proving(bad))
+    return h
+
+
+def send_reference_info(bad: bool) -> History:
+    """A proven info operation moves its process's send reference, so the next send, landing
+    before it, goes back; an unproven one does not move it (the next send follows the first)."""
+    h = History()
+    h.send(0, K, [(1, 0)])
+    h.send(0, K, [(2, None)], type="info")
+    h.send(0, K, [(3, 1)])
+    h.poll(1, {K: [(0, 1), (1, 3)]})
+    h.poll(2, {K: [(2, 2)]}, type=_proving(bad))
+    return h
+
+
+def int_nonmonotonic_send_info(bad: bool) -> History:
+    h = History()
+    h.send(0, K, [(1, None), (2, None)], type="info")
+    h.send(3, K, [(3, 2)])
+    h.poll(1, {K: [(0, 2), (1, 1)]}, type=_proving(bad))
+    h.poll(2, {K: [(2, 3)]})
+    return h
+
+
+def int_send_skip_info(bad: bool) -> History:
+    h = History()
+    h.send(0, K, [(1, None), (3, None)], type="info")
+    h.send(2, K, [(2, 1)])
+    h.poll(1, {K: [(0, 1), (1, 2), (2, 3)]}, type=_proving(bad))
+    h.poll(3, {K: [(1, 2)]})
+    return h
+
+
+def unproven_info_between(bad: bool) -> History:
+    """An unproven info send between two ok ones, seen landing before both, is not compared and
+    does not move the reference: the third send is compared with the first (bad: it lands before
+    it). Moving the reference to the info send would hide that."""
+    h = History()
+    h.send(0, K, [(1, 2)])
+    h.send(0, K, [(2, None)], type="info")
+    h.send(0, K, [(3, 1 if bad else 3)])
+    h.poll(1, {K: [(1, 3), (2, 1)]} if bad else {K: [(2, 1), (3, 3)]})
+    h.poll(2, {K: [(0, 2)]}, type="info")
+    return h
+
+
+# A proven info send at the offset of another of its process's sends: the offset is an
+# `inconsistent-offsets`, and no send-order instance says it again (the existing
+# `inconsistent_offsets` case has the info send after the ok one).
+
+
+def inconsistent_offsets_info_reference(bad: bool) -> History:
+    """The proven info send first: the ok send acknowledged at its offset is compared with it."""
+    h = History()
+    h.send(0, K, [(1, None)], type="info")
+    h.send(0, K, [(2, 0 if bad else 1)])
+    h.poll(1, {K: [(0, 1)]} if bad else {K: [(0, 1), (1, 2)]})
+    return h
+
+
+def inconsistent_offsets_inside_info(bad: bool) -> History:
+    """Two sends of one proven info operation read at one offset."""
+    h = History()
+    h.send(0, K, [(1, 0)])
+    h.send(0, K, [(2, None), (3, None)], type="info")
+    h.poll(1, {K: [(0, 1), (1, 2)]})
+    h.poll(2, {K: [(1 if bad else 2, 3)]})
+    return h
+
+
 # Transactions: dependency cycles. Each pattern is written into a Place (fresh keys, processes and
 # values, so that the property tests can append one to a generated history) and ends with a fresh
 # reader that reads its keys from the start, so nothing is unseen.
@@ -286,10 +374,14 @@ ALLOWED = {g1c_needs_ww}
 
 # name -> builders whose bad history has exactly that anomaly (plus the listed companions)
 CASES: dict[str, list[tuple[Callable[[bool], History], set[str]]]] = {
-    "lost-write": [(lost_write, set()), (lost_write_info, set())],
+    "lost-write": [(lost_write, set()), (lost_write_info, {"int-send-skip"})],
     "unseen": [(unseen, set())],
     "duplicate": [(duplicate, set())],
-    "inconsistent-offsets": [(inconsistent_offsets, {"lost-write"})],
+    "inconsistent-offsets": [
+        (inconsistent_offsets, {"lost-write"}),
+        (inconsistent_offsets_info_reference, {"lost-write"}),
+        (inconsistent_offsets_inside_info, set()),
+    ],
     "G1a": [(g1a, set())],
     "garbage-read": [(garbage_read, set())],
     "poll-skip": [(poll_skip, set()), (poll_skip_cleared, set()), (poll_skip_info, set()), (info_poll_skip, set())],
@@ -300,9 +392,12 @@ CASES: dict[str, list[tuple[Callable[[bool], History], set[str]]]] = {
         (nonmonotonic_send, set()),
         (send_reference_cleared, set()),
         (send_lands_where_read, set()),
+        (nonmonotonic_send_info, set()),
+        (send_reference_info, set()),
+        (unproven_info_between, set()),
     ],
-    "int-nonmonotonic-send": [(int_nonmonotonic_send, set())],
-    "int-send-skip": [(int_send_skip, set())],
+    "int-nonmonotonic-send": [(int_nonmonotonic_send, set()), (int_nonmonotonic_send_info, set())],
+    "int-send-skip": [(int_send_skip, set()), (int_send_skip_info, set())],
     "precommitted-read": [(precommitted_read, set())],
     "G0": [(g0, set())],
     "G1c": [(g1c, set()), (g1c_needs_ww, set())],

@@ -103,6 +103,7 @@ def check(events: Iterable[dict[str, Any]]) -> dict[str, Found]:
         for op in ops
         if op.sends and (op.type == "ok" or (op.type == "info" and any((k, v) in ok_read for k, v, _ in op.sends)))
     ]
+    committed_ids = {op.id for op in committed}
 
     # Version order: offsets from every poll and every must-have-committed send.
     at: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
@@ -163,17 +164,20 @@ def check(events: Iterable[dict[str, Any]]) -> dict[str, Found]:
     def idx(k: str, o: int | None) -> int | None:
         return None if o is None else index.get(k, {}).get(o)
 
-    # Inside one ok operation (the contract is silent on other outcomes; the checker has always
-    # taken ok ones): consecutive reads, and consecutive sends that landed, of each key.
+    # Inside one operation, each key: consecutive reads of an ok one (the contract is silent on
+    # other outcomes; the checker has always taken ok ones), and consecutive sends that landed of
+    # one whose sends must have committed (ok, or info proven by a read).
     for op in ops:
         if op.type == "ok":
             _steps([(k, idx(k, o)) for k, o, _ in op.reads], "int-poll-skip", "int-nonmonotonic-poll", hit)
-            _steps([(k, landing(k, v)) for k, v, _ in op.sends], "int-send-skip", "int-nonmonotonic-send", hit)
+        if op.id in committed_ids:
+            sends = [(k, landing(k, v)) for k, v, _ in op.sends]
+            _steps(sends, "int-send-skip", "int-nonmonotonic-send", hit, ties_restate=op.type == "info")
 
     # Across operations of one process: references, moved by ok operations, cleared by an
     # assign/subscribe that leaves the key out.
     poll_ref: dict[tuple[str, str], int] = {}
-    send_ref: dict[tuple[str, str], int] = {}
+    send_ref: dict[tuple[str, str], tuple[int, bool]] = {}  # index, and whether an info op put it there
     mode: dict[str, str] = {}
     for op in sorted(ops, key=lambda x: x.id):
         if op.keys is not None:
@@ -194,15 +198,18 @@ def check(events: Iterable[dict[str, Any]]) -> dict[str, Found]:
             if op.type == "ok":
                 for k, i in last.items():
                     poll_ref[(op.process, k)] = i
-        # Only ok operations are compared: an info send's landing is known only from a read, and
-        # where that read conflicts with an ack (inconsistent-offsets) it would be reported twice.
-        if op.type == "ok" and op.sends:
+        # Sends: every operation whose sends must have committed is compared and moves the
+        # reference; an unproven info one does neither. An info send lands only where a read put
+        # it, so at the very index of the send it is compared with, the two values share an
+        # offset: the inconsistent-offsets already reported, not reported again.
+        if op.id in committed_ids:
+            info = op.type == "info"
             first_s, last_s = _ends((k, landing(k, v)) for k, v, _ in op.sends)
             for k, i in first_s.items():
                 ref = send_ref.get((op.process, k))
-                if ref is not None and i <= ref:
+                if ref is not None and (i < ref[0] or (i == ref[0] and not (info or ref[1]))):
                     hit("nonmonotonic-send")
-            send_ref.update({(op.process, k): i for k, i in last_s.items()})
+            send_ref.update({(op.process, k): (i, info) for k, i in last_s.items()})
     _cycles(ops, ok_read, value_idx, hit)
     return dict(found)
 
@@ -286,8 +293,10 @@ def _ends(rows: Iterable[tuple[str, int | None]]) -> tuple[dict[str, int], dict[
     return first, last
 
 
-def _steps(rows: list[tuple[str, int | None]], skip: str, back: str, hit) -> None:
-    """Consecutive (key, index) rows of one operation, per key; rows without an index are passed over."""
+def _steps(rows: list[tuple[str, int | None]], skip: str, back: str, hit, ties_restate: bool = False) -> None:
+    """Consecutive (key, index) rows of one operation, per key; rows without an index are passed
+    over. `ties_restate`: two rows at one index are an inconsistent offset already reported (an
+    info operation's sends), not a `back`."""
     prev: dict[str, int] = {}
     for k, i in rows:
         if i is None:
@@ -295,7 +304,7 @@ def _steps(rows: list[tuple[str, int | None]], skip: str, back: str, hit) -> Non
         if k in prev:
             if i - prev[k] > 1:
                 hit(skip, skip != "int-send-skip")
-            if i <= prev[k]:
+            if i < prev[k] or (i == prev[k] and not ties_restate):
                 hit(back)
         prev[k] = i
 

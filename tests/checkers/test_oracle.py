@@ -14,7 +14,7 @@ from tests.checkers import histories as H
 from tests.checkers import oracle
 from tests.checkers.builder import History
 from tests.checkers.concurrent_txns import generate
-from tests.checkers.test_properties import INJECTIONS, MODELS, QUICK
+from tests.checkers.test_properties import INJECTIONS, MODELS, PROVEN_INFO, QUICK
 
 K = H.K
 CASES = [(name, build, extra) for name, cases in H.CASES.items() for build, extra in cases]
@@ -66,6 +66,17 @@ def test_spark_agrees_with_the_oracle_on_consistent_histories(check, m):
 @given(m=MODELS)
 def test_spark_agrees_with_the_oracle_on_each_injected_anomaly(check, name, m):
     INJECTIONS[name](m)
+    expected = counts(oracle.check(m.h.events))
+    assert name in expected
+    assert spark_counts(check(m.h)) == expected
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("name", list(PROVEN_INFO))
+@settings(max_examples=1, **QUICK)
+@given(m=MODELS)
+def test_spark_agrees_with_the_oracle_on_proven_info_sends(check, name, m):
+    PROVEN_INFO[name](m)
     expected = counts(oracle.check(m.h.events))
     assert name in expected
     assert spark_counts(check(m.h)) == expected

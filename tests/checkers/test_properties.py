@@ -209,35 +209,38 @@ def int_nonmonotonic_poll(m: Model) -> None:
     m.h.poll(m.fresh(), {key: [(o2, v2), (o1, v1)]})
 
 
-def _sends_landing(m: Model, key: str, order: list[int], one_op: bool) -> None:
-    """New values whose offsets are the end of the log permuted by `order`; a fresh reader reads them."""
+def _sends_landing(m: Model, key: str, order: list[int], one_op: bool, info: bool = False) -> None:
+    """New values whose offsets are the end of the log permuted by `order`; a fresh reader reads
+    them. `info`: the sends are info operations that learned no offset (the reader proves them)."""
     base = m.end(key)
     values = [m.value() for _ in order]
     offsets = [base + i for i in order]
+    acked = [None if info else o for o in offsets]
+    type_ = "info" if info else "ok"
     p = m.fresh()
     if one_op:
-        m.h.send(p, key, list(zip(values, offsets, strict=True)))
+        m.h.send(p, key, list(zip(values, acked, strict=True)), type=type_)
     else:
-        for v, o in zip(values, offsets, strict=True):
-            m.h.send(p, key, [(v, o)])
+        for v, o in zip(values, acked, strict=True):
+            m.h.send(p, key, [(v, o)], type=type_)
     landed = sorted(zip(offsets, values, strict=True))
     m.logs[key].extend(landed)
     m.h.poll(m.fresh(), {key: landed})
 
 
-def nonmonotonic_send(m: Model) -> None:
-    _sends_landing(m, _tail(m)[0], [1, 0], one_op=False)
+def nonmonotonic_send(m: Model, info: bool = False) -> None:
+    _sends_landing(m, _tail(m)[0], [1, 0], one_op=False, info=info)
 
 
-def int_nonmonotonic_send(m: Model) -> None:
-    _sends_landing(m, _tail(m)[0], [1, 0], one_op=True)
+def int_nonmonotonic_send(m: Model, info: bool = False) -> None:
+    _sends_landing(m, _tail(m)[0], [1, 0], one_op=True, info=info)
 
 
-def int_send_skip(m: Model) -> None:
+def int_send_skip(m: Model, info: bool = False) -> None:
     key, *_ = _tail(m)
     base = m.end(key)
     v1, v2, v3 = m.value(), m.value(), m.value()
-    m.h.send(m.fresh(), key, [(v1, base), (v3, base + 2)])
+    m.h.send(m.fresh(), key, [(v1, None if info else base), (v3, None if info else base + 2)], "info" if info else "ok")
     m.h.send(m.fresh(), key, [(v2, base + 1)])
     m.h.poll(m.fresh(), {key: [(base, v1), (base + 1, v2), (base + 2, v3)]})
 
@@ -280,6 +283,16 @@ INJECTIONS: dict[str, Callable[[Model], None]] = {
     "G1c": _cycle(H.g1c),
     "G1c-process": _cycle(H.g1c_process),
     "G1c-realtime": _cycle(H.g1c_realtime),
+}
+#: The send-order injections made by info operations that the reader's ok poll proves: compared as
+#: ok ones are (../shared/anomalies.md, ground rules, 2026-11-26).
+PROVEN_INFO: dict[str, Callable[[Model], None]] = {
+    name: lambda m, inject=inject: inject(m, info=True)
+    for name, inject in (
+        ("nonmonotonic-send", nonmonotonic_send),
+        ("int-nonmonotonic-send", int_nonmonotonic_send),
+        ("int-send-skip", int_send_skip),
+    )
 }
 # Each example is a Spark job of seconds: few examples, no shrinking (a failure prints its example).
 QUICK = dict(
