@@ -60,12 +60,19 @@ class Fact:
     ok_poll: bool = True  # whether the run had an ok poll (known only once every key was checked)
 
 
+#: Where an anomaly's evidence is: the history's operations, or the run's control-plane evidence.
+DATA, CONTROL = "data", "control"
+
+
 @dataclass(frozen=True)
 class Anomaly:
     name: str
     module: str  # where its rule lives, under checkers/
     holds_when: str
     policy: Policy = ERROR
+    #: DATA: a per-key rule over the history (checkers/per_key.py runs its module); CONTROL: a rule
+    #: over the control-plane evidence (checkers/control_plane.py).
+    plane: str = DATA
 
     @property
     def error(self) -> str:
@@ -140,8 +147,80 @@ ANOMALIES: tuple[Anomaly, ...] = (
     ),
     Anomaly("G1c-process", "cycles", "a cycle of wr edges that exists only once process order is added"),
     Anomaly("G1c-realtime", "cycles", "a cycle of wr edges that exists only once realtime order is added"),
+    Anomaly(
+        "quorum-split-brain",
+        "quorum_rules",
+        "two running nodes hold themselves quorum leader in different epochs at once, for longer than"
+        " 1.5 x `controller.quorum.fetch.timeout.ms` + S",
+        plane=CONTROL,
+    ),
+    Anomaly(
+        "quorum-double-leader",
+        "control_plane",
+        "two different nodes hold themselves leader of the same epoch, at any time",
+        plane=CONTROL,
+    ),
+    Anomaly(
+        "quorum-epoch-regression",
+        "control_plane",
+        "the epoch a node holds goes down, across its restarts (a wiped node starts again)",
+        plane=CONTROL,
+    ),
+    Anomaly(
+        "metadata-divergence",
+        "control_plane",
+        "two nodes' metadata logs hold different records at one offset below the final high watermark",
+        plane=CONTROL,
+    ),
+    Anomaly(
+        "leader-not-in-isr",
+        "metadata_rules",
+        "after a record is replayed, a partition's leader is >= 0 and not in its ISR",
+        plane=CONTROL,
+    ),
+    Anomaly(
+        "partition-epoch-regression",
+        "metadata_rules",
+        "a record leaves a partition's leader epoch or partition epoch lower than it was",
+        plane=CONTROL,
+    ),
+    Anomaly(
+        "inactive-leader",
+        "metadata_rules",
+        "a record makes a broker leader that is fenced or in controlled shutdown at that offset",
+        plane=CONTROL,
+    ),
+    Anomaly(
+        "fenced-in-isr",
+        "metadata_rules",
+        "a record adds to an ISR a broker that is fenced at that offset",
+        plane=CONTROL,
+    ),
+    Anomaly(
+        "unfenced-down-broker",
+        "fault_timing",
+        "a broker killed, stopped or paused, and still so, is unfenced in the committed metadata"
+        " `broker.session.timeout.ms` + S after the fault took effect (or after a majority of voters could meet again)",
+        plane=CONTROL,
+    ),
+    Anomaly(
+        "stale-isr-member",
+        "fault_timing",
+        "a follower faulted (down, or cut from its leader), and still so, is in the committed ISR"
+        " 1.5 x `replica.lag.time.max.ms` + S after the fault took effect, its leader up and reaching the controller",
+        plane=CONTROL,
+    ),
+    Anomaly(
+        "stuck-broker-metadata",
+        "fault_timing",
+        "after the last fault was undone, a broker stays behind the quorum's high watermark, fetching nothing"
+        " new, for longer than 30 s + S",
+        plane=CONTROL,
+    ),
 )
 NAMES = tuple(a.name for a in ANOMALIES)
+#: The anomalies of the control plane (../shared/anomalies.md, "Control plane").
+CONTROL_NAMES = tuple(a.name for a in ANOMALIES if a.plane == CONTROL)
 BY_NAME = {a.name: a for a in ANOMALIES}
 
 # One row per anomaly instance. `ops` are history indices of the operations involved (each named by

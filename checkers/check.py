@@ -22,6 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kafka_chaos.checkers import (
+    control_plane,
     cycles,
     liveness,
     load,
@@ -38,7 +39,7 @@ from kafka_chaos.checkers import report as report_page
 from kafka_chaos.checkers.anomalies import INSTANCES, NAMES, Fact, is_error
 from kafka_chaos.checkers.errors import BadHistory
 from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS, colours_of, ends_of
-from kafka_chaos.checkers.result import CheckResult, describe_cycle
+from kafka_chaos.checkers.result import CheckResult, describe_cycle, describe_example
 from kafka_chaos.checkers.sql import literal
 from kafka_chaos.history.events import NEMESIS
 from kafka_chaos.history.reporter import Reporter
@@ -111,14 +112,18 @@ def facts_query(ops: DataFrame) -> DataFrame:
 
 def nemesis_query(ops: DataFrame) -> DataFrame:
     """The nemesis's first operations in invoke order (f, type, itime, ctime, and how each ends:
-    its value's `heals` and `undone_by`, checkers/faults.py)."""
+    its value's `heals` and `undone_by`, checkers/faults.py; the nodes it named and a partition's
+    grudge, for the control plane: checkers/node_faults.py)."""
     nemesis = ops.where(F.col("process") == NEMESIS).selectExpr(
+        "op",
         "f",
         "`type`",
         "itime",
         "ctime",
         "get_json_object(nvalue, '$.heals') AS heals",
         "get_json_object(nvalue, '$.undone_by') AS undone_by",
+        "get_json_object(nvalue, '$.nodes') AS nodes",
+        "get_json_object(nvalue, '$.grudge') AS grudge",
     )
     return nemesis.orderBy("itime").limit(MAX_NEMESIS_OPS)
 
@@ -189,6 +194,7 @@ def check_history(
     loaded = load.load(sp, source)
     if loaded.empty:
         result = CheckResult("unknown", {}, {}, loaded.warnings, history)
+        result.control_plane = control_plane.not_checked("the history is empty")
         return write_report(result, out_dir, None, report)
     paired = tables.pair(loaded.events)
     rows = tables.flat(paired).persist(StorageLevel.MEMORY_AND_DISK)
@@ -215,10 +221,28 @@ def _check(
     the report. `cached` holds the tables (ops, micro, then any other the caller persisted; it
     unpersists them all); `paired` is the uncached pairing, for a history too broken to build them
     (its first problem then says why)."""
-    facts = run_rules(loaded, cached, report, say, paired, search_cycles)
+    facts = run_rules(loaded, cached, report, say, paired, search_cycles, run_dir)
     anomalies = with_run_facts(count_instances(facts, say), facts.ok_poll)
+    anomalies, control = check_control_plane(facts, anomalies, run_dir)
     valid = verdict(anomalies, facts.counts["acknowledged"], facts.ok_poll)
-    return build_report(loaded, facts, anomalies, valid, report, say, run_dir)
+    result, plots = build_report(loaded, facts, anomalies, valid, report, say, run_dir)
+    result.control_plane = control.summary
+    if plots is not None:
+        plots.control = control.timelines
+    return result, plots
+
+
+def check_control_plane(
+    facts: Facts, anomalies: dict[str, dict[str, Any]], run_dir: Path | None
+) -> tuple[dict[str, dict[str, Any]], control_plane.Judged]:
+    """The control plane's anomalies joined to the history's, with results.json's `control_plane`
+    object and the report's timelines (checkers/control_plane.py); a run without the evidence is
+    not checked, and says why."""
+    if facts.control is None:
+        why = control_plane.absent(run_dir) or "no evidence"
+        return anomalies, control_plane.Judged({}, control_plane.not_checked(why))
+    judged = control_plane.judge(facts.got, facts.got["nemesis"], facts.control, facts.end_ns)
+    return _in_order({**anomalies, **judged.anomalies}), judged
 
 
 @dataclass
@@ -233,6 +257,7 @@ class Facts:
     got: dict[str, list[dict[str, Any]]]  # the rows of every small query (parts.collect)
     cycles: bool  # whether the transaction cycles are to be searched
     slots: dict[str, dict[int, int]]  # the keys' tallies summed, by name and slot
+    control: control_plane.Evidence | None = None  # the run's control-plane evidence, when it has some
 
     @property
     def end_ns(self) -> int:
@@ -255,6 +280,7 @@ def run_rules(
     say: Reporter,
     paired: DataFrame,
     search_cycles: bool,
+    run_dir: Path | None = None,
 ) -> Facts:
     """Facts: every rule over the history, in two Spark actions for a valid history (the history's
     own facts, then every small result at once; checkers/parts.py)."""
@@ -286,11 +312,15 @@ def run_rules(
     txns = search_cycles and bool(run["txns"])
     if txns:
         queries.update(cycles.queries(found, ops))
+    control = control_plane.evidence(run_dir) if control_plane.absent(run_dir) is None else None
+    if control is not None:
+        say("check: the control plane")
+        queries.update(control_plane.queries(ops, micro, control))
     got = parts.collect(queries)
     slots: dict[str, dict[int, int]] = {tallies.VALUES: {}, tallies.ACKED: {}, tallies.SEEN: {}}
     for row in got["tallies"]:
         slots[row["name"]][int(row["slot"])] = int(row["n"])
-    return Facts(run, evidenced, ops, micro, found, got, txns, slots)
+    return Facts(run, evidenced, ops, micro, found, got, txns, slots, control)
 
 
 def count_instances(facts: Facts, say: Reporter) -> dict[str, dict[str, Any]]:
@@ -390,6 +420,7 @@ def format_summary(result: CheckResult) -> str:
     """The one-screen summary `kafka-chaos check` prints."""
     label = {True: "VALID", False: "INVALID: anomalies found", "unknown": "UNKNOWN: nothing could be proved"}
     lines = [f"history: {result.history}", f"verdict: {label[result.valid]}"]
+    lines.append(f"control plane: {result.control_plane_status}")
     lines += [f"warning: {w}" for w in result.warnings]
     if result.liveness:
         lines.append(liveness.format_liveness(result.liveness, warning=False))
@@ -397,8 +428,10 @@ def format_summary(result: CheckResult) -> str:
         ex = a["examples"][0]
         if "edges" in ex:
             where = f"cycle {describe_cycle(ex)}"
-        else:
+        elif "key" in ex:
             where = f"key {ex['key']} offsets {ex['offsets']} values {ex['values']} ops {ex['ops']}"
+        else:
+            where = describe_example(ex)
         if a["errors"] == a["count"]:
             kind = "error"
         else:

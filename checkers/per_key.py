@@ -17,13 +17,14 @@ from types import ModuleType
 import pandas as pd
 
 from kafka_chaos.checkers import tallies, version_order
-from kafka_chaos.checkers.anomalies import ANOMALIES, INSTANCE_COLUMNS
+from kafka_chaos.checkers.anomalies import ANOMALIES, DATA, INSTANCE_COLUMNS
 
-#: The rule modules, in the anomaly table's order: each one `rules(view: KeyView) -> [instances]`,
-#: named by the table (checkers/anomalies.py `module`), so a new rule is its module and its rows
-#: in the table. All live beside this module, on the checker's floor.
+#: The data plane's rule modules, in the anomaly table's order: each one `rules(view: KeyView) ->
+#: [instances]`, named by the table (checkers/anomalies.py `module`), so a new rule is its module
+#: and its rows in the table. All live beside this module, on the checker's floor. (The control
+#: plane's rules read other evidence: checkers/control_plane.py.)
 RULES: tuple[ModuleType, ...] = tuple(
-    import_module(f"{__package__}.{module}") for module in dict.fromkeys(a.module for a in ANOMALIES)
+    import_module(f"{__package__}.{module}") for module in dict.fromkeys(a.module for a in ANOMALIES if a.plane == DATA)
 )
 
 

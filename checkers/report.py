@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from kafka_chaos.checkers import svg
-from kafka_chaos.checkers.anomalies import BY_NAME
+from kafka_chaos.checkers.anomalies import BY_NAME, CONTROL_NAMES
 from kafka_chaos.checkers.result import describe_cycle
 from kafka_chaos.checkers.svg import PALETTE, Chart
 
@@ -69,6 +69,10 @@ def _anomaly_tables(anomalies: dict[str, dict[str, Any]]) -> str:
     )
     parts = [_table(summary)]
     for name, a in anomalies.items():
+        if name in CONTROL_NAMES:  # facts of the control plane, not keys and values
+            parts.append(f'<h3 id="a-{escape(name)}">{escape(name)}: {a["count"]} ({a["errors"]} errors)</h3>')
+            parts.append(_table(pd.DataFrame([{k: _cell(v) for k, v in ex.items()} for ex in a["examples"]])))
+            continue
         rows = [
             {
                 "key": ex["key"],
@@ -100,6 +104,55 @@ def _anomaly_tables(anomalies: dict[str, dict[str, Any]]) -> str:
             continue
         parts.append(_table(pd.DataFrame(rows)))
     return "".join(parts)
+
+
+def _cell(v: Any) -> str:
+    return json.dumps(v, separators=(", ", ": ")) if isinstance(v, (dict, list)) else str(v)
+
+
+def _per_node(seconds: dict[str, float | None]) -> str:
+    """ "kafka-2 5.8, kafka-3 not fenced": a fault's times per node, for a table cell."""
+    return ", ".join(f"{node} {'not fenced' if t is None else t}" for node, t in sorted(seconds.items()))
+
+
+def _control_plane(cp: dict[str, Any] | None, series: Series | None) -> str:
+    """The control plane: what was checked, and one timeline per node under the fault bands."""
+    if not cp or not cp.get("checked"):
+        why = cp.get("why") if cp else "not checked"
+        return f"<p>Not checked: {escape(str(why))}.</p>"
+    out = []
+    if cp.get("not_checked"):
+        rows = [{"rule": k, "not checked because": v} for k, v in cp["not_checked"].items()]
+        out.append(_table(pd.DataFrame(rows)))
+    if cp.get("faults"):
+        rows = [
+            {
+                "fault": f"{f['f']} {', '.join(f['nodes'])}",
+                "took effect (s)": f["took_effect_s"],
+                "fenced after (s)": _per_node(f["fenced_after_s"]),
+                "ISR shrinks": len(f["isr_shrinks"]),
+                "next quorum leader after (s)": f.get("next_quorum_leader_after_s", ""),
+            }
+            for f in cp["faults"]
+        ]
+        out.append(_table(pd.DataFrame(rows)))
+    if series is None:
+        return "".join(out)
+    faults = series.faults
+    for node, tl in series.control.items():
+        y_max = max([e for _, e in tl["epochs"]] + [lag for _, lag in tl["lag"]] + [1])
+        fenced = [
+            {"f": "fenced", "start": a, "end": b, "colour": "#000000"}
+            for a, b in tl["fenced"] + ([(tl["fenced_since"], series.end_s)] if tl["fenced_since"] is not None else [])
+        ]
+        chart = Chart(
+            f"{node}: quorum epoch and role, fencing, metadata lag", series.end_s, float(y_max), "time (s)", ""
+        )
+        chart.windows(faults).windows(fenced)
+        chart.line(tl["epochs"], "epoch held", "#1f77b4").dots(tl["led"], "leader", "#d62728", r=2.2)
+        chart.line(tl["lag"], "metadata lag (records)", "#2ca02c")
+        out.append(chart.render())
+    return "".join(out)
 
 
 def _stats_tables(stats: dict[str, Any]) -> str:
@@ -190,7 +243,7 @@ def _timelines(series: Series, anomalies: dict[str, dict[str, Any]]) -> str:
             if not a["errors"]:
                 continue
             for ex in a["examples"]:
-                if ex["key"] != key:
+                if ex.get("key") != key:
                     continue
                 for off, val in zip(ex["offsets"], ex["values"], strict=False):
                     if off is None:
@@ -296,6 +349,7 @@ def render(result: CheckResult, series: Series | None) -> str:
         body += ["<h2>Over time</h2>", _plots(series, result.liveness)]
         if series.timelines:
             body += ["<h2>Anomalous keys</h2>", _timelines(series, result.anomalies)]
+    body += ['<h2 id="control-plane">Control plane</h2>', _control_plane(result.control_plane, series)]
     if result.root_cause:
         body += ["<h2>Root cause</h2>", _root_cause(result.root_cause, series)]
     body.append(_stats_tables(result.stats))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafka_chaos.checkers.anomalies import CONTROL_NAMES
 from kafka_chaos.history.run_dir import REPORT
 
 EXIT_CODES = {True: 0, False: 1, "unknown": 3}
@@ -29,6 +30,9 @@ class CheckResult:
     root_cause: dict[str, Any] | None = None
     #: Ok operations/s before, in and between faults (checkers/liveness.py).
     liveness: dict[str, Any] | None = None
+    #: What was found of the control plane beside its anomalies, or why it was not checked
+    #: (checkers/control_plane.py); None in a result written before it was checked.
+    control_plane: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:
@@ -49,6 +53,7 @@ class CheckResult:
             report if report.exists() else None,
             data.get("root_cause"),
             data.get("liveness"),
+            data.get("control_plane"),
         )
 
     @property
@@ -60,6 +65,16 @@ class CheckResult:
         """Anomaly name -> its error instances, for the anomalies that have any."""
         return {n: int(a["errors"]) for n, a in self.anomalies.items() if a["errors"]}
 
+    @property
+    def control_plane_status(self) -> str:
+        """ "not checked" (and why), "ok", or the control-plane anomalies found, with their counts."""
+        cp = self.control_plane
+        if not cp or not cp.get("checked"):
+            why = cp.get("why") if cp else None
+            return "not checked" + (f" ({why})" if why else "")
+        found = {n: a["count"] for n, a in self.anomalies.items() if n in CONTROL_NAMES}
+        return ", ".join(f"{n} {c}" for n, c in found.items()) if found else "ok"
+
     def brief(self) -> dict[str, Any]:
         """The verdict for machines (`--json`, the pytest plugin): error counts, not examples."""
         return {
@@ -68,6 +83,7 @@ class CheckResult:
             "values": self.stats.get("values"),
             "warnings": self.warnings,
             "liveness": self.liveness,
+            "control_plane": self.control_plane_status,
             "history": str(self.history) if self.history else None,
             "results": str(self.results_path) if self.results_path else None,
             "report": str(self.report_path) if self.report_path else None,
@@ -81,6 +97,7 @@ class CheckResult:
             "stats": self.stats,
             "warnings": self.warnings,
             "liveness": self.liveness,
+            "control_plane": self.control_plane,
             "history": str(self.history) if self.history else None,
             **({"root_cause": self.root_cause} if self.root_cause is not None else {}),
         }
@@ -96,4 +113,15 @@ def describe_cycle(example: dict[str, Any]) -> str:
     for e in edges:
         label = e["kind"] + (f" {e['key']}" if e.get("key") else "")
         parts.append(f"-{label}-> {e['to']}")
+    return " ".join(parts)
+
+
+def describe_example(example: dict[str, Any]) -> str:
+    """A control-plane example on one line: its facts as `name value`, lists and records short."""
+    parts = []
+    for k, v in example.items():
+        if k == "allowed":
+            continue
+        text = json.dumps(v, separators=(",", ":")) if isinstance(v, (dict, list)) else str(v)
+        parts.append(f"{k} {text if len(text) <= 80 else text[:77] + '...'}")
     return " ".join(parts)

@@ -35,6 +35,8 @@ class Series:
     unseen: pd.DataFrame  # t, unseen
     faults: list[dict[str, Any]]  # f, start, end (s), nodes, colour
     timelines: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)  # key -> kind -> t, offset
+    #: node -> its control-plane timeline (checkers/control_plane.py `timelines`), when checked
+    control: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
@@ -117,7 +119,7 @@ def _anomalous_keys(anomalies: dict[str, dict[str, Any]]) -> list[str]:
     keys: list[str] = []
     for a in sorted(anomalies.values(), key=lambda a: -a["errors"]):
         for ex in a["examples"]:
-            if a["errors"] and ex["key"] not in keys:
+            if a["errors"] and "key" in ex and ex["key"] not in keys:  # a control-plane example has none
                 keys.append(ex["key"])
     return keys[:TIMELINE_KEYS]
 

@@ -30,12 +30,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from kafka_chaos.checkers import spark as spark_session
+from kafka_chaos.checkers.anomalies import CONTROL_NAMES
 from kafka_chaos.checkers.errors import BadHistory, first_line
 from kafka_chaos.checkers.load import is_uri
 from kafka_chaos.checkers.svg import PALETTE, Chart
 from kafka_chaos.history.run_dir import CONFIG, RESULTS, SUMMARY
 
 VERDICTS = ("valid", "invalid", "unknown", "unchecked")
+_names = "(" + ", ".join(f"'{n}'" for n in CONTROL_NAMES) + ")"  # as SQL
 _ANOMALIES = T.MapType(T.StringType(), T.StructType([T.StructField("errors", T.LongType())]))
 _FAULTS = T.ArrayType(T.StringType())
 _SVG_STYLE = (
@@ -58,6 +60,10 @@ class TrendRow:
     stalled: int = 0
     #: Median over the runs of ok operations/s between faults / before the first fault.
     kept: float | None = None
+    #: Runs whose control plane was checked (results.json's `control_plane`), and those of them
+    #: with a control-plane error.
+    control_checked: int = 0
+    control_invalid: int = 0
     #: anomaly -> {"runs": runs that had it as an error, "errors": its error instances in them}
     anomalies: dict[str, dict[str, int]] = field(default_factory=dict)
     #: The client library the runs spoke (config.json's `client`; kafka-python before it was recorded).
@@ -145,6 +151,7 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
         j("value", kept).cast("double").alias("r_kept"),
         j("value", warning).alias("r_warning"),
         j("value", "$.liveness").isNotNull().alias("r_live"),
+        (j("value", "$.control_plane.checked") == "true").alias("control_checked"),
     )
     # Liveness from the checker, else from the run's own summary (a run never checked).
     summaries = files.where(F.col("name") == SUMMARY).select(
@@ -168,6 +175,10 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
             "day",
             verdict.alias("verdict"),
             "anomalies",
+            F.coalesce("control_checked", F.lit(False)).alias("control_checked"),
+            F.coalesce(
+                F.expr(f"exists(map_entries(anomalies), e -> e.key IN {_names} AND e.value.errors > 0)"), F.lit(False)
+            ).alias("control_invalid"),
             F.when(F.col("r_live"), F.col("r_kept")).otherwise(F.col("s_kept")).alias("kept"),
             F.when(F.col("r_live"), F.col("r_warning")).otherwise(F.col("s_warning")).isNotNull().alias("stalled"),
         )
@@ -181,6 +192,8 @@ def aggregate(runs: DataFrame) -> tuple[list[dict[str, Any]], list[dict[str, Any
         F.count(F.lit(1)).alias("runs"),
         *[F.sum((F.col("verdict") == v).cast("int")).alias(v) for v in VERDICTS],
         F.sum(F.col("stalled").cast("int")).alias("stalled"),
+        F.sum(F.col("control_checked").cast("int")).alias("control_checked"),
+        F.sum(F.col("control_invalid").cast("int")).alias("control_invalid"),
         F.percentile_approx("kept", 0.5).alias("kept"),
     )
     errors = (
@@ -254,6 +267,11 @@ def _local(uri: str) -> str:
     return uri.removeprefix("file://") if uri.startswith("file:///") else uri.removeprefix("file:")
 
 
+def _control_cell(row: TrendRow) -> str:
+    """Runs with a control-plane error, of the runs whose control plane was checked."""
+    return f"{row.control_invalid} of {row.control_checked}" if row.control_checked else "-"
+
+
 def _anomaly_cell(row: TrendRow) -> str:
     return ", ".join(f"{n} {a['runs']} ({a['errors']:,})" for n, a in row.anomalies.items()) or "-"
 
@@ -272,6 +290,7 @@ def _cells(r: TrendRow) -> tuple:
         r.unchecked,
         r.stalled,
         kept,
+        _control_cell(r),
         _anomaly_cell(r),
     )
 
@@ -288,6 +307,7 @@ HEADER = (
     "unchecked",
     "stalled",
     "kept between faults (median)",
+    "control plane: invalid of checked",
     "anomalies: runs (instances)",
 )
 
@@ -341,7 +361,10 @@ def write(t: Trend, out: Path) -> dict[str, Path]:
     paths["md"].write_text(markdown(t))
     with paths["csv"].open("w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["day", "version", "nemesis", "client", "runs", *VERDICTS, "stalled", "kept", "anomalies"])
+        w.writerow(
+            ["day", "version", "nemesis", "client", "runs", *VERDICTS, "stalled", "kept", "control_checked"]
+            + ["control_invalid", "anomalies"]
+        )
         for r in t.rows:
             w.writerow(
                 [
@@ -356,6 +379,8 @@ def write(t: Trend, out: Path) -> dict[str, Path]:
                     r.unchecked,
                     r.stalled,
                     "" if r.kept is None else r.kept,
+                    r.control_checked,
+                    r.control_invalid,
                     ";".join(f"{n}={a['runs']}/{a['errors']}" for n, a in r.anomalies.items()),
                 ]
             )

@@ -245,6 +245,7 @@ def _run_spec(args: argparse.Namespace):
         port_base=args.port_base,
         check=args.check,
         spark_master=args.spark_master,
+        control_plane=args.control_plane,
     )
 
 
@@ -432,6 +433,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_workload_options(run)
     run.add_argument("--check", action="store_true", help="check the history when the run ends (exit code of check)")
     run.add_argument("--spark-master", help="Spark master URL for --check (default: local[2], embedded)")
+    run.add_argument(
+        "--no-control-plane",
+        dest="control_plane",
+        action="store_false",
+        help="take no control-plane evidence (quorum samples, every node's metadata log); not checked then",
+    )
     _add_output_options(run)
     run.set_defaults(func=cmd_run)
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafka import KafkaAdminClient
+from kafka.protocol.admin import DescribeQuorumRequest
 from kafka.protocol.metadata import MetadataRequest
+
+METADATA_TOPIC = "__cluster_metadata"
 
 
 def live_brokers(admin: KafkaAdminClient) -> set[int]:
@@ -45,3 +50,34 @@ def topic_metadata_from(admin: KafkaAdminClient, node_id: int, topic: str) -> di
         if t.get("name") == topic:
             return t
     raise KeyError(topic)
+
+
+def describe_quorum(admin: KafkaAdminClient) -> dict[str, Any]:
+    """DescribeQuorum's answer, as describe_metadata_quorum() gives it (each partition's error a
+    string, or None).
+
+    kafka-python 3.0.12's describe_metadata_quorum() raises KeyError('error_message') against
+    brokers that speak DescribeQuorum v0 or v1 only (Kafka 3.4 to 3.6): the field exists from v2
+    on. Then the same request goes through its connection manager, and the answer is read here.
+    """
+    try:
+        return admin.describe_metadata_quorum()
+    except KeyError:
+        pass
+
+    async def ask() -> dict[str, Any]:
+        topic = DescribeQuorumRequest.TopicData
+        request = DescribeQuorumRequest(
+            topics=[topic(topic_name=METADATA_TOPIC, partitions=[topic.PartitionData(partition_index=0)])]
+        )
+        response = await admin._manager.send(request)
+        return response.to_dict()
+
+    answer = admin._manager.run(ask)
+    if answer.get("error_code"):
+        raise RuntimeError(f"DescribeQuorum failed: error code {answer['error_code']}")
+    for t in answer.get("topics", []):
+        for p in t.get("partitions", []):
+            code = p.pop("error_code", 0)
+            p["error"] = f"error code {code}" if code else None
+    return answer

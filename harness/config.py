@@ -38,6 +38,16 @@ FAULT_DETECTION = {
     "controller.quorum.election.backoff.max.ms": "500",
 }
 
+#: Kafka's own defaults of the timing settings the control-plane rules are held to (each run's
+#: own values, these under its broker config, go into control-plane/nodes.json).
+KAFKA_TIMING_DEFAULTS = {
+    "controller.quorum.fetch.timeout.ms": 2000,
+    "broker.session.timeout.ms": 9000,
+    "replica.lag.time.max.ms": 30000,
+    "controller.quorum.election.timeout.ms": 1000,
+    "broker.heartbeat.interval.ms": 2000,
+}
+
 
 @dataclass(frozen=True)
 class NodeSpec:

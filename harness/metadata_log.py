@@ -8,9 +8,12 @@ DumpLogSegments with --cluster-metadata-decoder prints them as JSON; this module
 in order and writes `metadata-timeline.json` into the run directory, each event with its time
 on the history's clock (seconds since the history's time 0, from config.json).
 
-Leader epochs are not in PartitionChangeRecord; they are replayed: +1 on a leader change, and
-on an ISR shrink before 3.6.0, whose controllers also bumped the epoch then (KAFKA-15021).
+Leader epochs are not in PartitionChangeRecord; they are replayed by checkers/metadata_replay.py
+(the one copy of the rules): +1 for any leader named, and on an ISR shrink before 3.6.0 (KAFKA-15021).
 Partition epochs are exact: +1 per change record.
+
+Every node's log is decoded too, as it printed, for the control-plane checker: one JSON line per
+record in `control-plane/metadata/<alias>.jsonl` (`node_logs_request`, `write_node_logs`).
 """
 
 from __future__ import annotations
@@ -19,12 +22,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.harness.logdump import DumpRequest, records, segment_files
+from kafka_chaos.checkers.metadata_replay import PartitionState, changed, created
+from kafka_chaos.harness.logdump import DumpRequest, decoded, records, segment_files
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.history.run_dir import RunDir, workload_topic
 
 METADATA_DIR = "__cluster_metadata-0"
-NO_CHANGE = -2  # PartitionChangeRecord.leader when the leader stays
 
 
 def metadata_source(run_dir: Path) -> Path | None:
@@ -37,7 +40,7 @@ def metadata_source(run_dir: Path) -> Path | None:
 def replay(entries: list[dict[str, Any]], topic: str, version: KafkaVersion, t0_ms: float) -> list[dict[str, Any]]:
     """Timeline events from decoded metadata records (pure: unit-tested on hand-made records)."""
     topic_ids: dict[str, str] = {}
-    partitions: dict[int, dict[str, Any]] = {}
+    partitions: dict[int, PartitionState] = {}
     bump_on_shrink = version < KafkaVersion(3, 6, 0)
     events: list[dict[str, Any]] = []
 
@@ -87,73 +90,101 @@ def replay(entries: list[dict[str, Any]], topic: str, version: KafkaVersion, t0_
         elif kind == "TOPIC_RECORD":
             topic_ids[data.get("topicId")] = data.get("name")
         elif kind == "PARTITION_RECORD" and topic_ids.get(data.get("topicId")) == topic:
-            state = {
-                "leader": data.get("leader", -1),
-                "isr": list(data.get("isr", [])),
-                "replicas": list(data.get("replicas", [])),
-                "leader_epoch": data.get("leaderEpoch", 0),
-                "partition_epoch": data.get("partitionEpoch", 0),
-                "elr": list(data.get("eligibleLeaderReplicas") or []),
-            }
+            state = created(data)
             partitions[data.get("partitionId")] = state
-            event(entry, "partition", key=f"{topic}/{data.get('partitionId')}", change="created", **state)
+            event(entry, "partition", key=f"{topic}/{data.get('partitionId')}", change="created", **state.facts())
         elif kind == "PARTITION_CHANGE_RECORD" and topic_ids.get(data.get("topicId")) == topic:
             part = data.get("partitionId")
-            state = dict(
-                partitions.get(part)
-                or {"leader": -1, "isr": [], "replicas": [], "leader_epoch": 0, "partition_epoch": 0, "elr": []}
-            )
-            before = dict(state)
-            changes = []
-            leader = data.get("leader", NO_CHANGE)
-            if leader != NO_CHANGE and leader != state["leader"]:
-                state["leader"] = leader
-                changes.append("leader")
-            if data.get("isr") is not None and sorted(data["isr"]) != sorted(state["isr"]):
-                state["isr"] = list(data["isr"])
-                changes.append("isr")
-            if data.get("replicas") is not None:
-                state["replicas"] = list(data["replicas"])
-            if data.get("eligibleLeaderReplicas") is not None:
-                state["elr"] = list(data["eligibleLeaderReplicas"])
-                changes.append("elr")
-            shrank = "isr" in changes and set(state["isr"]) < set(before["isr"])
-            if "leader" in changes or (bump_on_shrink and shrank):
-                state["leader_epoch"] += 1
-            state["partition_epoch"] += 1
+            before = partitions.get(part) or PartitionState()
+            state, changes = changed(before, data, bump_on_shrink)
             partitions[part] = state
-            unclean = data.get("leaderRecoveryState") == 1
             event(
                 entry,
                 "partition",
                 key=f"{topic}/{part}",
                 change="+".join(changes) or "other",
-                previous_leader=before["leader"],
-                previous_isr=before["isr"],
-                unclean=unclean,
-                **state,
+                previous_leader=before.leader,
+                previous_isr=list(before.isr),
+                unclean=data.get("leaderRecoveryState") == 1,
+                **state.facts(),
             )
     return events
 
 
+def log_request(run_dir: Path, logs: list[Path]) -> DumpRequest | None:
+    """The tool's run that decodes these nodes' metadata logs (each one's __cluster_metadata-0
+    folder), on paths inside the run's cluster folder (harness/logdump.py); None when they hold
+    no segment. One run for several nodes: the tool's JVM starting is most of the time it takes
+    on a run's small logs (docs/measurements.md, 2026-11-26)."""
+    cluster = RunDir(run_dir).cluster
+    files = tuple(f"{log.relative_to(cluster)}/{name}" for log in logs for name in segment_files(log))
+    return DumpRequest(files, ("--cluster-metadata-decoder",)) if files else None
+
+
 def timeline_request(run_dir: Path) -> DumpRequest | None:
-    """The tool's run that decodes the metadata log, on paths inside the run's cluster folder
-    (harness/logdump.py); None when no node left one."""
+    """The tool's run that decodes the longest metadata log; None when no node left one."""
     source = metadata_source(run_dir)
-    if source is None:
-        return None
-    folder = source.relative_to(RunDir(run_dir).cluster)
-    return DumpRequest(tuple(f"{folder}/{name}" for name in segment_files(source)), ("--cluster-metadata-decoder",))
+    return None if source is None else log_request(run_dir, [source])
+
+
+def node_logs_request(run_dir: Path) -> DumpRequest | None:
+    """The tool's run that decodes every node's metadata log; None when no node left one."""
+    return log_request(run_dir, [data / METADATA_DIR for data in RunDir(run_dir).node_data_dirs()])
+
+
+def by_node(output: str) -> dict[str, str]:
+    """Each node's part of the tool's output: every "Dumping /logs/<alias>/data/<log>/<segment>"
+    line starts a segment of that node's."""
+    parts: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in output.splitlines(keepends=True):
+        if line.startswith("Dumping "):
+            current = parts.setdefault(Path(line[len("Dumping ") :].strip()).parts[-4], [])
+        if current is not None:
+            current.append(line)
+    return {alias: "".join(lines) for alias, lines in parts.items()}
+
+
+def node_log_lines(output: str, t0_ms: float | None) -> list[dict[str, Any]]:
+    """One node's records from the tool's output, in offset order, each with its time on the
+    history's clock (`time`, ns since the history's time 0; None when the history never began)."""
+    lines = []
+    for entry in sorted(decoded(output), key=lambda e: e["offset"]):
+        offset, batch_epoch, created = entry.pop("offset"), entry.pop("batch_epoch"), entry.pop("create_time_ms")
+        time = None if t0_ms is None else round((created - t0_ms) * 1e6)
+        head = {"offset": offset, "batch_epoch": batch_epoch, "create_time_ms": created, "time": time}
+        lines.append(head | entry)
+    return lines
+
+
+def write_node_logs(run_dir: Path, output: str | None) -> list[Path]:
+    """control-plane/metadata/<alias>.jsonl for every node, from the tool's output for
+    node_logs_request(run_dir) (None: no node left a log); a node that left none (wiped and not
+    started again) gets an empty file."""
+    run = RunDir(run_dir)
+    config = json.loads(run.config.read_text()) if run.config.exists() else {}
+    t0 = config.get("history_started_unix_ms")
+    parts = by_node(output or "")
+    paths = []
+    for data in run.node_data_dirs():
+        alias = data.parent.name
+        lines = node_log_lines(parts.get(alias, ""), None if t0 is None else float(t0))
+        path = run.metadata_log(alias)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
+        paths.append(path)
+    return paths
 
 
 def write_timeline(run_dir: Path, version: KafkaVersion, output: str) -> Path:
-    """metadata-timeline.json from the tool's output for timeline_request(run_dir)."""
+    """metadata-timeline.json from the tool's output for timeline_request(run_dir), or for
+    node_logs_request(run_dir): the longest log's part of it."""
     source = metadata_source(run_dir)
     assert source is not None, "write_timeline() after a timeline_request() that found the log"
     config = json.loads(RunDir(run_dir).config.read_text())
     topic = workload_topic(config)
     t0 = float(config.get("history_started_unix_ms") or 0)
-    events = replay(list(records(output)), topic, version, t0)
+    events = replay(list(records(by_node(output).get(source.parent.parent.name, ""))), topic, version, t0)
     path = RunDir(run_dir).timeline
     path.write_text(
         json.dumps({"source": str(source.relative_to(run_dir)), "topic": topic, "events": events}, indent=1) + "\n"

@@ -20,6 +20,11 @@ SCENARIO = "scenario.json"  # a scenario's script: its steps, roles and outcome
 TIMELINE = "metadata-timeline.json"  # the KRaft metadata log, decoded (harness/metadata_log.py)
 REPLICAS = "replicas.json"  # each replica's log against what clients saw (harness/replica_logs.py)
 CLUSTER = "cluster"  # one folder per node: config/, data/, logs/
+CONTROL_PLANE = "control-plane"  # the quorum and the metadata log, on the history's clock (harness/control_plane.py)
+CONTROL_PLANE_NODES = "nodes.json"  # every node's id and roles, the voters, the timing settings
+QUORUM_VIEWS = "quorum-views.jsonl"  # each node's own quorum-state, sampled
+QUORUM_REPLICATION = "quorum-replication.jsonl"  # DescribeQuorum, sampled
+METADATA_LOGS = "metadata"  # <alias>.jsonl: each node's metadata log, decoded (harness/metadata_log.py)
 
 
 def workload_topic(config: dict) -> str:
@@ -68,6 +73,30 @@ class RunDir:
     @property
     def cluster(self) -> Path:
         return self.path / CLUSTER
+
+    @property
+    def control_plane(self) -> Path:
+        return self.path / CONTROL_PLANE
+
+    @property
+    def control_plane_nodes(self) -> Path:
+        return self.control_plane / CONTROL_PLANE_NODES
+
+    @property
+    def quorum_views(self) -> Path:
+        return self.control_plane / QUORUM_VIEWS
+
+    @property
+    def quorum_replication(self) -> Path:
+        return self.control_plane / QUORUM_REPLICATION
+
+    def metadata_log(self, alias: str) -> Path:
+        """One node's metadata log, decoded."""
+        return self.control_plane / METADATA_LOGS / f"{alias}.jsonl"
+
+    def metadata_logs(self) -> dict[str, Path]:
+        """alias -> its decoded metadata log, for each node whose log was decoded, by alias."""
+        return {p.stem: p for p in sorted((self.control_plane / METADATA_LOGS).glob("*.jsonl"))}
 
     def node_data_dirs(self) -> list[Path]:
         """Each node's data folder (its log directory), in node order."""

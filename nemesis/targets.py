@@ -3,7 +3,7 @@
 random            one node, chosen at random
 leader:KEY        the current leader of partition KEY ("topic/partition")
 follower:KEY      a follower in KEY's ISR (not its leader)
-controller        the active controller (describe_metadata_quorum)
+controller        the active controller (DescribeQuorum: harness/admin.py)
 controllers       every controller
 group-coordinator the broker coordinating the run's consumer group (:GROUP for another group)
 txn-coordinator   the broker coordinating the transactional id of the run's process 0 (:ID for another id)
@@ -22,6 +22,7 @@ from typing import Any
 from kafka import KafkaAdminClient
 from kafka.errors import KafkaError
 
+from kafka_chaos.harness.admin import describe_quorum
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.names import (
     OFFSETS_PARTITIONS,
@@ -128,10 +129,7 @@ def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[Kafk
     if target == "controller":
         if len(cluster.controllers) == 1:
             return list(cluster.controllers)
-        try:
-            quorum = _ask(cluster, lambda admin: admin.describe_metadata_quorum())
-        except KeyError:  # kafka-python 3.0.12 misreads DescribeQuorum v0 (Kafka 3.4 to 3.6)
-            raise TargetError("controller: this Kafka version's quorum description cannot be read") from None
+        quorum = _ask(cluster, describe_quorum)
         leader = quorum["topics"][0]["partitions"][0]["leader_id"]
         if leader is None or leader < 0:
             raise TargetError("controller: the quorum has no leader right now")

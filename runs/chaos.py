@@ -15,7 +15,7 @@ it as `ChaosResult`, the name its repr shows under a failed assert.
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ def chaos_run(
     seed: int | None = None,
     reporter: Reporter = print,
     spark_master: str | None = None,
+    control_plane: bool = True,
     **workload: Any,
 ) -> RunResult:
     """Run and check. `nemesis`: faults mixed at random every `interval` s ("kill,pause,partition"),
@@ -67,7 +68,7 @@ def chaos_run(
     with its own cluster shape, config and workload (scenarios/); `config`: broker overrides on
     top of the spec's; other keywords are workload options (workloads/options.py), among them
     `client=` ("kafka-python", "librdkafka", "java") and `client_version=`, which a scenario
-    takes too."""
+    takes too. `control_plane=False`: no control-plane evidence (not checked then)."""
     if scenario is not None:
         client = {k: workload.pop(k) for k in ("client", "client_version") if k in workload}
         if nemesis or script is not None or nemesis_start is not None or workload or config:
@@ -78,12 +79,21 @@ def chaos_run(
         run_spec = scenario_spec(
             chosen, spec.version, store, spec.metadata_version, seed, client=client, spark_master=spark_master
         )
+        run_spec = replace(run_spec, control_plane=control_plane)
         result = run_once(run_spec, reporter)
         if result.error is not None:
             raise KafkaChaosError(f"scenario {chosen.name} on Kafka {spec.version} could not run: {result.error}")
         return result
     plan = nemesis_plan(nemesis, interval, script, nemesis_start)
     run_spec = RunSpec(
-        spec, workload_options(workload), plan, seed=seed, name=name, store=store, check=True, spark_master=spark_master
+        spec,
+        workload_options(workload),
+        plan,
+        seed=seed,
+        name=name,
+        store=store,
+        check=True,
+        spark_master=spark_master,
+        control_plane=control_plane,
     ).with_broker_config(config)
     return run(run_spec, reporter)

@@ -65,6 +65,12 @@ class RunResult:
         return self.anomalies.get(LOST_WRITE, 0)
 
     @property
+    def control_plane(self) -> dict[str, Any] | None:
+        """results.json's `control_plane` object (checked or why not, the reaction times); None:
+        not checked at all. Its anomalies are among `anomalies`, by name."""
+        return self.check.control_plane if self.check is not None else None
+
+    @property
     def report(self) -> Path | None:
         return self.check.report_path if self.check is not None else None
 
@@ -149,6 +155,7 @@ class RunResult:
             ("valid", valid),
             ("anomalies", anomalies),
             ("lost", str(self.lost)),
+            ("control_plane", self.check.control_plane_status if self.check is not None else "not checked"),
             ("run_dir", str(self.run_dir)),
             ("report", str(self.report or "")),
         ]

@@ -7,6 +7,8 @@ store/<name>/<timestamp>/
     scenario.json   a scenario's script: its roles, steps and how it ended (scenario runs)
     results.json, report.html   the check (checkers/), when the run is checked
     cluster/<node>/ each node's server.properties, data and logs (not on a shared cluster)
+    control-plane/  the quorum sampled while the history was open, every node's metadata log
+                    decoded afterwards (harness/control_plane.py; not on a shared cluster)
 store/<name>/latest -> <timestamp>
 """
 
@@ -16,6 +18,8 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -23,8 +27,9 @@ from typing import Any
 from kafka_chaos.checkers import liveness
 from kafka_chaos.checkers.check import check_history
 from kafka_chaos.harness.cluster import KafkaCluster
-from kafka_chaos.harness.logdump import dump_all
-from kafka_chaos.harness.metadata_log import timeline_request, write_timeline
+from kafka_chaos.harness.control_plane import ControlPlaneSampler
+from kafka_chaos.harness.logdump import DumpRequest, dump_all
+from kafka_chaos.harness.metadata_log import node_logs_request, timeline_request, write_node_logs, write_timeline
 from kafka_chaos.harness.names import group_id, new_run_id
 from kafka_chaos.harness.replica_logs import replicas_request, write_replicas
 from kafka_chaos.harness.versions import KafkaVersion
@@ -76,7 +81,8 @@ class WorkloadPhase:
     """The workload phase on a started cluster: the topic, the history, the workload and its
     nemesis (`run()`; a bench runs one phase after another on one cluster). What it learns is
     kept on it as it goes, so that a phase that raised still tells its run how far it got (the
-    history's time 0, the schedule's report)."""
+    history's time 0, the schedule's report). `control_plane`: sample the quorum into the run
+    directory while the history is open (harness/control_plane.py)."""
 
     def __init__(
         self,
@@ -87,8 +93,10 @@ class WorkloadPhase:
         seed: int | None = None,
         plan: NemesisPlan | None = None,
         run_id: str | None = None,
+        control_plane: bool = False,
     ) -> None:
         self.cluster, self.opts, self.run_dir = cluster, opts, RunDir(run_dir)
+        self.control_plane = control_plane
         #: What the phase names its group, transactional and client ids after: the cluster's run
         #: id, or the run's own on a cluster that several runs share.
         self.run_id = run_id or cluster.run_id
@@ -113,7 +121,20 @@ class WorkloadPhase:
         self.client = (client.name, client.version)
         try:
             counter = liveness.EventCounter()
-            with HistoryWriter(self.run_dir.history, tap=counter.add) as history:
+            taps: list[Callable[[dict[str, Any]], None]] = [counter.add]
+            sampler = None
+            if self.control_plane:
+                sampler = ControlPlaneSampler(self.cluster, self.run_dir, self.reporter or print)
+                taps.append(sampler.saw)
+
+            def tap(event: dict[str, Any]) -> None:
+                for each in taps:
+                    each(event)
+
+            with (
+                HistoryWriter(self.run_dir.history, tap=tap) as history,
+                sampler.running(history) if sampler is not None else contextlib.nullcontext(),
+            ):
                 self.started_unix_ms = round(history.started_unix_ms)
                 ctx = RunContext(
                     history=history,
@@ -157,6 +178,7 @@ class Run:
         spec = self.spec = self.spec.validate().with_seed()
         if self.shared is not None:
             spec.check_shared(self.shared)
+            spec = self.spec = replace(spec, control_plane=False)  # the nodes' data is not this run's
         if spec.workload.client == "java":  # built (once per version) before any cluster starts
             build_driver(spec.workload.java_version(KafkaVersion.parse(spec.cluster.version)), self.reporter)
         cluster = self.shared if self.shared is not None else spec.build_cluster()
@@ -170,7 +192,9 @@ class Run:
             run_id, owned = new_run_id(), contextlib.nullcontext()
             learned["cluster_run_id"] = cluster.run_id
         started = time.monotonic()
-        phase = WorkloadPhase(cluster, spec.workload, run_dir, self.reporter, spec.seed, spec.nemesis, run_id)
+        phase = WorkloadPhase(
+            cluster, spec.workload, run_dir, self.reporter, spec.seed, spec.nemesis, run_id, spec.control_plane
+        )
         try:
             with owned:
                 learned.update(cluster_id=cluster.cluster_id, run_id=run_id)
@@ -181,8 +205,8 @@ class Run:
         finally:
             result.scenario = phase.schedule.report() if phase.schedule is not None else None
             self._write(result, cluster, phase, learned, time.monotonic() - started)
-        if spec.evidence:
-            collect_evidence(run_dir, cluster.version, self.reporter)
+        if spec.evidence or spec.control_plane:
+            collect_evidence(run_dir, cluster.version, self.reporter, scenario=spec.evidence, nodes=spec.control_plane)
         if spec.check:
             result.check = check_history(run_dir, master=spec.spark_master, report=spec.report, progress=self.reporter)
         result.wall_s = round(time.monotonic() - started, 1)
@@ -225,21 +249,33 @@ def run(spec: RunSpec, reporter: Reporter = print, *, cluster: KafkaCluster | No
     return Run(spec, reporter, cluster=cluster).execute()
 
 
-def collect_evidence(run_dir: Path, version: KafkaVersion, log: Reporter) -> None:
-    """metadata-timeline.json and replicas.json beside the history, both decoded by one
-    throwaway container; a failure here is logged, not fatal."""
-    jobs = (
-        ("metadata timeline", timeline_request, lambda out: write_timeline(run_dir, version, out)),
-        ("replica logs", replicas_request, lambda out: write_replicas(run_dir, out)),
-    )
+def collect_evidence(
+    run_dir: Path, version: KafkaVersion, log: Reporter, *, scenario: bool = True, nodes: bool = False
+) -> None:
+    """What the run's nodes left, decoded by one throwaway container: `scenario`, the metadata
+    timeline and replicas.json beside the history; `nodes`, every node's metadata log into
+    control-plane/metadata/ (the timeline is then read from the same decoding). A failure here
+    is logged, not fatal."""
+    jobs: list[tuple[str, DumpRequest | None, Callable[[Any], Any]]] = []
+    logs = node_logs_request(run_dir) if nodes else None
+    if nodes:  # a None request too: every node gets its (empty) file
+        jobs.append(("nodes' metadata logs", logs, lambda out: write_node_logs(run_dir, out)))
+    if scenario:
+        timeline = logs or timeline_request(run_dir)
+        if timeline is not None:
+            jobs.append(("metadata timeline", timeline, lambda out: write_timeline(run_dir, version, out)))
+        replicas = replicas_request(run_dir)
+        if replicas is not None:
+            jobs.append(("replica logs", replicas, lambda out: write_replicas(run_dir, out)))
+    requests = list(dict.fromkeys(request for _, request, _ in jobs if request is not None))
     try:
-        wanted = [(what, request, write) for what, find, write in jobs if (request := find(run_dir)) is not None]
-        outputs = dump_all(version, RunDir(run_dir).cluster, [request for _, request, _ in wanted]) if wanted else []
+        outputs = dict(zip(requests, dump_all(version, RunDir(run_dir).cluster, requests), strict=True))
     except Exception as exc:  # evidence is a bonus; the verdict stands without it
-        log(f"could not read the metadata timeline and replica logs: {type(exc).__name__}: {exc}")
+        log(f"could not decode the nodes' logs: {type(exc).__name__}: {exc}")
         return
-    for (what, _, write), output in zip(wanted, outputs, strict=True):
+    for what, request, write in jobs:
         try:
+            output = None if request is None else outputs[request]
             if isinstance(output, Exception):
                 raise output
             write(output)

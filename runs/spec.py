@@ -39,6 +39,10 @@ class RunSpec:
     port_base: int | None = None
     #: Read the metadata timeline and the replicas' logs into the run directory afterwards (scenarios).
     evidence: bool = False
+    #: Sample the quorum while the history is open and decode every node's metadata log afterwards
+    #: (control-plane/, harness/control_plane.py). A run on a shared cluster takes none: `run`
+    #: turns it off there, as the nodes' data is not the run's own.
+    control_plane: bool = True
     #: Check the history when the workload ends (results.json; report.html unless `report` is off).
     check: bool = False
     #: The check's Spark master; None: local mode, embedded (checkers/spark.py).
@@ -91,7 +95,8 @@ class RunSpec:
         the cluster this spec would build (version, shape, broker config, metadata version), no
         faults (a kill, a wipe or a lost page cache changes the cluster the next run finds),
         no evidence (it reads the nodes' data, which a shared cluster keeps in its own folder), and
-        a topic of its own."""
+        a topic of its own. Its control-plane evidence is not an error but is not taken either
+        (`run` turns it off: the default is on, and the nodes' data is not the run's own)."""
         if self.nemesis is not None:
             raise UsageError("a run on a shared cluster cannot have faults: they would change it for the next run")
         if self.evidence:
@@ -121,4 +126,5 @@ class RunSpec:
             "workload": self.workload.to_dict(),
             "nemesis": self.nemesis.describe() if self.nemesis else {},
             "seed": self.seed,
+            "control_plane": self.control_plane,
         }

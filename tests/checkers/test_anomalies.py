@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kafka_chaos.checkers.anomalies import BY_NAME, NAMES
+from kafka_chaos.checkers.anomalies import BY_NAME, CONTROL_NAMES, NAMES
+from tests.checkers import cp_cases
 from tests.checkers import histories as H
 
 pytestmark = pytest.mark.spark
@@ -17,7 +18,9 @@ CASES = [(name, build, extra) for name, cases in H.CASES.items() for build, extr
 
 
 def test_every_anomaly_has_a_case():
-    assert set(H.CASES) == set(NAMES)
+    """The history's anomalies here, the control plane's in test_control_plane.py."""
+    assert set(H.CASES) | set(cp_cases.CASES) == set(NAMES)
+    assert set(cp_cases.CASES) == set(CONTROL_NAMES)
 
 
 @pytest.mark.parametrize(("name", "build", "extra"), CASES, ids=[f"{n}-{b.__name__}" for n, b, _ in CASES])
@@ -66,18 +69,9 @@ def test_names_match_the_shared_contract():
     )
     if shared is None:
         pytest.skip("../shared/anomalies.md is not beside this checkout")
-    # Every backticked name in the first column of a table row (a row may name two). The section
-    # "Control plane" (added to the contract on 2026-11-26) is not computed yet: issue 36 brings
-    # it, and then its names join the table and this split goes.
-    data_plane, _, control_plane = shared.read_text().partition("\n## Control plane")
-    assert control_plane, "the contract's Control plane section moved: update this test"
-
-    def names(text: str) -> set[str]:
-        rows = re.findall(r"^\| (`[^|]+)\|", text, re.M)
-        return {name for row in rows for name in re.findall(r"`([^`]+)`", row)}
-
-    assert names(data_plane) == set(NAMES)
-    assert len(names(control_plane)) == 11 and names(control_plane).isdisjoint(NAMES)
+    # Every backticked name in the first column of a table row (a row may name two).
+    rows = re.findall(r"^\| (`[^|]+)\|", shared.read_text(), re.M)
+    assert {name for row in rows for name in re.findall(r"`([^`]+)`", row)} == set(NAMES)
 
 
 def test_docs_show_the_anomaly_table():

@@ -26,6 +26,7 @@ def make_run(
     allowed: dict[str, int] | None = None,
     liveness: dict | None = None,  # written into results.json when checked, else into summary.json
     client: str | None = None,  # None: a run from before config.json named its client
+    control_plane: dict | None = None,  # results.json's control_plane object (None: a result from before it)
 ) -> Path:
     run_dir = store / path
     run_dir.mkdir(parents=True)
@@ -45,6 +46,8 @@ def make_run(
         anomalies = {n: {"count": c, "errors": c, "examples": []} for n, c in (errors or {}).items()}
         anomalies |= {n: {"count": c, "errors": 0, "examples": []} for n, c in (allowed or {}).items()}
         results = {"valid": valid, "anomalies": anomalies, "stats": {}}
+        if control_plane is not None:
+            results["control_plane"] = control_plane
         if liveness is not None:
             results["liveness"] = liveness
         (run_dir / "results.json").write_text(json.dumps(results))
@@ -100,13 +103,16 @@ def test_files_tables_and_plots(tmp_path, spark_session):
     paths = trend.write(t, tmp_path / "out")
     md = paths["md"].read_text()
     assert md.splitlines()[0].startswith("| day | Kafka | nemesis | client | runs |")
-    assert "| 2026-11-21 | 3.9.1 | none | kafka-python | 1 | 0 | 1 | 0 | 0 | 0 |  | - |" in md
+    assert "| 2026-11-21 | 3.9.1 | none | kafka-python | 1 | 0 | 1 | 0 | 0 | 0 |  | - | - |" in md
     assert paths["svg"].read_text().count("<polyline") == 2  # one line per version
     assert "11-20" in paths["svg"].read_text() and "11-21" in paths["svg"].read_text()
     html = paths["html"].read_text()
     assert html.count('<svg class="plot"') == 2 and "<table>" in html
     assert json.loads(paths["json"].read_text())["runs"] == 3
-    header = "day,version,nemesis,client,runs,valid,invalid,unknown,unchecked,stalled,kept,anomalies"
+    header = (
+        "day,version,nemesis,client,runs,valid,invalid,unknown,unchecked,stalled,kept,control_checked,control_invalid,"
+        "anomalies"
+    )
     assert paths["csv"].read_text().splitlines()[0] == header
 
 
@@ -165,3 +171,14 @@ def test_each_client_is_a_row_of_its_own(tmp_path, spark_session):
     assert by_client == {"java": (2, 1), "librdkafka": (1, 0), "kafka-python": (1, 0)}
     assert [b["client"] for b in t.invalid_runs] == ["java"]
     assert "| 2026-11-20 | 4.3.1 | kill | java | 2 | 1 | 1 |" in trend.markdown(t)
+
+
+def test_runs_whose_control_plane_was_checked_and_failed(tmp_path, spark_session):
+    make_run(tmp_path, "a/1")  # from before the control plane was checked
+    make_run(tmp_path, "a/2", control_plane={"checked": False, "why": "no control-plane evidence"})
+    make_run(tmp_path, "a/3", control_plane={"checked": True})
+    make_run(tmp_path, "a/4", valid=False, errors={"quorum-split-brain": 1}, control_plane={"checked": True})
+    make_run(tmp_path, "a/5", valid=False, errors={"lost-write": 2}, control_plane={"checked": True})
+    (row,) = trend.trend(tmp_path, session=spark_session).rows
+    assert (row.control_checked, row.control_invalid) == (3, 1)
+    assert trend._control_cell(row) == "1 of 3"

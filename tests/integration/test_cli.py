@@ -133,6 +133,7 @@ def test_run_with_check_prints_a_verdict(docker_api, tmp_path):
     assert sorted(p.name for p in run_dir.iterdir()) == [
         "cluster",
         "config.json",
+        "control-plane",
         "history.jsonl",
         "report.html",
         "results.json",
@@ -144,6 +145,7 @@ def test_run_with_check_prints_a_verdict(docker_api, tmp_path):
         "client",
         "client_version",
         "cluster_id",
+        "control_plane",
         "effective_consumer_config",
         "effective_producer_config",
         "history_started_unix_ms",

@@ -83,6 +83,7 @@ def junit_properties(root: ET.Element) -> None:
     good, bad = props("test_kills_are_survived"), props("test_acks1_is_expected")
     assert good["kafka_chaos.valid"] == "true" and good["kafka_chaos.anomalies"] == "none"
     assert good["kafka_chaos.version"] == DEFAULT_VERSION and good["kafka_chaos.nemesis"] == "kill"
+    assert good["kafka_chaos.control_plane"] == "ok" and bad["kafka_chaos.control_plane"] == "ok"
     assert bad["kafka_chaos.valid"] == "false" and int(bad["kafka_chaos.lost"]) > 0
     assert "lost-write=" in bad["kafka_chaos.anomalies"]
     assert bad["kafka_chaos.nemesis"] == "scenario:acks1-failover"

@@ -1,6 +1,7 @@
 """One run through the command line, held to the run directory the code before issue 35's one
-run pipeline wrote for the same command (run_dir_layout.json, made from that code), then run
-again from its recorded seed through `run(spec)`: the same faults on the same nodes."""
+run pipeline wrote for the same command (run_dir_layout.json, made from that code, with issue
+36's control-plane/ folder and config.json's `control_plane` added), then run again from its
+recorded seed through `run(spec)`: the same faults on the same nodes."""
 
 import json
 import subprocess

@@ -86,11 +86,12 @@ def test_a_fault_plan_brings_fast_detection_under_the_users_settings():
     assert RunSpec(ClusterSpec(config=user), nemesis=scenario).build_cluster().config == user
 
 
-def test_the_description_is_config_jsons_first_eight_keys():
+def test_the_description_is_config_jsons_first_nine_keys():
     spec = RunSpec(ClusterSpec("3.9.1"), nemesis=nemesis_plan("kill,pause", 5, None), seed=4)
     described = spec.describe(spec.build_cluster())
     assert sorted(described) == [
         "broker_config",
+        "control_plane",
         "kafka_version",
         "metadata_version",
         "name",
@@ -101,6 +102,7 @@ def test_the_description_is_config_jsons_first_eight_keys():
     ]
     assert described["nemesis"] == {"faults": ["kill", "pause"], "interval": 5, "colours": COLOURS}
     assert described["kafka_version"] == "3.9.1" and described["seed"] == 4
+    assert described["control_plane"] is True
 
 
 class ClusterThatDoesNotStart:

@@ -1,0 +1,325 @@
+"""The control plane's timing rules of ../shared/anomalies.md, and the reaction times reported
+beside them, in the driver over small collected tables: the nemesis's fault windows
+(checkers/node_faults.py), the reference metadata log's broker and partition states
+(checkers/metadata_rules.py), and the quorum's replication samples.
+
+*Committed metadata* at a deadline is at most the reference log's records written by then and below
+the high watermark of the first sample taken at or after it (the samples come about once a second;
+the slack S covers the one that comes late, and a sample that failed is no sample): a broker
+unfenced, or a follower in the ISR, in those records was so in the committed metadata. A bound
+whose deadline falls after the fault was undone does not apply.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_chaos.checkers import quorum_rules
+from kafka_chaos.checkers.metadata_replay import REGISTER
+from kafka_chaos.checkers.node_faults import DOWN, Window, cut_between, down, is_down, majority_back
+
+NS = 1_000_000_000
+MS = 1_000_000
+
+
+@dataclass
+class States:
+    """One subject's states (a broker's fencing, a partition's leader and ISR) in offset order."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)  # offset, time, and the state
+
+    def at_offset(self, limit: int) -> dict[str, Any] | None:
+        """The state after every record below `limit`."""
+        offsets = [e["offset"] for e in self.events]
+        i = bisect_right(offsets, limit - 1)
+        return self.events[i - 1] if i else None
+
+    def committed_by(self, limit: int, t: int) -> dict[str, Any] | None:
+        """The state after every record below `limit` that was written by `t`: at most what was
+        committed at `t` when `limit` is a high watermark sampled at or after it."""
+        before = [e for e in self.events if e["offset"] < limit and (e["time"] is None or e["time"] <= t)]
+        return before[-1] if before else None
+
+    def at_time(self, t: int) -> dict[str, Any] | None:
+        """The state after every record written up to `t`."""
+        before = [e for e in self.events if e["time"] is not None and e["time"] <= t]
+        return before[-1] if before else None
+
+
+def by_subject(rows: list[dict[str, Any]], kind: str) -> dict[str, States]:
+    out: dict[str, States] = {}
+    for r in sorted((r for r in rows if r["kind"] == kind), key=lambda r: r["offset"]):
+        out.setdefault(r["subject"], States()).events.append(r)
+    return out
+
+
+@dataclass
+class Evidence:
+    """What the timing rules read, collected."""
+
+    ws: list[Window]
+    aliases: dict[str, int]  # node alias -> node id
+    brokers: list[str]  # aliases of the nodes with the broker role
+    voters: list[str]  # aliases of the voters
+    settings: dict[str, int]
+    slack_ns: int
+    views: list[dict[str, Any]]
+    samples: list[dict[str, Any]]  # quorum-replication lines without error: time, high_watermark
+    members: list[dict[str, Any]]  # time, id, log_end_offset, high_watermark (one per voter/observer per sample)
+    states: list[dict[str, Any]]  # the reference log's broker and partition states (metadata_rules.OUT)
+    end: int
+    #: (nemesis op, partition) -> the invoke of the first acknowledged send to it after the op completed
+    writes: dict[tuple[int, str], int] = field(default_factory=dict)
+    brokers_state: dict[str, States] = field(init=False)
+    partitions: dict[str, States] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.brokers_state = by_subject(self.states, "broker")
+        self.partitions = by_subject(self.states, "partition")
+        self.samples = sorted(self.samples, key=lambda s: s["time"])
+
+    def hw_by(self, t: int) -> int | None:
+        """The high watermark of the first sample taken at or after `t` (None: none was): every
+        record committed at `t` is below it. A sampler that could not reach the quorum for a
+        while (its active controller killed) leaves its last sample before `t` stale, and a rule
+        that read that one would call records committed since uncommitted."""
+        return next((s["high_watermark"] for s in self.samples if s["time"] >= t), None)
+
+    def setting_ns(self, name: str) -> int:
+        return int(self.settings[name]) * MS
+
+
+def _s(t: int | None) -> float | None:
+    return None if t is None else round(t / NS, 3)
+
+
+def unfenced_down_broker(ev: Evidence, not_checked: dict[str, str]) -> list[dict[str, Any]]:
+    """A broker the nemesis killed, stopped or paused, that stayed so, still unfenced in the
+    committed metadata `broker.session.timeout.ms` + S after the fault took effect (or after a
+    majority of the voters could reach each other again, if they could not then)."""
+    found = []
+    session = ev.setting_ns("broker.session.timeout.ms")
+    for w in ev.ws:
+        if w.f not in DOWN or w.node not in ev.brokers or w.stayed is None:
+            continue
+        start = majority_back(ev.ws, ev.voters, w.effect, w.undone)
+        if start is None:
+            continue
+        deadline = start + session + ev.slack_ns
+        if deadline >= w.undone:
+            continue
+        hw = ev.hw_by(deadline)
+        if hw is None:
+            not_checked.setdefault("unfenced-down-broker", "no quorum-replication sample after a deadline")
+            continue
+        broker = str(ev.aliases[w.node])
+        state = ev.brokers_state.get(broker, States()).committed_by(hw, deadline)
+        if state is not None and not state["fenced"]:
+            found.append(
+                {
+                    "node": w.node,
+                    "broker": int(broker),
+                    "fault": w.f,
+                    "op": w.op,
+                    "took_effect_s": _s(w.effect),
+                    "deadline_s": _s(deadline),
+                    "high_watermark": hw,
+                    "offset": state["offset"],
+                }
+            )
+    return found
+
+
+def _active_controllers(ev: Evidence, a: int, b: int) -> set[str]:
+    """The nodes that led the quorum at some moment of [a, b]."""
+    leaders = {
+        v["node"] for v in ev.views if a <= v["time"] <= b and v["error"] is None and v["leader_id"] == v["node_id"]
+    }
+    first = quorum_rules.leader_at(ev.views, a, ev.ws)
+    return leaders | ({first[0]} if first else set())
+
+
+def stale_isr_member(ev: Evidence, not_checked: dict[str, str]) -> list[dict[str, Any]]:
+    """A follower faulted (down, or cut from its partition's leader) that stayed so and is still in
+    that partition's committed ISR 1.5 x `replica.lag.time.max.ms` + S after it began to lag,
+    while the leader stayed the same, up, and able to reach the active controller.
+
+    A follower lags once the leader's log has grown past it: Kafka counts a replica whose log
+    ends where the leader's does as caught up however long ago it fetched (KAFKA-4485), so a
+    follower of a partition that takes no write stays in its ISR, rightly. The lag is measured
+    from the first acknowledged send to the partition invoked after the fault took effect; a
+    partition with none (the harness's readiness topic, a run whose writes all failed) is not
+    held to the rule."""
+    found = []
+    bound = ev.setting_ns("replica.lag.time.max.ms") * 3 // 2 + ev.slack_ns
+    dn = down(ev.ws)
+    by_id = {str(i): a for a, i in ev.aliases.items()}
+    for w in ev.ws:
+        if w.stayed is None or not (w.f in DOWN or w.node is None):
+            continue
+        if w.effect + bound >= w.undone:
+            continue
+        for part, states in sorted(ev.partitions.items()):
+            written = ev.writes.get((w.op, part))
+            if written is None:
+                continue
+            deadline = max(written, w.effect) + bound
+            if deadline >= w.undone:
+                continue
+            now = states.at_time(w.effect)
+            if now is None or now["leader"] is None or now["leader"] < 0:
+                continue
+            leader = by_id.get(str(now["leader"]))
+            followers = [by_id.get(str(r)) for r in now["isr"] if r != now["leader"]]
+            if w.node is not None:
+                faulted = [w.node] if w.node in followers else []
+            else:
+                faulted = [f for f in followers if f is not None and leader is not None and w.cuts(f, leader)]
+            if not faulted or leader is None:
+                continue
+            later = [e for e in states.events if e["time"] is not None and w.effect < e["time"] <= deadline]
+            if any(e["leader"] != now["leader"] for e in later) or is_down(dn, leader, w.effect, deadline):
+                continue
+            if any(
+                cut_between(ev.ws, leader, c, w.effect, deadline) or is_down(dn, c, w.effect, deadline)
+                for c in _active_controllers(ev, w.effect, deadline)
+            ):
+                continue
+            hw = ev.hw_by(deadline)
+            if hw is None:
+                not_checked.setdefault("stale-isr-member", "no quorum-replication sample after a deadline")
+                continue
+            committed = states.committed_by(hw, deadline)
+            for f in faulted:
+                if committed is not None and ev.aliases[f] in committed["isr"]:
+                    found.append(
+                        {
+                            "node": f,
+                            "partition": part,
+                            "leader": now["leader"],
+                            "fault": w.f,
+                            "op": w.op,
+                            "took_effect_s": _s(w.effect),
+                            "first_write_s": _s(written),
+                            "deadline_s": _s(deadline),
+                            "isr": list(committed["isr"]),
+                            "offset": committed["offset"],
+                        }
+                    )
+    return found
+
+
+def stuck_broker_metadata(ev: Evidence, last_undone: int | None) -> list[dict[str, Any]]:
+    """After the last fault was undone, a broker that stays behind the quorum's high watermark with
+    its log end offset unmoved for longer than 30 s + S."""
+    if last_undone is None:
+        return []
+    bound = 30 * NS + ev.slack_ns
+    found = []
+    for alias in ev.brokers:
+        bid = ev.aliases[alias]
+        rows = sorted((m for m in ev.members if m["id"] == bid and m["time"] >= last_undone), key=lambda m: m["time"])
+        stretches: list[tuple[int, int, int]] = []  # leo, first, last
+        stretch: tuple[int, int, int] | None = None
+        for m in rows:
+            leo, hw = m["log_end_offset"], m["high_watermark"]
+            behind = leo is not None and hw is not None and 0 <= leo < hw
+            if behind and stretch is not None and stretch[0] == leo:
+                stretch = (leo, stretch[1], m["time"])
+                continue
+            if stretch is not None:
+                stretches.append(stretch)
+            stretch = (leo, m["time"], m["time"]) if behind else None
+        if stretch is not None:
+            stretches.append(stretch)
+        found += [
+            {
+                "node": alias,
+                "broker": bid,
+                "log_end_offset": leo,
+                "from_s": _s(first),
+                "to_s": _s(last),
+                "seconds": round((last - first) / NS, 3),
+            }
+            for leo, first, last in stretches
+            if last - first > bound
+        ]
+    return found
+
+
+def reaction_times(ev: Evidence) -> list[dict[str, Any]]:
+    """Per fault that took effect: the time to each faulted broker's fencing, to each ISR shrink
+    that removed a faulted node, and, for a fault on the active controller, to the next quorum leader."""
+    ops: dict[int, dict[str, Any]] = {}
+    for w in ev.ws:
+        if w.stayed is None:
+            continue
+        entry = ops.setdefault(
+            w.op,
+            {
+                "op": w.op,
+                "f": w.f,
+                "nodes": [],
+                "took_effect_s": _s(w.effect),
+                "undone_s": _s(w.undone) if w.undone < ev.end else None,
+                "fenced_after_s": {},
+                "isr_shrinks": [],
+            },
+        )
+        faulted = [w.node] if w.node is not None else sorted(w.grudge)
+        entry["nodes"] = sorted(set(entry["nodes"]) | set(faulted))
+        for node in faulted:
+            bid = str(ev.aliases.get(node, ""))
+            if node in ev.brokers:
+                fenced = _first_fencing(ev.brokers_state.get(bid, States()), w)
+                entry["fenced_after_s"][node] = _s(fenced - w.effect) if fenced is not None else None
+            for part, states in sorted(ev.partitions.items()):
+                now = states.at_time(w.invoke)
+                if now is None or ev.aliases.get(node) not in now["isr"]:
+                    continue
+                out_of = next(
+                    (
+                        e
+                        for e in states.events
+                        if e["time"] is not None
+                        and w.invoke <= e["time"] <= w.undone
+                        and ev.aliases.get(node) not in e["isr"]
+                    ),
+                    None,
+                )
+                if out_of is not None:
+                    entry["isr_shrinks"].append(
+                        {"node": node, "partition": part, "after_s": _s(out_of["time"] - w.effect)}
+                    )
+        leader = quorum_rules.leader_at(ev.views, w.invoke - 1, ev.ws)  # before the fault's own window
+        if leader is not None and _on(w, leader[0], ev.voters):
+            t = quorum_rules.next_leader(ev.views, w.invoke, leader, w.undone)
+            entry["active_controller"] = leader[0]
+            entry["next_quorum_leader_after_s"] = _s(t - w.effect) if t is not None else None
+    return list(ops.values())
+
+
+def _first_fencing(states: States, w: Window) -> int | None:
+    """When the broker was first fenced after the fault's invoke: by a fencing record of the
+    incarnation it faulted (the controller may fence it only after it was started again), not by
+    the fenced registration of its next one; for a cut, one before the heal completed."""
+    for e in states.events:
+        if e["time"] is None or e["time"] < w.invoke:
+            continue
+        if w.node is None and e["time"] > w.healed:  # a cut's heal ends what it can answer for
+            return None
+        if e.get("record") == REGISTER:
+            return e["time"] if e["time"] <= w.undone else None
+        if e["fenced"]:
+            return e["time"]
+    return None
+
+
+def _on(w: Window, node: str, voters: list[str]) -> bool:
+    """Whether a fault is on `node`: a node fault on it, or a cut that leaves it short of a majority."""
+    if w.node is not None:
+        return w.node == node
+    reach = [v for v in voters if v == node or not w.cuts(node, v)]
+    return len(reach) < len(voters) // 2 + 1

@@ -1,0 +1,231 @@
+"""The control plane's evidence, sampled while a run's history is open: each node's own quorum
+view and the quorum's replication state, on the history's clock, in the run directory's
+control-plane/ folder (history/run_dir.py names the files; the format is the checker's input).
+
+- quorum-views.jsonl: each node's `__cluster_metadata-0/quorum-state`, read from its data folder
+  on the host every VIEW_PERIOD_S and right after every nemesis operation completes (the history
+  tells the sampler: `saw`, a HistoryWriter tap). The file is what the node itself holds: the
+  leader and epoch it knows, and its vote; KRaft rewrites it on every change of its state.
+- quorum-replication.jsonl: DescribeQuorum every QUORUM_PERIOD_S, through one admin client kept
+  open (the active controller's view: voters' and observers' log end offsets, fetch times;
+  harness/admin.py reads it on Kafka 3.4 to 3.6 too).
+- nodes.json: every node's id and roles, the voters, and the timing settings the rules use.
+
+Each sampler has its thread, so that a DescribeQuorum waiting on a faulted cluster never delays a
+quorum view. Nothing here may fail or slow a run: a read that fails is a line with `error`, and
+each round costs a few small file reads.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+from kafka_chaos.harness.admin import describe_quorum
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.config import KAFKA_TIMING_DEFAULTS, NodeSpec
+from kafka_chaos.harness.metadata_log import METADATA_DIR
+from kafka_chaos.history.events import INVOKE, NEMESIS
+from kafka_chaos.history.file import HistoryWriter
+from kafka_chaos.history.reporter import Reporter, silent
+from kafka_chaos.history.run_dir import RunDir
+
+#: How often each node's quorum view is read; the contract asks for at least every 500 ms, and
+#: half of it keeps that under a loaded machine's scheduling delays.
+VIEW_PERIOD_S = 0.25
+#: How often the quorum is described ("about once a second").
+QUORUM_PERIOD_S = 1.0
+#: DescribeQuorum's timeout: a faulted cluster's answer is a line with `error`, not a stalled sampler.
+QUORUM_TIMEOUT_MS = 2000
+QUORUM_STATE = "quorum-state"
+
+
+def describe_nodes(nodes: list[NodeSpec], config: Mapping[str, str]) -> dict[str, Any]:
+    """nodes.json: each node by alias, the voters' ids, and the timing settings in effect (the
+    run's broker config over Kafka's defaults), as integers."""
+    return {
+        "nodes": {n.alias: {"id": n.node_id, "roles": list(n.roles)} for n in nodes},
+        "voters": sorted(n.node_id for n in nodes if n.is_controller),
+        "settings": {key: int(config.get(key, default)) for key, default in KAFKA_TIMING_DEFAULTS.items()},
+    }
+
+
+def parse_quorum_state(text: str) -> dict[str, int]:
+    """leader_id, leader_epoch and voted_id from a quorum-state file's JSON (Kafka's
+    QuorumStateData; -1 where it holds none). ValueError when it is not that JSON."""
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    return {
+        "leader_id": int(data.get("leaderId", -1)),
+        "leader_epoch": int(data.get("leaderEpoch", -1)),
+        "voted_id": int(data.get("votedId", -1)),
+    }
+
+
+def read_view(path: Path) -> dict[str, Any]:
+    """One node's view now: its quorum-state, or why it could not be read (`error`)."""
+    try:
+        return {**parse_quorum_state(path.read_text()), "error": None}
+    except FileNotFoundError:
+        error = "no quorum-state file"
+    except ValueError as exc:  # a JSONDecodeError is one
+        error = f"bad quorum-state: {exc}"
+    except OSError as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    return {"leader_id": None, "leader_epoch": None, "voted_id": None, "error": error}
+
+
+def _replica(state: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "id": state["replica_id"],
+        "log_end_offset": state["log_end_offset"],
+        "last_fetch_unix_ms": state.get("last_fetch_timestamp", -1),
+        "last_caught_up_unix_ms": state.get("last_caught_up_timestamp", -1),
+    }
+
+
+def replication(answer: Mapping[str, Any]) -> dict[str, Any]:
+    """A quorum-replication line (without its time) from kafka-python's describe_metadata_quorum()."""
+    part = answer["topics"][0]["partitions"][0]
+    if part.get("error"):
+        return {"error": str(part["error"])}
+    return {
+        "leader_id": part["leader_id"],
+        "leader_epoch": part["leader_epoch"],
+        "high_watermark": part["high_watermark"],
+        "voters": [_replica(r) for r in part["current_voters"]],
+        "observers": [_replica(r) for r in part["observers"]],
+        "error": None,
+    }
+
+
+class ControlPlaneSampler:
+    """Samples a live cluster's quorum into a run directory while its history is open:
+    `with sampler.running(history):` around the workload phase, `saw` as the history's tap."""
+
+    def __init__(
+        self,
+        cluster: KafkaCluster,
+        run_dir: RunDir,
+        reporter: Reporter = silent,
+        view_period_s: float = VIEW_PERIOD_S,
+        quorum_period_s: float = QUORUM_PERIOD_S,
+    ) -> None:
+        self.cluster, self.run_dir, self.reporter = cluster, run_dir, reporter
+        self.view_period_s, self.quorum_period_s = view_period_s, quorum_period_s
+        self._nodes = [(n.alias, n.node_id, n.data_dir / METADATA_DIR / QUORUM_STATE) for n in cluster.nodes]
+        self._completions: queue.SimpleQueue[int] = queue.SimpleQueue()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._now: Callable[[], int] = lambda: 0
+
+    def saw(self, event: Mapping[str, Any]) -> None:
+        """The history's tap: a nemesis operation that completed wakes the view sampler."""
+        if event.get("process") == NEMESIS and event.get("type") != INVOKE:
+            self._completions.put(event["index"])
+            self._wake.set()
+
+    @contextmanager
+    def running(self, history: HistoryWriter) -> Iterator[ControlPlaneSampler]:
+        self.start(history.now)
+        try:
+            yield self
+        finally:
+            self.stop()
+
+    def start(self, now: Callable[[], int]) -> None:
+        """nodes.json, then both samplers' threads; a failure here is reported, never raised."""
+        self._now = now
+        try:
+            self.run_dir.control_plane.mkdir(parents=True, exist_ok=True)
+            nodes = describe_nodes([n.spec for n in self.cluster.nodes], self.cluster.config)
+            self.run_dir.control_plane_nodes.write_text(json.dumps(nodes, indent=1) + "\n")
+            for name, loop, path in (
+                ("views", self._sample_views, self.run_dir.quorum_views),
+                ("quorum", self._sample_quorum, self.run_dir.quorum_replication),
+            ):
+                out = open(path, "a", encoding="utf-8")  # closed by its thread
+                thread = threading.Thread(target=self._guarded, args=(name, loop, out), name=f"control-plane-{name}")
+                thread.daemon = True
+                thread.start()
+                self._threads.append(thread)
+        except Exception as exc:  # the run goes on without its control-plane evidence
+            self.reporter(f"warning: control-plane sampling did not start: {type(exc).__name__}: {exc}")
+
+    def stop(self) -> None:
+        """Stop both samplers (the view sampler takes one last sample); waits for a DescribeQuorum
+        in flight at most its timeout."""
+        self._stop.set()
+        self._wake.set()
+        for thread in self._threads:
+            thread.join(timeout=QUORUM_TIMEOUT_MS / 1000 + 1)
+
+    def _guarded(self, name: str, loop: Callable[[TextIO], None], out: TextIO) -> None:
+        try:
+            with out:
+                loop(out)
+        except Exception as exc:  # a sampler's own bug ends its samples, not the run
+            self.reporter(f"warning: control-plane {name} sampler stopped: {type(exc).__name__}: {exc}")
+
+    def _sample_views(self, out: TextIO) -> None:
+        period_ns = round(self.view_period_s * 1e9)
+        due = self._now()
+        while True:
+            self._wake.wait(max(0.0, (due - self._now()) / 1e9))
+            self._wake.clear()
+            stopping = self._stop.is_set()
+            lines = []
+            while not self._completions.empty():
+                lines += self._views(self._completions.get())
+            now = self._now()
+            if now >= due or stopping:
+                lines += self._views(None)
+                due = max(due + period_ns, now + 1)
+            if lines:
+                out.write("".join(lines))
+                out.flush()
+            if stopping:
+                return
+
+    def _views(self, after: int | None) -> list[str]:
+        """One line per node: its view now; `after`, the nemesis completion that asked for it."""
+        time, lines = self._now(), []
+        for alias, node_id, path in self._nodes:
+            view = read_view(path)
+            error = view.pop("error")
+            line = {"time": time, "node": alias, "node_id": node_id, **view, "after": after, "error": error}
+            lines.append(json.dumps(line, separators=(",", ":")) + "\n")
+        return lines
+
+    def _sample_quorum(self, out: TextIO) -> None:
+        admin = None
+        try:
+            while True:
+                # Stamped as asked: the answer is of a moment after this, so a sample taken at or
+                # after a deadline has at least what was committed by then (checkers/fault_timing.py).
+                asked = self._now()
+                try:
+                    if admin is None:
+                        admin = self.cluster.admin(request_timeout_ms=QUORUM_TIMEOUT_MS)
+                    line = replication(describe_quorum(admin))
+                except Exception as exc:  # a faulted cluster's timeouts, a stopped one's refusals
+                    line = {"error": f"{type(exc).__name__}: {exc}"}
+                    # A client keeps asking the node it learnt leads the quorum: after that one
+                    # is killed, only a new client (bootstrapped again) asks the next leader.
+                    if admin is not None:
+                        admin.close()
+                        admin = None
+                out.write(json.dumps({"time": asked, **line}, separators=(",", ":")) + "\n")
+                out.flush()
+                if self._stop.wait(self.quorum_period_s):
+                    return
+        finally:
+            if admin is not None:
+                admin.close()

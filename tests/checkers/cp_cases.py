@@ -1,0 +1,275 @@
+"""For every control-plane anomaly of ../shared/anomalies.md, a run that has it (bad=True) and a
+near-identical one that does not (bad=False), from cp_builder's healthy run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tests.checkers.cp_builder import Run, change, fence, rec
+
+
+def split_brain(bad: bool) -> Run:
+    """kafka-1 (the quorum leader) cut off from 10 s to 40 s keeps holding itself leader of epoch 1
+    while kafka-2 leads epoch 2 from 12 s (KAFKA-15489). Near miss: kafka-1 killed instead; its
+    last view is not a claim."""
+    r = Run()
+    others = {"kafka-1": ["kafka-2", "kafka-3"], "kafka-2": ["kafka-1"], "kafka-3": ["kafka-1"]}
+    if bad:
+        r.fault("partition", ["kafka-1"], 10, grudge=others, shape="isolate").fault("heal", list(r.logs), 40)
+    else:
+        r.fault("kill", ["kafka-1"], 10).fault("start", ["kafka-1"], 40)
+    r.views("kafka-2", 12, 60, (2, 2)).views("kafka-3", 12, 60, (2, 2)).views("kafka-1", 40.5, 60, (2, 2))
+    # kafka-1's broker is fenced and its controller sees the new leader either way
+    return r.add(fence(8, 15, 1), rec(9, 12, "NO_OP_RECORD", batch_epoch=2))
+
+
+def split_brain_after_restart(bad: bool) -> Run:
+    """kafka-1, the quorum leader, killed from 10 s to 20 s while kafka-2 leads epoch 2 from 12 s;
+    its file says (1, 1) until 30 s after its start: what it held as it went down, written back as
+    it starts again (near miss), or a new claim of epoch 3 (its own election, while kafka-2 leads),
+    after which it follows kafka-2 in epoch 3."""
+    r = Run().fault("kill", ["kafka-1"], 10).fault("start", ["kafka-1"], 20)
+    r.views("kafka-2", 12, 60, (2, 2)).views("kafka-3", 12, 60, (2, 2))
+    r.views("kafka-1", 20.5, 30, (1, 3) if bad else (1, 1)).views("kafka-1", 30, 60, (2, 3) if bad else (2, 2))
+    return r.add(fence(8, 15, 1), rec(9, 12, "NO_OP_RECORD", batch_epoch=2))
+
+
+def double_leader(bad: bool) -> Run:
+    """From 30 s kafka-2 holds itself leader of epoch 1, which kafka-1 led (near miss: of epoch 2)."""
+    epoch = 1 if bad else 2
+    return (
+        Run()
+        .views("kafka-2", 30, 60, (2, epoch))
+        .views("kafka-1", 30, 60, (2, epoch))
+        .views("kafka-3", 30, 60, (2, epoch))
+    )
+
+
+def double_leader_in_log(bad: bool) -> Run:
+    """Two LeaderChange records of epoch 1 naming different leaders (near miss: the second in epoch 2)."""
+    return Run().add(
+        rec(8, 5, "LeaderChange", batch_epoch=1, leaderId=1, voters=[], grantingVoters=[]),
+        rec(9, 30, "LeaderChange", batch_epoch=1 if bad else 2, leaderId=2, voters=[], grantingVoters=[]),
+    )
+
+
+def epoch_regression(bad: bool) -> Run:
+    """kafka-3 restarts at 20 s and holds epoch 0 for a second before epoch 1 again; near miss: it
+    was wiped (a wiped node starts again from nothing)."""
+    r = Run().fault("kill" if bad else "wipe", ["kafka-3"], 20, took=2)
+    if bad:
+        r.fault("start", ["kafka-3"], 22)
+    return r.views("kafka-3", 20.5, 22.5, None).views("kafka-3", 22.5, 23.5, (1, 0))
+
+
+def divergence(bad: bool) -> Run:
+    """kafka-3's record at offset 8 was written in another epoch; near miss: offset 8 is not
+    committed (the quorum's final high watermark is 8)."""
+    r = Run().add(rec(8, 5, "NO_OP_RECORD"), nodes=("kafka-1", "kafka-2"))
+    r.add(rec(8, 5, "NO_OP_RECORD", batch_epoch=2), nodes=("kafka-3",))
+    r.final_hw = None if bad else 8
+    return r
+
+
+def divergence_not_fetched(bad: bool) -> Run:
+    """kafka-3's record at offset 8 was written in another epoch, below the final high watermark;
+    near miss: the last sample has kafka-3's log end at 8, so it has not fetched that far since (a
+    former leader restarted late keeps its uncommitted tail until it fetches)."""
+    r = Run().add(rec(8, 5, "NO_OP_RECORD"), rec(9, 6, "NO_OP_RECORD"), nodes=("kafka-1", "kafka-2"))
+    r.add(rec(8, 5, "NO_OP_RECORD", batch_epoch=2), nodes=("kafka-3",))
+    return r if bad else r.behind("kafka-3", 59.5, 61, 8)
+
+
+def divergence_shorter(bad: bool) -> Run:
+    """A wiped node may hold less, never something else: kafka-3 lacks offsets 8 and 9 (near miss)
+    or holds another record at 9."""
+    r = Run().add(rec(8, 5, "NO_OP_RECORD"), rec(9, 6, "NO_OP_RECORD"), nodes=("kafka-1", "kafka-2"))
+    if bad:
+        r.add(rec(9, 6, "TOPIC_RECORD", name="other", topicId="T9"), nodes=("kafka-3",))
+    return r
+
+
+def leader_not_in_isr(bad: bool) -> Run:
+    """The ISR of chaos/0 shrinks to [3] while 2 leads (near miss: to [2])."""
+    return Run().add(change(8, 5, isr=[3] if bad else [2]))
+
+
+def leader_not_in_isr_elected(bad: bool) -> Run:
+    """A change elects 1, which is not in the ISR (near miss: it also sets the ISR to [1])."""
+    return Run().add(change(8, 5, leader=1) if bad else change(8, 5, leader=1, isr=[1]))
+
+
+def partition_epoch_regression(bad: bool) -> Run:
+    """chaos/0 moves to 3 (epochs 1, 1), then a PartitionRecord sets it again with epochs 0, 0
+    (near miss: 1, 1)."""
+    e = 0 if bad else 1
+    again = rec(
+        9,
+        6,
+        "PARTITION_RECORD",
+        partitionId=0,
+        topicId="T0",
+        replicas=[1, 2, 3],
+        isr=[2, 3],
+        leader=3,
+        leaderEpoch=e,
+        partitionEpoch=e,
+    )
+    return Run().add(change(8, 5, leader=3), again)
+
+
+def inactive_leader(bad: bool) -> Run:
+    """Broker 3 is fenced, then made leader of chaos/0 (near miss: broker 1 is the one fenced)."""
+    return Run().add(fence(8, 5, 3 if bad else 1), change(9, 6, leader=3))
+
+
+def inactive_leader_shutdown(bad: bool) -> Run:
+    """Broker 3 enters controlled shutdown, then is made leader (near miss: it registers again first)."""
+    shutdown = rec(8, 5, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=3, brokerEpoch=2, inControlledShutdown=1)
+    r = Run().add(shutdown)
+    if not bad:
+        r.add(
+            rec(9, 5.5, "REGISTER_BROKER_RECORD", brokerId=3, brokerEpoch=9, fenced=False),
+        )
+    return r.add(change(10, 6, leader=3))
+
+
+def fenced_in_isr(bad: bool) -> Run:
+    """Broker 1 is fenced, then added to the ISR (near miss: added first, fenced after)."""
+    if bad:
+        return Run().add(fence(8, 5, 1), change(9, 6, isr=[2, 3, 1]))
+    return Run().add(change(8, 5, isr=[2, 3, 1]), fence(9, 6, 1))
+
+
+def unfenced_down_broker(bad: bool) -> Run:
+    """kafka-3 killed from 10 s to 40 s is fenced at 30 s (bound: 9 + 5 s after 10 s); near miss: at 19 s."""
+    at = 30 if bad else 19
+    r = Run().fault("kill", ["kafka-3"], 10).fault("start", ["kafka-3"], 40)
+    return r.add(change(8, at, isr=[2]), fence(9, at, 3), fence(10, 42, 3, fenced=-1))
+
+
+def unfenced_after_quorum_loss(bad: bool) -> Run:
+    """kafka-2 and kafka-3 killed at 10 s: no majority of voters until kafka-2 starts at 20 s; kafka-3
+    (down until 50 s) fenced at 32 s: within 9 + 5 s of the majority's return (near miss) or not,
+    when its start at 20 s is replaced by one at 15 s (bad: 15 + 14 = 29 < 32)."""
+    r = Run().fault("kill", ["kafka-2", "kafka-3"], 10)
+    r.fault("start", ["kafka-2"], 15 if bad else 20).fault("start", ["kafka-3"], 50)
+    return r.add(change(8, 32, leader=2, isr=[2]), fence(9, 32, 3), fence(10, 52, 3, fenced=-1))
+
+
+def unfenced_while_unsampled(bad: bool) -> Run:
+    """kafka-1, the quorum leader, killed at 10 s: DescribeQuorum fails until 30 s, so the last
+    high watermark sampled before the deadline (24 s) predates every record since. kafka-1's
+    broker is fenced at 26 s, after the deadline; near miss: at 19 s, before it."""
+    r = Run().fault("kill", ["kafka-1"], 10).fault("start", ["kafka-1"], 40)
+    r.sample_errors = [(10.5, 30)]
+    r.views("kafka-2", 11, 60, (2, 2)).views("kafka-3", 11, 60, (2, 2)).views("kafka-1", 40.5, 60, (2, 2))
+    at = 26 if bad else 19
+    return r.add(rec(8, 11, "NO_OP_RECORD", batch_epoch=2), fence(9, at, 1), fence(10, 42, 1, fenced=-1))
+
+
+def unfenced_after_pause_and_kill(bad: bool) -> Run:
+    """kafka-3 paused at 10 s, killed at 12 s and started at 15 s (a start ends its pause too),
+    registered again unfenced at 17 s; bad: the start at 15 s is kafka-2's, so kafka-3 stays
+    paused and killed, and unfenced."""
+    r = Run().fault("pause", ["kafka-3"], 10).fault("kill", ["kafka-3"], 12)
+    r.fault("start", ["kafka-2" if bad else "kafka-3"], 15)
+    return r.add(rec(8, 17, "REGISTER_BROKER_RECORD", brokerId=3, brokerEpoch=8, fenced=False))
+
+
+def unfenced_after_restart(bad: bool) -> Run:
+    """kafka-3 stopped at 10 s is never fenced; near miss: a wipe started it again at 12 s (the
+    kafka-14139 scenario's B), while the bad run's wipe was of kafka-2."""
+    r = Run().fault("stop", ["kafka-3"], 10).fault("wipe", ["kafka-2" if bad else "kafka-3"], 12)
+    return r
+
+
+def stale_isr_member(bad: bool) -> Run:
+    """kafka-3 cut off from chaos/0's leader (kafka-2) from 5 s to 58 s, the leader still reaching
+    the controller: the ISR drops 3 at 57 s, past 1.5 x 30 + 5 s after the first write that came
+    after the cut, at 6 s (near miss: at 40 s)."""
+    grudge = {"kafka-3": ["kafka-2"], "kafka-2": ["kafka-3"]}
+    r = Run().fault("partition", ["kafka-3"], 5, grudge=grudge, shape="cut").fault("heal", ["kafka-1"], 58)
+    return r.add(change(8, 57 if bad else 40, isr=[2]))
+
+
+def stale_isr_member_replaced(bad: bool) -> Run:
+    """kafka-3 cut off from chaos/0's leader (kafka-2) at 5 s; at 10 s another partition replaces
+    that one (a partition replaces every rule of the one before) and cuts kafka-3 from kafka-1
+    only, until the heal at 58 s: kafka-3 fetches again and stays in the ISR rightly (near miss).
+    Bad: the new partition keeps kafka-3 cut from kafka-2 too (bound 1.5 x 10 + 5 s)."""
+    first = {"kafka-3": ["kafka-2"], "kafka-2": ["kafka-3"]}
+    second = {"kafka-3": ["kafka-1"], "kafka-1": ["kafka-3"]}
+    if bad:
+        second = {"kafka-3": ["kafka-1", "kafka-2"], "kafka-1": ["kafka-3"], "kafka-2": ["kafka-3"]}
+    r = Run().fault("partition", ["kafka-3"], 5, grudge=first, shape="cut")
+    r.fault("partition", ["kafka-3"], 10, grudge=second, shape="cut").fault("heal", ["kafka-1"], 58)
+    r.settings["replica.lag.time.max.ms"] = 10000
+    return r
+
+
+def stale_isr_member_deleted(bad: bool) -> Run:
+    """kafka-3 cut off from chaos/0's leader from 5 s to 58 s and still in its ISR; near miss: the
+    topic was deleted at 4 s (as the harness deletes its readiness topic), so there is no ISR."""
+    grudge = {"kafka-3": ["kafka-2"], "kafka-2": ["kafka-3"]}
+    r = Run().fault("partition", ["kafka-3"], 5, grudge=grudge, shape="cut").fault("heal", ["kafka-1"], 58)
+    return r if bad else r.add(rec(8, 4, "REMOVE_TOPIC_RECORD", topicId="T0"))
+
+
+def stale_isr_member_idle(bad: bool) -> Run:
+    """kafka-3 cut off from chaos/0's leader from 5 s to 58 s and still in the ISR at the end, while
+    chaos/0 takes writes; near miss: it takes none after 4 s (a follower whose log ends where the
+    leader's does is caught up: KAFKA-4485)."""
+    grudge = {"kafka-3": ["kafka-2"], "kafka-2": ["kafka-3"]}
+    r = Run().fault("partition", ["kafka-3"], 5, grudge=grudge, shape="cut").fault("heal", ["kafka-1"], 58)
+    if not bad:
+        r.writes = [2.0, 3.0, 4.0]
+    return r
+
+
+def stale_isr_member_late(bad: bool) -> Run:
+    """chaos/0 is idle from 4 s; kafka-3 is cut off from its leader at 5 s; writes start again at
+    10 s, and the ISR drops kafka-3 at 33 s: past 1.5 x 10 + 5 s after the first write (near miss:
+    the writes start again at 15 s; either way it is past that bound after the cut itself)."""
+    grudge = {"kafka-3": ["kafka-2"], "kafka-2": ["kafka-3"]}
+    r = Run().fault("partition", ["kafka-3"], 5, grudge=grudge, shape="cut").fault("heal", ["kafka-1"], 58)
+    r.settings["replica.lag.time.max.ms"] = 10000
+    r.writes = [2.0, 3.0, 4.0] + [float(t) for t in range(10 if bad else 15, 58)]
+    return r.add(change(8, 33, isr=[2]))
+
+
+def stuck_broker_metadata(bad: bool) -> Run:
+    """After a heal at 5 s, kafka-3's log end offset stays at 8 while the quorum moves on, for 45 s
+    (near miss: 30 s)."""
+    r = Run().fault("pause", ["kafka-3"], 2).fault("resume", ["kafka-3"], 5)
+    r.hw_per_s = 1
+    return r.behind("kafka-3", 10, 55 if bad else 40, 8)
+
+
+Case = Callable[[bool], Run]
+#: name -> the builders whose bad run has exactly that anomaly
+CASES: dict[str, list[Case]] = {
+    "quorum-split-brain": [split_brain, split_brain_after_restart],
+    "quorum-double-leader": [double_leader, double_leader_in_log],
+    "quorum-epoch-regression": [epoch_regression],
+    "metadata-divergence": [divergence, divergence_shorter, divergence_not_fetched],
+    "leader-not-in-isr": [leader_not_in_isr, leader_not_in_isr_elected],
+    "partition-epoch-regression": [partition_epoch_regression],
+    "inactive-leader": [inactive_leader, inactive_leader_shutdown],
+    "fenced-in-isr": [fenced_in_isr],
+    "unfenced-down-broker": [
+        unfenced_down_broker,
+        unfenced_after_quorum_loss,
+        unfenced_after_restart,
+        unfenced_while_unsampled,
+        unfenced_after_pause_and_kill,
+    ],
+    "stale-isr-member": [
+        stale_isr_member,
+        stale_isr_member_idle,
+        stale_isr_member_late,
+        stale_isr_member_deleted,
+        stale_isr_member_replaced,
+    ],
+    "stuck-broker-metadata": [stuck_broker_metadata],
+}

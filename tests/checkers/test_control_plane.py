@@ -1,0 +1,103 @@
+"""Every control-plane anomaly: a hand-made run directory that has it, and a near-identical one that
+does not (tests/checkers/cp_cases.py); and a run without the evidence, checked as before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kafka_chaos.checkers.anomalies import CONTROL_NAMES
+from kafka_chaos.checkers.check import check_history, format_summary
+from tests.checkers import cp_cases
+from tests.checkers.cp_builder import Run
+from tests.checkers.histories import lost_write
+
+pytestmark = pytest.mark.spark
+
+CASES = [(name, build) for name, builds in cp_cases.CASES.items() for build in builds]
+
+
+@pytest.fixture
+def check_run(spark_session, tmp_path: Path):
+    counter = iter(range(1_000_000))
+
+    def run(r: Run):
+        n = next(counter)
+        history = r.write(tmp_path / f"run-{n}")
+        return check_history(history, report=False, session=spark_session)
+
+    return run
+
+
+def test_every_control_plane_anomaly_has_a_case():
+    assert set(cp_cases.CASES) == set(CONTROL_NAMES)
+
+
+@pytest.mark.parametrize(("name", "build"), CASES, ids=[f"{n}-{b.__name__}" for n, b in CASES])
+def test_control_plane_anomaly_and_its_near_miss(check_run, name, build):
+    bad = check_run(build(True))
+    assert set(bad.anomalies) == {name}, (bad.anomalies, bad.control_plane["not_checked"])
+    assert bad.anomalies[name]["errors"] == bad.anomalies[name]["count"] >= 1
+    assert bad.valid is False and bad.exit_code == 1
+    assert f"control plane: {name}" in format_summary(bad)
+    assert bad.brief()["errors"][name] >= 1
+    good = check_run(build(False))
+    assert good.anomalies == {}, good.anomalies
+    assert good.valid is True
+    assert good.control_plane["checked"] is True and good.control_plane["not_checked"] == {}
+    assert "control plane: ok" in format_summary(good) and good.brief()["control_plane"] == "ok"
+
+
+def test_a_bare_history_is_not_checked_and_says_so(check):
+    result = check(lost_write(False))
+    assert result.control_plane == {"checked": False, "why": "no control-plane evidence in the run directory"}
+    assert "control plane: not checked" in format_summary(result)
+    assert result.brief()["control_plane"].startswith("not checked")
+    assert json.loads(result.results_path.read_text())["control_plane"]["checked"] is False
+
+
+def test_results_hold_what_the_contract_reports_beside_the_anomalies(check_run):
+    result = check_run(cp_cases.split_brain(True))
+    cp = json.loads(result.results_path.read_text())["control_plane"]
+    assert cp["slack_s"] == 5.0 and cp["settings"]["controller.quorum.fetch.timeout.ms"] == 2000
+    assert cp["bounds_s"]["quorum-split-brain"] == 8.0
+    partition = next(f for f in cp["faults"] if f["f"] == "partition")
+    assert partition["active_controller"] == "kafka-1"
+    assert partition["next_quorum_leader_after_s"] == pytest.approx(1.99, abs=0.02)
+    heal = next(h for h in cp["heals"] if h["f"] == "heal")
+    assert (heal["epoch_before"], heal["epoch_after"], heal["epochs_added"]) == (2, 2, 0)
+    assert set(cp["metadata_lag"]) == {"kafka-1", "kafka-2", "kafka-3"}
+    example = result.anomalies["quorum-split-brain"]["examples"][0]
+    assert example["nodes"] == ["kafka-1", "kafka-2"] and example["epochs"] == [1, 2]
+    assert example["from_s"] == 12.0 and example["to_s"] == 40.0
+
+
+def test_reaction_times_of_a_killed_broker(check_run):
+    result = check_run(cp_cases.unfenced_down_broker(False))
+    kill = next(f for f in result.control_plane["faults"] if f["f"] == "kill")
+    assert kill["fenced_after_s"] == {"kafka-3": pytest.approx(8.99, abs=0.01)}
+    assert kill["isr_shrinks"] == [
+        {"node": "kafka-3", "partition": "chaos/0", "after_s": pytest.approx(8.99, abs=0.01)}
+    ]
+
+
+def test_rules_without_their_evidence_are_listed(spark_session, tmp_path):
+    history = Run().write(tmp_path / "partial")
+    (history.parent / "control-plane" / "quorum-replication.jsonl").unlink()
+    result = check_history(history, report=False, session=spark_session)
+    missing = result.control_plane["not_checked"]
+    assert set(missing) == {"metadata-divergence", "unfenced-down-broker", "stale-isr-member", "stuck-broker-metadata"}
+    assert set(missing.values()) == {"no quorum-replication.jsonl"}
+    assert result.valid is True
+
+
+def test_the_report_has_a_control_plane_timeline_per_node(spark_session, tmp_path):
+    history = cp_cases.split_brain(True).write(tmp_path / "run")
+    result = check_history(history, report=True, session=spark_session)
+    html = result.report_path.read_text()
+    assert 'id="control-plane"' in html and 'id="a-quorum-split-brain"' in html
+    for node in ("kafka-1", "kafka-2", "kafka-3"):
+        assert f'aria-label="{node}: quorum epoch and role, fencing, metadata lag"' in html
+    assert 'class="fault fault-partition"' in html.split('id="control-plane"')[1]

@@ -1,0 +1,232 @@
+"""The control-plane samplers: each node's quorum-state read into quorum-views.jsonl (every period
+and right after each nemesis completion), DescribeQuorum into quorum-replication.jsonl, and
+nodes.json; on a stand-in cluster of host folders, without Docker."""
+
+import json
+import time
+from pathlib import Path
+
+from kafka.errors import RequestTimedOutError
+
+from kafka_chaos.harness.config import ClusterShape
+from kafka_chaos.harness.control_plane import (
+    ControlPlaneSampler,
+    describe_nodes,
+    parse_quorum_state,
+    read_view,
+    replication,
+)
+from kafka_chaos.history.events import INFO, NEMESIS, OK
+from kafka_chaos.history.file import HistoryWriter
+from kafka_chaos.history.run_dir import RunDir
+
+#: A 4.3.1 node's quorum-state, as Kafka wrote it during a run (data_version 0, static voters).
+QUORUM_STATE = (
+    '{"clusterId":"","leaderId":2,"leaderEpoch":3,"votedId":2,"appliedOffset":0,'
+    '"currentVoters":[{"voterId":1},{"voterId":2},{"voterId":3}],"data_version":0}'
+)
+#: kafka-python 3.0.12's describe_metadata_quorum() on a 3-node 4.3.1 cluster, trimmed to one
+#: voter and one observer.
+ANSWER = {
+    "topics": [
+        {
+            "topic_name": "__cluster_metadata",
+            "partitions": [
+                {
+                    "partition_index": 0,
+                    "leader_id": 1,
+                    "leader_epoch": 5,
+                    "high_watermark": 812,
+                    "current_voters": [
+                        {
+                            "replica_id": 1,
+                            "replica_directory_id": "AAAAAAAAAAAAAAAAAAAAAA",
+                            "log_end_offset": 812,
+                            "last_fetch_timestamp": -1,
+                            "last_caught_up_timestamp": 1764170000123,
+                        }
+                    ],
+                    "observers": [
+                        {
+                            "replica_id": 4,
+                            "replica_directory_id": "AAAAAAAAAAAAAAAAAAAAAA",
+                            "log_end_offset": 800,
+                            "last_fetch_timestamp": 1764170000100,
+                            "last_caught_up_timestamp": 1764170000050,
+                        }
+                    ],
+                    "error": None,
+                }
+            ],
+        }
+    ],
+    "nodes": [],
+}
+
+
+def test_a_quorum_state_file_gives_the_leader_epoch_and_vote_the_node_holds(tmp_path):
+    assert parse_quorum_state(QUORUM_STATE) == {"leader_id": 2, "leader_epoch": 3, "voted_id": 2}
+    # A node that knows no leader and has not voted: Kafka's defaults, -1.
+    assert parse_quorum_state('{"leaderEpoch":7,"data_version":1}') == {
+        "leader_id": -1,
+        "leader_epoch": 7,
+        "voted_id": -1,
+    }
+    path = tmp_path / "quorum-state"
+    assert read_view(path) == {
+        "leader_id": None,
+        "leader_epoch": None,
+        "voted_id": None,
+        "error": "no quorum-state file",
+    }
+    path.write_text('{"leaderId": 1, "leaderE')  # not what Kafka writes (it renames a whole file in place)
+    view = read_view(path)
+    assert view["leader_id"] is None and view["error"].startswith("bad quorum-state")
+    path.write_text("[1, 2]")
+    assert read_view(path)["error"] == "bad quorum-state: not a JSON object"
+    path.write_text(QUORUM_STATE)
+    assert read_view(path) == {"leader_id": 2, "leader_epoch": 3, "voted_id": 2, "error": None}
+
+
+def test_nodes_json_names_each_node_the_voters_and_the_settings_in_effect():
+    dedicated = describe_nodes(ClusterShape(brokers=2, controllers=3).nodes(), {"broker.session.timeout.ms": "4000"})
+    assert dedicated["nodes"] == {
+        "controller-1": {"id": 1, "roles": ["controller"]},
+        "controller-2": {"id": 2, "roles": ["controller"]},
+        "controller-3": {"id": 3, "roles": ["controller"]},
+        "broker-4": {"id": 4, "roles": ["broker"]},
+        "broker-5": {"id": 5, "roles": ["broker"]},
+    }
+    assert dedicated["voters"] == [1, 2, 3]
+    assert dedicated["settings"] == {
+        "controller.quorum.fetch.timeout.ms": 2000,
+        "broker.session.timeout.ms": 4000,
+        "replica.lag.time.max.ms": 30000,
+        "controller.quorum.election.timeout.ms": 1000,
+        "broker.heartbeat.interval.ms": 2000,
+    }
+    combined = describe_nodes(ClusterShape(brokers=3).nodes(), {})
+    assert combined["nodes"]["kafka-2"] == {"id": 2, "roles": ["broker", "controller"]}
+    assert combined["voters"] == [1, 2, 3]
+
+
+def test_a_describe_quorum_answer_becomes_one_replication_line():
+    assert replication(ANSWER) == {
+        "leader_id": 1,
+        "leader_epoch": 5,
+        "high_watermark": 812,
+        "voters": [{"id": 1, "log_end_offset": 812, "last_fetch_unix_ms": -1, "last_caught_up_unix_ms": 1764170000123}],
+        "observers": [
+            {
+                "id": 4,
+                "log_end_offset": 800,
+                "last_fetch_unix_ms": 1764170000100,
+                "last_caught_up_unix_ms": 1764170000050,
+            }
+        ],
+        "error": None,
+    }
+    failed = json.loads(json.dumps(ANSWER))
+    failed["topics"][0]["partitions"][0]["error"] = "[Error 6] NotLeaderOrFollowerError: "
+    assert replication(failed) == {"error": "[Error 6] NotLeaderOrFollowerError: "}
+
+
+class Node:
+    def __init__(self, spec, root: Path):
+        self.spec, self.alias, self.node_id = spec, spec.alias, spec.node_id
+        self.data_dir = root / spec.alias / "data"
+
+
+class Admin:
+    """describe_metadata_quorum() as kafka-python answers it, or raising as it does on a faulted cluster."""
+
+    def __init__(self, error: Exception | None = None):
+        self.error, self.closed = error, False
+
+    def describe_metadata_quorum(self):
+        if self.error is not None:
+            raise self.error
+        return ANSWER
+
+    def close(self):
+        self.closed = True
+
+
+class Cluster:
+    def __init__(self, root: Path, admin: Admin):
+        self.nodes = [Node(spec, root) for spec in ClusterShape(brokers=3).nodes()]
+        self.config = {"controller.quorum.fetch.timeout.ms": "1000"}
+        self.admins = [admin]
+
+    def admin(self, **kwargs):
+        return self.admins[-1]
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_views_are_sampled_every_period_and_after_each_nemesis_completion(tmp_path):
+    run = RunDir(tmp_path / "run")
+    run.path.mkdir()
+    admin = Admin()
+    cluster = Cluster(tmp_path / "cluster", admin)
+    for node in cluster.nodes[:2]:  # kafka-3 has no quorum-state yet (just wiped)
+        (node.data_dir / "__cluster_metadata-0").mkdir(parents=True)
+        (node.data_dir / "__cluster_metadata-0" / "quorum-state").write_text(QUORUM_STATE)
+    sampler = ControlPlaneSampler(cluster, run, view_period_s=0.05, quorum_period_s=0.1)
+    with HistoryWriter(run.history, tap=sampler.saw) as history, sampler.running(history):
+        time.sleep(0.3)
+        history.invoke(NEMESIS, "kill", {"target": "kafka-1"})
+        killed = history.write(NEMESIS, OK, "kill", {"nodes": ["kafka-1"]})
+        history.invoke(0, "send", [])
+        broke = history.write(NEMESIS, INFO, "partition", {"nodes": ["kafka-2"]}, "half way")
+        time.sleep(0.3)
+    closed_at = history.now()
+    assert admin.closed
+    sampled = run.quorum_views.read_text()
+    time.sleep(0.2)
+    assert run.quorum_views.read_text() == sampled  # the samplers stopped with the history
+
+    views = lines(run.quorum_views)
+    assert {v["node"] for v in views} == {"kafka-1", "kafka-2", "kafka-3"}
+    first = next(v for v in views if v["node"] == "kafka-1")
+    assert first == {
+        "time": first["time"],
+        "node": "kafka-1",
+        "node_id": 1,
+        "leader_id": 2,
+        "leader_epoch": 3,
+        "voted_id": 2,
+        "after": None,
+        "error": None,
+    }
+    missing = next(v for v in views if v["node"] == "kafka-3")
+    assert (missing["leader_id"], missing["error"]) == (None, "no quorum-state file")
+    for completion in (killed, broke):  # one sample per node right after each completion
+        after = [v for v in views if v["after"] == completion["index"]]
+        assert sorted(v["node"] for v in after) == ["kafka-1", "kafka-2", "kafka-3"]
+        assert all(0 < v["time"] - completion["time"] < 500_000_000 for v in after)
+    periodic = sorted(v["time"] for v in views if v["node"] == "kafka-1" and v["after"] is None)
+    assert len(periodic) >= 8 and max(b - a for a, b in zip(periodic, periodic[1:], strict=False)) < 500_000_000
+    assert closed_at - periodic[-1] < 500_000_000  # the last one as the history closed
+
+    replicated = lines(run.quorum_replication)
+    assert len(replicated) >= 4 and all(r["error"] is None and r["high_watermark"] == 812 for r in replicated)
+    assert json.loads(run.control_plane_nodes.read_text())["settings"]["controller.quorum.fetch.timeout.ms"] == 1000
+
+
+def test_a_quorum_that_cannot_be_described_is_a_line_with_the_error(tmp_path):
+    run = RunDir(tmp_path / "run")
+    run.path.mkdir()
+    cluster = Cluster(tmp_path / "cluster", Admin(RequestTimedOutError("Request timed out after 1999 ms")))
+    sampler = ControlPlaneSampler(cluster, run, view_period_s=0.05, quorum_period_s=0.05)
+    with HistoryWriter(run.history, tap=sampler.saw) as history, sampler.running(history):
+        time.sleep(0.2)
+    replicated = lines(run.quorum_replication)
+    assert replicated and all(set(r) == {"time", "error"} for r in replicated)
+    assert (
+        replicated[0]["error"]
+        == "RequestTimedOutError: [Error 7] RequestTimedOutError: Request timed out after 1999 ms"
+    )
+    assert all(v["error"] == "no quorum-state file" for v in lines(run.quorum_views))
