@@ -136,9 +136,7 @@ def test_its_evidence_with_two_leaders_at_once_is_a_split_brain(killed_controlle
 
 
 def test_its_evidence_with_a_killed_broker_left_unfenced_is_flagged(killed_controller, edited):
-    cp = killed_controller.control_plane
-    killed = next(f for f in cp["faults"] if f["f"] == "kill")["nodes"][0]
-    keep_killed(edited)
+    killed = keep_killed(edited)
     result = check_history(edited.history, report=False)
     assert result.valid is False and "unfenced-down-broker" in result.anomalies, result.anomalies
     example = result.anomalies["unfenced-down-broker"]["examples"][0]

@@ -1,6 +1,7 @@
 """One run through the command line, held to the run directory the code before issue 35's one
 run pipeline wrote for the same command (run_dir_layout.json, made from that code, with issue
-36's control-plane/ folder and config.json's `control_plane` added), then run again from its
+36's control-plane/ folder and the `control_plane` of config.json, results.json and `--json`
+added), then run again from its
 recorded seed through `run(spec)`: the same faults on the same nodes."""
 
 import json
@@ -53,5 +54,8 @@ def test_a_run_writes_the_directory_it_wrote_before_and_replays_from_its_seed(tm
         store=tmp_path,
     )
     again = run(spec, silent)
-    assert len(faults(first)) >= 4  # two faults and their heals
-    assert faults(again.run_dir) == faults(first)
+    # The same faults on the same nodes, as far as both runs got: how many fit in 12 s depends on
+    # how long each took (under load a run fits one fault more or less than the other).
+    one, two = faults(first), faults(again.run_dir)
+    common = min(len(one), len(two))
+    assert common >= 4 and one[:common] == two[:common], (one, two)  # two faults and their heals
