@@ -23,13 +23,12 @@ import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, TextIO
 
+from kafka_chaos.harness import quorum_state
 from kafka_chaos.harness.admin import describe_quorum
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.config import KAFKA_TIMING_DEFAULTS, NodeSpec
-from kafka_chaos.harness.metadata_log import METADATA_DIR
 from kafka_chaos.history.events import INVOKE, NEMESIS
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.reporter import Reporter, silent
@@ -42,7 +41,6 @@ VIEW_PERIOD_S = 0.25
 QUORUM_PERIOD_S = 1.0
 #: DescribeQuorum's timeout: a faulted cluster's answer is a line with `error`, not a stalled sampler.
 QUORUM_TIMEOUT_MS = 2000
-QUORUM_STATE = "quorum-state"
 
 
 def describe_nodes(nodes: list[NodeSpec], config: Mapping[str, str]) -> dict[str, Any]:
@@ -53,32 +51,6 @@ def describe_nodes(nodes: list[NodeSpec], config: Mapping[str, str]) -> dict[str
         "voters": sorted(n.node_id for n in nodes if n.is_controller),
         "settings": {key: int(config.get(key, default)) for key, default in KAFKA_TIMING_DEFAULTS.items()},
     }
-
-
-def parse_quorum_state(text: str) -> dict[str, int]:
-    """leader_id, leader_epoch and voted_id from a quorum-state file's JSON (Kafka's
-    QuorumStateData; -1 where it holds none). ValueError when it is not that JSON."""
-    data = json.loads(text)
-    if not isinstance(data, dict):
-        raise ValueError("not a JSON object")
-    return {
-        "leader_id": int(data.get("leaderId", -1)),
-        "leader_epoch": int(data.get("leaderEpoch", -1)),
-        "voted_id": int(data.get("votedId", -1)),
-    }
-
-
-def read_view(path: Path) -> dict[str, Any]:
-    """One node's view now: its quorum-state, or why it could not be read (`error`)."""
-    try:
-        return {**parse_quorum_state(path.read_text()), "error": None}
-    except FileNotFoundError:
-        error = "no quorum-state file"
-    except ValueError as exc:  # a JSONDecodeError is one
-        error = f"bad quorum-state: {exc}"
-    except OSError as exc:
-        error = f"{type(exc).__name__}: {exc}"
-    return {"leader_id": None, "leader_epoch": None, "voted_id": None, "error": error}
 
 
 def _replica(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -119,7 +91,7 @@ class ControlPlaneSampler:
     ) -> None:
         self.cluster, self.run_dir, self.reporter = cluster, run_dir, reporter
         self.view_period_s, self.quorum_period_s = view_period_s, quorum_period_s
-        self._nodes = [(n.alias, n.node_id, n.data_dir / METADATA_DIR / QUORUM_STATE) for n in cluster.nodes]
+        self._nodes = [(n.alias, n.node_id, quorum_state.path_of(n)) for n in cluster.nodes]
         self._completions: queue.SimpleQueue[int] = queue.SimpleQueue()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -198,7 +170,7 @@ class ControlPlaneSampler:
         """One line per node: its view now; `after`, the nemesis completion that asked for it."""
         time, lines = self._now(), []
         for alias, node_id, path in self._nodes:
-            view = read_view(path)
+            view = quorum_state.read_view(path)
             error = view.pop("error")
             line = {"time": time, "node": alias, "node_id": node_id, **view, "after": after, "error": error}
             lines.append(json.dumps(line, separators=(",", ":")) + "\n")

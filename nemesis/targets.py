@@ -3,7 +3,7 @@
 random            one node, chosen at random
 leader:KEY        the current leader of partition KEY ("topic/partition")
 follower:KEY      a follower in KEY's ISR (not its leader)
-controller        the active controller (DescribeQuorum: harness/admin.py)
+controller        the active controller (the controllers' own quorum-state files, and DescribeQuorum)
 controllers       every controller
 group-coordinator the broker coordinating the run's consumer group (:GROUP for another group)
 txn-coordinator   the broker coordinating the transactional id of the run's process 0 (:ID for another id)
@@ -32,6 +32,7 @@ from kafka_chaos.harness.names import (
     transactional_id,
 )
 from kafka_chaos.harness.node import KafkaNode
+from kafka_chaos.harness.quorum_state import leader_claims
 
 KINDS = (
     "random",
@@ -62,6 +63,30 @@ def _ask(cluster: KafkaCluster, question: Callable[[KafkaAdminClient], Any], tri
                 raise TargetError(f"the cluster did not answer: {type(exc).__name__}: {exc}") from None
             time.sleep(0.5)
     raise AssertionError("unreachable")
+
+
+def _described_leader(cluster: KafkaCluster) -> tuple[int, int] | None:
+    """(epoch, id) of the quorum's leader as DescribeQuorum says it, asked once; None when it
+    cannot be asked or read (a faulted cluster, a client library that cannot parse the answer)."""
+    try:
+        with cluster.admin(request_timeout_ms=2000) as admin:
+            part = describe_quorum(admin)["topics"][0]["partitions"][0]
+    except Exception:  # the files decide alone
+        return None
+    leader, epoch = part.get("leader_id"), part.get("leader_epoch")
+    return (int(epoch), int(leader)) if leader is not None and leader >= 0 and epoch is not None else None
+
+
+def _active_controller(cluster: KafkaCluster) -> int:
+    """The active controller's id: the highest epoch of the running controllers' own claims to
+    lead (harness/quorum_state.py; every release writes them), cross-checked with DescribeQuorum
+    where it can be read, whose answer wins only when it names a later epoch than the files do."""
+    claims = leader_claims(cluster.controllers)
+    described = _described_leader(cluster)
+    best = max([*claims[:1], *([described] if described else [])], default=None)
+    if best is None:
+        raise TargetError("controller: the quorum has no leader right now")
+    return best[1]
 
 
 def partition_in(described: list[dict], index: int) -> dict | None:
@@ -129,11 +154,7 @@ def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[Kafk
     if target == "controller":
         if len(cluster.controllers) == 1:
             return list(cluster.controllers)
-        quorum = _ask(cluster, describe_quorum)
-        leader = quorum["topics"][0]["partitions"][0]["leader_id"]
-        if leader is None or leader < 0:
-            raise TargetError("controller: the quorum has no leader right now")
-        return [cluster.node(leader)]
+        return [cluster.node(_active_controller(cluster))]
     if target == "controllers":
         return list(cluster.controllers)
     if target in ("minority", "majority"):

@@ -9,13 +9,8 @@ from pathlib import Path
 from kafka.errors import RequestTimedOutError
 
 from kafka_chaos.harness.config import ClusterShape
-from kafka_chaos.harness.control_plane import (
-    ControlPlaneSampler,
-    describe_nodes,
-    parse_quorum_state,
-    read_view,
-    replication,
-)
+from kafka_chaos.harness.control_plane import ControlPlaneSampler, describe_nodes, replication
+from kafka_chaos.harness.quorum_state import leader_claims, parse_quorum_state, read_view
 from kafka_chaos.history.events import INFO, NEMESIS, OK
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.run_dir import RunDir
@@ -230,3 +225,30 @@ def test_a_quorum_that_cannot_be_described_is_a_line_with_the_error(tmp_path):
         == "RequestTimedOutError: [Error 7] RequestTimedOutError: Request timed out after 1999 ms"
     )
     assert all(v["error"] == "no quorum-state file" for v in lines(run.quorum_views))
+
+
+class Controller:
+    """A controller as leader_claims sees it: its id, its data folder, and whether it runs."""
+
+    def __init__(self, root: Path, node_id: int, view: dict | None, state: str = "running") -> None:
+        self.node_id, self.data_dir, self._state = node_id, root / f"c{node_id}", state
+        if view is not None:
+            (self.data_dir / "__cluster_metadata-0").mkdir(parents=True)
+            (self.data_dir / "__cluster_metadata-0" / "quorum-state").write_text(json.dumps(view))
+
+    def state(self) -> str:
+        return self._state
+
+
+def test_the_newest_running_leader_claim_comes_first(tmp_path):
+    """A split quorum (KAFKA-15489): node 1, cut off, still holds itself leader of epoch 1 while 2
+    leads epoch 3; node 3 follows 2; node 4 was killed holding epoch 5, node 5 has no file yet."""
+    nodes = [
+        Controller(tmp_path, 1, {"leaderId": 1, "leaderEpoch": 1, "votedId": 1}),
+        Controller(tmp_path, 2, {"leaderId": 2, "leaderEpoch": 3, "votedId": 2}),
+        Controller(tmp_path, 3, {"leaderId": 2, "leaderEpoch": 3, "votedId": -1}),
+        Controller(tmp_path, 4, {"leaderId": 4, "leaderEpoch": 5, "votedId": 4}, state="exited"),
+        Controller(tmp_path, 5, None),
+    ]
+    assert leader_claims(nodes) == [(3, 2), (1, 1)]
+    assert leader_claims(nodes[2:]) == []  # mid-election, or only followers running

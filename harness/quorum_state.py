@@ -1,0 +1,63 @@
+"""Each node's own quorum state, read from its data folder on the host: the leader id and epoch
+it holds, and its vote (`__cluster_metadata-0/quorum-state`, Kafka's QuorumStateData, which
+KRaft rewrites on every change of its election state). Every Kafka release writes it, so it says
+who leads the quorum where a client library cannot read DescribeQuorum; the control-plane
+sampler (harness/control_plane.py) and the `controller` target (nemesis/targets.py) read it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from kafka_chaos.harness.metadata_log import METADATA_DIR
+from kafka_chaos.harness.node import KafkaNode
+
+QUORUM_STATE = "quorum-state"
+
+
+def path_of(node: KafkaNode) -> Path:
+    return node.data_dir / METADATA_DIR / QUORUM_STATE
+
+
+def parse_quorum_state(text: str) -> dict[str, int]:
+    """leader_id, leader_epoch and voted_id from a quorum-state file's JSON (-1 where it holds
+    none). ValueError when it is not that JSON."""
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    return {
+        "leader_id": int(data.get("leaderId", -1)),
+        "leader_epoch": int(data.get("leaderEpoch", -1)),
+        "voted_id": int(data.get("votedId", -1)),
+    }
+
+
+def read_view(path: Path) -> dict[str, Any]:
+    """One node's view now: its quorum-state, or why it could not be read (`error`)."""
+    try:
+        return {**parse_quorum_state(path.read_text()), "error": None}
+    except FileNotFoundError:
+        error = "no quorum-state file"
+    except ValueError as exc:  # a JSONDecodeError is one
+        error = f"bad quorum-state: {exc}"
+    except OSError as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    return {"leader_id": None, "leader_epoch": None, "voted_id": None, "error": error}
+
+
+def leader_claims(controllers: list[KafkaNode]) -> list[tuple[int, int]]:
+    """(epoch, id) of each running controller that holds itself leader now, highest epoch first.
+
+    More than one claim is the quorum mid-change, or split (KAFKA-15489: an isolated leader that
+    never resigns keeps its claim beside the majority's leader of a later epoch); a former leader
+    that was stopped writes its old claim back as it starts. The highest epoch is the quorum's
+    newest leader: an epoch is only ever won by a majority's votes."""
+    claims = []
+    for node in controllers:
+        if node.state() != "running":
+            continue
+        view = read_view(path_of(node))
+        if view["error"] is None and view["leader_id"] == node.node_id and view["leader_epoch"] >= 0:
+            claims.append((view["leader_epoch"], node.node_id))
+    return sorted(claims, reverse=True)
