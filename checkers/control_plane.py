@@ -342,11 +342,7 @@ def timelines(
     for alias, nid in sorted(aliases.items()):
         mine = sorted((v for v in views if v["node"] == alias), key=lambda v: v["time"])
         epochs = [(v["time"] / 1e9, v["leader_epoch"]) for v in mine if v["error"] is None]
-        led = [
-            (t, e)
-            for (t, e), v in zip(epochs, [v for v in mine if v["error"] is None], strict=True)
-            if v["leader_id"] == v["node_id"]
-        ]
+        led = [(v["time"] / 1e9, v["leader_epoch"]) for v in mine if quorum_rules.leads(v)]
         fenced, since = [], None
         for s in sorted(
             (s for s in states if s["kind"] == "broker" and s["subject"] == str(nid)), key=lambda s: s["offset"]

@@ -12,7 +12,6 @@ whose deadline falls after the fault was undone does not apply.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,12 +28,6 @@ class States:
     """One subject's states (a broker's fencing, a partition's leader and ISR) in offset order."""
 
     events: list[dict[str, Any]] = field(default_factory=list)  # offset, time, and the state
-
-    def at_offset(self, limit: int) -> dict[str, Any] | None:
-        """The state after every record below `limit`."""
-        offsets = [e["offset"] for e in self.events]
-        i = bisect_right(offsets, limit - 1)
-        return self.events[i - 1] if i else None
 
     def committed_by(self, limit: int, t: int) -> dict[str, Any] | None:
         """The state after every record below `limit` that was written by `t`: at most what was
@@ -134,9 +127,7 @@ def unfenced_down_broker(ev: Evidence, not_checked: dict[str, str]) -> list[dict
 
 def _active_controllers(ev: Evidence, a: int, b: int) -> set[str]:
     """The nodes that led the quorum at some moment of [a, b]."""
-    leaders = {
-        v["node"] for v in ev.views if a <= v["time"] <= b and v["error"] is None and v["leader_id"] == v["node_id"]
-    }
+    leaders = {v["node"] for v in ev.views if a <= v["time"] <= b and quorum_rules.leads(v)}
     first = quorum_rules.leader_at(ev.views, a, ev.ws)
     return leaders | ({first[0]} if first else set())
 

@@ -22,6 +22,11 @@ from kafka_chaos.checkers.node_faults import Interval, Window, down, is_down, su
 View = dict[str, Any]  # time, node, node_id, leader_id, leader_epoch, error
 
 
+def leads(v: View) -> bool:
+    """Whether a readable view is its node's claim to lead the quorum."""
+    return v["error"] is None and v["leader_id"] is not None and v["leader_id"] == v["node_id"]
+
+
 def claims(views: list[View], dn: dict[str, list[Interval]] | None = None) -> dict[str, list[tuple[int, Interval]]]:
     """node -> (epoch, [first, last sample]) of each run of samples in which it held itself leader.
 
@@ -46,9 +51,7 @@ def claims(views: list[View], dn: dict[str, list[Interval]] | None = None) -> di
             last_time, last_view = v["time"], view
             if carried is not None and view != carried:
                 carried = None
-            leads = view is not None and view != carried and v["leader_id"] is not None
-            leads = leads and v["leader_id"] == v["node_id"]
-            epoch = v["leader_epoch"] if leads else None
+            epoch = v["leader_epoch"] if leads(v) and view != carried else None
             if run is not None and epoch == run[0]:
                 run = (run[0], run[1], v["time"])
                 continue
@@ -96,9 +99,8 @@ def leader_at(views: list[View], t: int, ws: list[Window] | None = None) -> tupl
     dn = down(ws or [])
     best = None
     for node, v in latest.items():
-        if v["error"] is None and v["leader_id"] is not None and v["leader_id"] == v["node_id"]:
-            if not is_down(dn, node, t) and (best is None or v["leader_epoch"] > best[1]):
-                best = (node, v["leader_epoch"])
+        if leads(v) and not is_down(dn, node, t) and (best is None or v["leader_epoch"] > best[1]):
+            best = (node, v["leader_epoch"])
     return best
 
 
@@ -107,11 +109,7 @@ def next_leader(views: list[View], after: int, old: tuple[str, int], until: int)
     times = [
         v["time"]
         for v in views
-        if after <= v["time"] <= until
-        and v["error"] is None
-        and v["leader_id"] == v["node_id"]
-        and v["node"] != old[0]
-        and (v["leader_epoch"] or 0) > old[1]
+        if after <= v["time"] <= until and leads(v) and v["node"] != old[0] and (v["leader_epoch"] or 0) > old[1]
     ]
     return min(times, default=None)
 
@@ -119,11 +117,7 @@ def next_leader(views: list[View], after: int, old: tuple[str, int], until: int)
 def heal_epochs(views: list[View], heal_invoke: int, until: int) -> dict[str, Any]:
     """The quorum's epoch (the highest epoch a node held itself leader in) before a heal, and
     after it, up to `until` (the next nemesis operation, or a settling time): what the heal added."""
-
-    def led(v: View) -> bool:
-        return v["error"] is None and v["leader_id"] is not None and v["leader_id"] == v["node_id"]
-
-    before = max((v["leader_epoch"] for v in views if v["time"] < heal_invoke and led(v)), default=None)
-    after = max((v["leader_epoch"] for v in views if heal_invoke <= v["time"] <= until and led(v)), default=None)
+    before = max((v["leader_epoch"] for v in views if v["time"] < heal_invoke and leads(v)), default=None)
+    after = max((v["leader_epoch"] for v in views if heal_invoke <= v["time"] <= until and leads(v)), default=None)
     added = None if before is None or after is None else max(0, after - before)
     return {"epoch_before": before, "epoch_after": after, "epochs_added": added}
