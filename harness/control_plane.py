@@ -4,23 +4,26 @@ control-plane/ folder (history/run_dir.py names the files; the format is the che
 
 - quorum-views.jsonl: each node's `__cluster_metadata-0/quorum-state`, read from its data folder
   on the host every VIEW_PERIOD_S and right after every nemesis operation completes (the history
-  tells the sampler: `saw`, a HistoryWriter tap). The file is what the node itself holds: the
-  leader and epoch it knows, and its vote; KRaft rewrites it on every change of its state.
+  tells the sampler: `saw`, a HistoryWriter tap), by a process of its own (harness/view_sampler.py).
+  The file is what the node itself holds: the leader and epoch it knows, and its vote; KRaft
+  rewrites it on every change of its state.
 - quorum-replication.jsonl: DescribeQuorum every QUORUM_PERIOD_S, through one admin client kept
   open (the active controller's view: voters' and observers' log end offsets, fetch times;
   harness/admin.py reads it on Kafka 3.4 to 3.6 too).
 - nodes.json: every node's id and roles, the voters, and the timing settings the rules use.
 
-Each sampler has its thread, so that a DescribeQuorum waiting on a faulted cluster never delays a
-quorum view. Nothing here may fail or slow a run: a read that fails is a line with `error`, and
+The views have their process, so that neither a DescribeQuorum waiting on a faulted cluster nor
+the workload's threads delay a view. Nothing here may fail or slow a run: a read that fails is a line with `error`, and
 each round costs a few small file reads.
 """
 
 from __future__ import annotations
 
 import json
-import queue
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TextIO
@@ -91,90 +94,77 @@ class ControlPlaneSampler:
     ) -> None:
         self.cluster, self.run_dir, self.reporter = cluster, run_dir, reporter
         self.view_period_s, self.quorum_period_s = view_period_s, quorum_period_s
-        self._nodes = [(n.alias, n.node_id, quorum_state.path_of(n)) for n in cluster.nodes]
-        self._completions: queue.SimpleQueue[int] = queue.SimpleQueue()
-        self._wake = threading.Event()
         self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._views: subprocess.Popen[bytes] | None = None
+        self._thread: threading.Thread | None = None
         self._now: Callable[[], int] = lambda: 0
 
     def saw(self, event: Mapping[str, Any]) -> None:
-        """The history's tap: a nemesis operation that completed wakes the view sampler."""
-        if event.get("process") == NEMESIS and event.get("type") != INVOKE:
-            self._completions.put(event["index"])
-            self._wake.set()
+        """The history's tap: a nemesis operation that completed asks the view sampler for a view."""
+        views = self._views
+        if event.get("process") == NEMESIS and event.get("type") != INVOKE and views is not None:
+            try:
+                assert views.stdin is not None
+                views.stdin.write(f"{event['index']}\n".encode())
+                views.stdin.flush()
+            except (OSError, ValueError):  # its process gone, or stopping: its views end, the run goes on
+                pass
 
     @contextmanager
     def running(self, history: HistoryWriter) -> Iterator[ControlPlaneSampler]:
-        self.start(history.now)
+        self.start(history.start_ns)
         try:
             yield self
         finally:
             self.stop()
 
-    def start(self, now: Callable[[], int]) -> None:
-        """nodes.json, then both samplers' threads; a failure here is reported, never raised."""
-        self._now = now
+    def start(self, start_ns: int) -> None:
+        """nodes.json, then the view sampler's process and the quorum sampler's thread, on the
+        history's clock (time 0 at `start_ns` of time.monotonic_ns()); a failure here is reported,
+        never raised."""
+        self._now = lambda: time.monotonic_ns() - start_ns
         try:
             self.run_dir.control_plane.mkdir(parents=True, exist_ok=True)
             nodes = describe_nodes([n.spec for n in self.cluster.nodes], self.cluster.config)
             self.run_dir.control_plane_nodes.write_text(json.dumps(nodes, indent=1) + "\n")
-            for name, loop, path in (
-                ("views", self._sample_views, self.run_dir.quorum_views),
-                ("quorum", self._sample_quorum, self.run_dir.quorum_replication),
-            ):
-                out = open(path, "a", encoding="utf-8")  # closed by its thread
-                thread = threading.Thread(target=self._guarded, args=(name, loop, out), name=f"control-plane-{name}")
-                thread.daemon = True
-                thread.start()
-                self._threads.append(thread)
+            paths = [[n.alias, n.node_id, str(quorum_state.path_of(n))] for n in self.cluster.nodes]
+            self._views = subprocess.Popen(
+                [sys.executable, "-m", "kafka_chaos.harness.view_sampler", "--start-ns", str(start_ns),
+                 "--period-s", str(self.view_period_s), "--nodes", json.dumps(paths),
+                 "--out", str(self.run_dir.quorum_views)],
+                stdin=subprocess.PIPE,
+            )  # fmt: skip
+            out = open(self.run_dir.quorum_replication, "a", encoding="utf-8")  # closed by its thread
+            self._thread = threading.Thread(target=self._guarded, args=(out,), name="control-plane-quorum")
+            self._thread.daemon = True
+            self._thread.start()
         except Exception as exc:  # the run goes on without its control-plane evidence
             self.reporter(f"warning: control-plane sampling did not start: {type(exc).__name__}: {exc}")
 
     def stop(self) -> None:
-        """Stop both samplers (the view sampler takes one last sample); waits for a DescribeQuorum
+        """Stop both samplers (the view sampler takes one last view); waits for a DescribeQuorum
         in flight at most its timeout."""
         self._stop.set()
-        self._wake.set()
-        for thread in self._threads:
-            thread.join(timeout=QUORUM_TIMEOUT_MS / 1000 + 1)
+        if self._views is not None:
+            views, self._views = self._views, None
+            try:
+                assert views.stdin is not None
+                views.stdin.close()  # its signal to take the last view and exit
+                if views.wait(timeout=5) != 0:
+                    self.reporter(f"warning: control-plane view sampler exited {views.returncode}")
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                views.kill()
+                views.wait()
+                self.reporter(f"warning: control-plane view sampler stopped: {type(exc).__name__}: {exc}")
+        if self._thread is not None:
+            self._thread.join(timeout=QUORUM_TIMEOUT_MS / 1000 + 1)
 
-    def _guarded(self, name: str, loop: Callable[[TextIO], None], out: TextIO) -> None:
+    def _guarded(self, out: TextIO) -> None:
         try:
             with out:
-                loop(out)
+                self._sample_quorum(out)
         except Exception as exc:  # a sampler's own bug ends its samples, not the run
-            self.reporter(f"warning: control-plane {name} sampler stopped: {type(exc).__name__}: {exc}")
-
-    def _sample_views(self, out: TextIO) -> None:
-        period_ns = round(self.view_period_s * 1e9)
-        due = self._now()
-        while True:
-            self._wake.wait(max(0.0, (due - self._now()) / 1e9))
-            self._wake.clear()
-            stopping = self._stop.is_set()
-            lines = []
-            while not self._completions.empty():
-                lines += self._views(self._completions.get())
-            now = self._now()
-            if now >= due or stopping:
-                lines += self._views(None)
-                due = max(due + period_ns, now + 1)
-            if lines:
-                out.write("".join(lines))
-                out.flush()
-            if stopping:
-                return
-
-    def _views(self, after: int | None) -> list[str]:
-        """One line per node: its view now; `after`, the nemesis completion that asked for it."""
-        time, lines = self._now(), []
-        for alias, node_id, path in self._nodes:
-            view = quorum_state.read_view(path)
-            error = view.pop("error")
-            line = {"time": time, "node": alias, "node_id": node_id, **view, "after": after, "error": error}
-            lines.append(json.dumps(line, separators=(",", ":")) + "\n")
-        return lines
+            self.reporter(f"warning: control-plane quorum sampler stopped: {type(exc).__name__}: {exc}")
 
     def _sample_quorum(self, out: TextIO) -> None:
         admin = None

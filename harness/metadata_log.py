@@ -24,10 +24,9 @@ from typing import Any
 
 from kafka_chaos.checkers.metadata_replay import PartitionState, changed, created
 from kafka_chaos.harness.logdump import DumpRequest, decoded, records, segment_files
+from kafka_chaos.harness.quorum_state import METADATA_DIR
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.history.run_dir import RunDir, workload_topic
-
-METADATA_DIR = "__cluster_metadata-0"
 
 
 def metadata_source(run_dir: Path) -> Path | None:

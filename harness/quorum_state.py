@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kafka_chaos.harness.metadata_log import METADATA_DIR
-from kafka_chaos.harness.node import KafkaNode
+if TYPE_CHECKING:  # kept out at run time: the view sampler's own process imports this module
+    from kafka_chaos.harness.node import KafkaNode
 
+#: A node's metadata log's folder in its data folder, and the quorum-state file in it.
+METADATA_DIR = "__cluster_metadata-0"
 QUORUM_STATE = "quorum-state"
 
 
