@@ -159,6 +159,12 @@ def _add_workload_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="quiet seconds before the first fault (default: the interval); the liveness baseline is its second half",
     )
+    p.add_argument(
+        "--nemesis-targets",
+        default="any",
+        metavar="any|brokers|controllers",
+        help="where the random faults that name no target aim (default any node; controllers: the quorum too)",
+    )
     p.add_argument("--nemesis-script", type=Path, help="JSON list of timed steps (see nemesis/schedule.py)")
     p.add_argument("--store", type=Path, default=Path("store"), help="where run directories go (default store/)")
     p.add_argument("--name", help="run name (default: the workload's)")
@@ -234,7 +240,9 @@ def _run_spec(args: argparse.Namespace):
     from kafka_chaos.nemesis.plan import nemesis_plan
     from kafka_chaos.runs.spec import RunSpec
 
-    plan = nemesis_plan(args.nemesis, args.nemesis_interval, args.nemesis_script, args.nemesis_start)
+    plan = nemesis_plan(
+        args.nemesis, args.nemesis_interval, args.nemesis_script, args.nemesis_start, args.nemesis_targets
+    )
     return RunSpec(
         _cluster_spec(args),
         _workload_options(args),

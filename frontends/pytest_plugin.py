@@ -236,8 +236,8 @@ def _run_name(node: pytest.Item) -> str:
 
 @pytest.fixture
 def chaos_run(request: pytest.FixtureRequest, kafka_spec, kafka_client: str | None) -> Callable[..., Any]:
-    """chaos_run(nemesis=..., interval=..., nemesis_start=..., script=..., scenario=..., config=...,
-    seed=..., control_plane=..., **workload) -> RunResult (.valid, .anomalies, .report, .lost,
+    """chaos_run(nemesis=..., interval=..., nemesis_start=..., nemesis_targets=..., script=...,
+    scenario=..., config=..., seed=..., control_plane=..., **workload) -> RunResult (.valid, .anomalies, .report, .lost,
     .faults, .control_plane, .run_dir). See runs/chaos.py and runs/result.py."""
     from kafka_chaos.runs.chaos import chaos_run as run
 

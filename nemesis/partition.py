@@ -11,7 +11,10 @@ Shapes (as in Jepsen's nemesis): `isolate` one node from the rest; `halves`, a r
 majority and minority; `majorities-ring`, each node sees a majority but no two see the same
 one; `bridge`, two halves joined only through one node. And `cut`: chosen pairs of nodes (or
 groups) that cannot talk to each other, everything else connected, e.g. a partition leader cut
-off from the active controller only (KAFKA-14139).
+off from the active controller only (KAFKA-14139). And `quorum-leader`: the active controller cut
+off from the other voters while every broker still reaches it (KAFKA-15489), on dedicated
+controllers: on combined nodes the other voters are brokers too, and cutting their addresses would
+cut their brokers off as well.
 
 `Partition` is the fault kind (a shape is its own option, `shape`), `Heal` the one that undoes
 it and every other fault on the `KAFKA-CHAOS` chain (stall.py).
@@ -32,8 +35,8 @@ from kafka_chaos.nemesis.fault import Aim, Fault, Stage, everyone
 from kafka_chaos.nemesis.targets import TargetError, resolve
 
 CHAIN = "KAFKA-CHAOS"
-SHAPES = ("isolate", "halves", "majorities-ring", "bridge", "cut")
-RANDOM_SHAPES = SHAPES[:-1]  # a cut needs its pairs named
+SHAPES = ("isolate", "halves", "majorities-ring", "bridge", "cut", "quorum-leader")
+RANDOM_SHAPES = SHAPES[:4]  # a cut needs its pairs named; quorum-leader, dedicated controllers
 Grudge = dict[str, set[str]]
 
 
@@ -172,10 +175,21 @@ def resolve_cut(cluster: KafkaCluster, target: str, rng: random.Random) -> Grudg
     return cut(pairs)
 
 
+def resolve_quorum_leader(cluster: KafkaCluster, rng: random.Random) -> Grudge:
+    """The active controller cut off from its quorum peers (`controller|voters`), brokers untouched."""
+    if any(n.spec.is_broker for n in cluster.controllers):
+        raise TargetError(
+            "quorum-leader: needs dedicated controllers (on combined nodes the other voters are "
+            "brokers too, and a cut by address would cut the brokers off from it as well)"
+        )
+    return resolve_cut(cluster, "controller|voters", rng)
+
+
 @dataclass(frozen=True)
 class Partition(Fault):
     """A grudge of its `shape` among all nodes: `isolate` cuts its target off, the other random
-    shapes draw their sides (the target is recorded, not used), `cut` reads its pairs from the target."""
+    shapes draw their sides (the target is recorded, not used), `cut` reads its pairs from the target,
+    `quorum-leader` finds the active controller and its peers (the target is recorded, not used)."""
 
     OPTIONS: ClassVar[Mapping[str, Any]] = {"shape": "isolate"}
 
@@ -190,9 +204,12 @@ class Partition(Fault):
         return f"{self.name} {target} ({args['shape']})"
 
     def aim(self, stage: Stage, target: str, args: Mapping[str, Any]) -> Aim:
-        if args["shape"] != "cut":
+        if args["shape"] not in ("cut", "quorum-leader"):
             return super().aim(stage, target, args)
-        grudge = resolve_cut(stage.cluster, target, stage.rng)
+        if args["shape"] == "cut":
+            grudge = resolve_cut(stage.cluster, target, stage.rng)
+        else:
+            grudge = resolve_quorum_leader(stage.cluster, stage.rng)
         return Aim(sorted({stage.cluster.node(a) for a in grudge}, key=lambda n: n.node_id), grudge)
 
     def apply(self, stage: Stage, aim: Aim, args: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from kafka_chaos.nemesis.schedule import (
     Schedule,
     ScriptedSchedule,
     Step,
+    check_pool,
     load_script,
     parse_fault_list,
     parse_script,
@@ -41,6 +42,8 @@ class NemesisPlan:
     #: A schedule of its own (a scenario's script, scenarios/), built on the run's nemesis.
     custom: Callable[[Nemesis], Schedule] | None = None
     label: str | None = None
+    #: Where a random mix's entries that name no target aim (nemesis/schedule.py TARGET_POOLS).
+    targets: str = "any"
 
     def schedule(self, nemesis: Nemesis, seed: int | None) -> Schedule | None:
         if self.custom is not None:
@@ -48,7 +51,7 @@ class NemesisPlan:
         if self.script is not None:
             return ScriptedSchedule(nemesis, self.script)
         if self.faults:
-            return RandomSchedule(nemesis, self.faults, self.interval, seed, start=self.start)
+            return RandomSchedule(nemesis, self.faults, self.interval, seed, start=self.start, targets=self.targets)
         return None
 
     def broker_defaults(self) -> dict[str, str]:
@@ -66,6 +69,8 @@ class NemesisPlan:
             plan = {"faults": self.faults, "interval": self.interval}
             if self.start is not None:
                 plan["start"] = self.start
+            if self.targets != "any":
+                plan["targets"] = self.targets
         else:
             return {}
         return {**plan, "colours": dict(COLOURS)}
@@ -82,10 +87,11 @@ def nemesis_plan(
     interval: float,
     script: list[dict] | str | Path | None,
     start: float | None = None,
+    targets: str = "any",
 ) -> NemesisPlan | None:
     """A run's nemesis from its options (the command line's, chaos_run's): faults mixed at random
-    every `interval` s (the first after `start` s of quiet, by default `interval`), or a script (a
-    JSON file or its decoded steps); None: no nemesis."""
+    every `interval` s (the first after `start` s of quiet, by default `interval`) on the `targets`
+    pool, or a script (a JSON file or its decoded steps); None: no nemesis."""
     if faults and script is not None:
         raise UsageError("a fault list (--nemesis) and a script (--nemesis-script) exclude each other")
     if not interval > 0:
@@ -95,6 +101,9 @@ def nemesis_plan(
             raise UsageError("--nemesis-start delays a random fault list (--nemesis); a script times its own steps")
         if not start >= 0:
             raise UsageError(f"the nemesis start must be 0 or more seconds, got {start:g}")
+    check_pool(targets)
+    if targets != "any" and not faults:
+        raise UsageError("--nemesis-targets picks the targets of a random fault list (--nemesis)")
     if script is not None:
         return NemesisPlan(script=parse_script(script) if isinstance(script, list) else load_script(Path(script)))
     if faults:
@@ -102,5 +111,6 @@ def nemesis_plan(
             faults=parse_fault_list(faults if isinstance(faults, str) else ",".join(faults)),
             interval=interval,
             start=start,
+            targets=targets,
         )
     return None

@@ -5,7 +5,10 @@ a fault from the list to a random target, hold it S seconds, heal it, and again
 (`--nemesis-start T`: T seconds of quiet before the first fault instead of S). Faults come
 in rounds, each fault once per round in a random order, so a short run still sees them all.
 An entry `FAULT@TARGET` aims that fault at a target of nemesis/targets.py instead
-(`kill@group-coordinator`, `pause@txn-coordinator`, `kill@leader:chaos/0`).
+(`kill@group-coordinator`, `pause@txn-coordinator`, `kill@leader:chaos/0`). The other entries
+take their targets from a pool (`--nemesis-targets`, TARGET_POOLS): `any` node (the default),
+`brokers` or `controllers`; under `controllers`, a partition isolates a controller or, with
+dedicated controllers, cuts the active one off from the other voters (`quorum-leader`).
 
 Scripted (`--nemesis-script FILE`, JSON): a list of steps, each
 `{"at": seconds, "fault": "kill", "target": "leader:chaos/0", "for": seconds}`, and the fault's
@@ -30,7 +33,7 @@ from typing import Any
 
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
 from kafka_chaos.nemesis.core import Nemesis
-from kafka_chaos.nemesis.faults import BY_NAME, HEALS, NAMES, RANDOM, STEP_OPTIONS, check_options
+from kafka_chaos.nemesis.faults import BY_NAME, HEALS, NAMES, PARTITION, RANDOM, STEP_OPTIONS, check_options
 from kafka_chaos.nemesis.streams import stream
 
 
@@ -170,6 +173,15 @@ class Schedule:
             raise ScheduleCrash(f"the nemesis schedule crashed: {type(crashed).__name__}: {crashed}") from crashed
 
 
+#: A random mix's pools of targets for the entries that name none: the target each draws from.
+TARGET_POOLS = {"any": "random", "brokers": "random-broker", "controllers": "random-controller"}
+
+
+def check_pool(pool: str) -> None:
+    if pool not in TARGET_POOLS:
+        raise UsageError(f"unknown nemesis target pool {pool!r}: expected one of {', '.join(TARGET_POOLS)}")
+
+
 class RandomSchedule(Schedule):
     def __init__(
         self,
@@ -178,10 +190,20 @@ class RandomSchedule(Schedule):
         interval: float,
         seed: int | None = None,
         start: float | None = None,
+        targets: str = "any",
     ) -> None:
         super().__init__(nemesis)
+        check_pool(targets)
         self.faults, self.interval, self.rng = faults, interval, stream(seed, "schedule")
         self.first_quiet = interval if start is None else start
+        self.pool = targets
+
+    def _draw(self, fault: str) -> dict[str, Any]:
+        """The fault's options; under the controllers pool a partition is aimed at the quorum."""
+        if self.pool == "controllers" and fault == PARTITION.name:
+            dedicated = not any(n.spec.is_broker for n in self.nemesis.cluster.controllers)
+            return {"shape": self.rng.choice(["isolate", "quorum-leader"] if dedicated else ["isolate"])}
+        return BY_NAME[fault].draw(self.rng)
 
     def loop(self) -> None:
         bag: list[str] = []
@@ -191,7 +213,7 @@ class RandomSchedule(Schedule):
             if not bag:  # every fault once per round, in a random order
                 bag = self.rng.sample(self.faults, len(self.faults))
             fault, _, target = bag.pop().partition("@")
-            self.nemesis.run(fault, target or "random", **BY_NAME[fault].draw(self.rng))
+            self.nemesis.run(fault, target or TARGET_POOLS[self.pool], **self._draw(fault))
             if fault in HEALS:
                 held = self._sleep_until(time.monotonic() + self.interval)
                 self.nemesis.run(HEALS[fault], "random")

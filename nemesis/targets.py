@@ -1,10 +1,17 @@
 """Targets, resolved from the live cluster at the moment of the fault.
 
 random            one node, chosen at random
+random-broker     one broker, chosen at random
+random-controller one controller, chosen at random (the active one or not)
 leader:KEY        the current leader of partition KEY ("topic/partition")
 follower:KEY      a follower in KEY's ISR (not its leader)
 controller        the active controller (the controllers' own quorum-state files, and DescribeQuorum)
 controllers       every controller
+voters            the active controller's quorum peers: every other voter
+quorum-majority   a random majority of the voters, none of them the active controller (the quorum
+                  loses its majority while its leader lives)
+quorum-minority   a random minority of the voters (at least one), none of them the active
+                  controller (the quorum keeps its leader and a majority)
 group-coordinator the broker coordinating the run's consumer group (:GROUP for another group)
 txn-coordinator   the broker coordinating the transactional id of the run's process 0 (:ID for another id)
 minority          a random minority of the nodes (at least one)
@@ -36,10 +43,15 @@ from kafka_chaos.harness.quorum_state import leader_claims
 
 KINDS = (
     "random",
+    "random-broker",
+    "random-controller",
     "leader:KEY",
     "follower:KEY",
     "controller",
     "controllers",
+    "voters",
+    "quorum-majority",
+    "quorum-minority",
     "group-coordinator[:GROUP]",
     "txn-coordinator[:ID]",
     "minority",
@@ -87,6 +99,26 @@ def _active_controller(cluster: KafkaCluster) -> int:
     if best is None:
         raise TargetError("controller: the quorum has no leader right now")
     return best[1]
+
+
+def quorum_size(target: str, voters: int) -> int:
+    """How many of the active controller's peers a quorum target takes, of `voters` in all."""
+    if voters < 2:
+        raise TargetError(f"{target}: the quorum has {voters} voter, no peer of its leader")
+    if target == "voters":
+        return voters - 1
+    return voters // 2 + 1 if target == "quorum-majority" else max(1, (voters - 1) // 2)
+
+
+def _peers(cluster: KafkaCluster, target: str, rng: random.Random) -> list[KafkaNode]:
+    """The active controller's peers that a quorum target names, by id."""
+    voters = list(cluster.controllers)
+    size = quorum_size(target, len(voters))
+    if size > len(voters) - 1:  # a majority of two voters is both: no leader would be left out
+        raise TargetError(f"{target}: a majority of {len(voters)} voters needs the active controller")
+    leader = _active_controller(cluster)
+    peers = [n for n in voters if n.node_id != leader]
+    return sorted(rng.sample(peers, size), key=lambda n: n.node_id)
 
 
 def partition_in(described: list[dict], index: int) -> dict | None:
@@ -138,6 +170,10 @@ def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[Kafk
     nodes = list(cluster.nodes)
     if target == "random":
         return [rng.choice(nodes)]
+    if target == "random-broker":
+        return [rng.choice(cluster.brokers)]
+    if target == "random-controller":
+        return [rng.choice(cluster.controllers)]
     if target.split(":", 1)[0] in ("group-coordinator", "txn-coordinator"):
         return [_coordinator(cluster, target)]
     if target.startswith("leader:"):
@@ -157,6 +193,8 @@ def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[Kafk
         return [cluster.node(_active_controller(cluster))]
     if target == "controllers":
         return list(cluster.controllers)
+    if target in ("voters", "quorum-majority", "quorum-minority"):
+        return _peers(cluster, target, rng)
     if target in ("minority", "majority"):
         size = max(1, (len(nodes) - 1) // 2) if target == "minority" else len(nodes) // 2 + 1
         return sorted(rng.sample(nodes, size), key=lambda n: n.node_id)

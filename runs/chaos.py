@@ -53,6 +53,7 @@ def chaos_run(
     nemesis: str | list[str] | None = None,
     interval: float = 10.0,
     nemesis_start: float | None = None,
+    nemesis_targets: str = "any",
     script: list[dict] | str | Path | None = None,
     scenario: str | None = None,
     config: dict[str, str] | None = None,
@@ -63,7 +64,8 @@ def chaos_run(
     **workload: Any,
 ) -> RunResult:
     """Run and check. `nemesis`: faults mixed at random every `interval` s ("kill,pause,partition"),
-    the first after `nemesis_start` s of quiet (default `interval`);
+    the first after `nemesis_start` s of quiet (default `interval`), aimed at `nemesis_targets`
+    ("any" node, "brokers", "controllers") where an entry names no target;
     `script`: timed steps (nemesis/schedule.py); `scenario`: a library scenario or scenario file,
     with its own cluster shape, config and workload (scenarios/); `config`: broker overrides on
     top of the spec's; other keywords are workload options (workloads/options.py), among them
@@ -71,7 +73,7 @@ def chaos_run(
     takes too. `control_plane=False`: no control-plane evidence (not checked then)."""
     if scenario is not None:
         client = {k: workload.pop(k) for k in ("client", "client_version") if k in workload}
-        if nemesis or script is not None or nemesis_start is not None or workload or config:
+        if nemesis or script is not None or nemesis_start is not None or nemesis_targets != "any" or workload or config:
             raise UsageError(
                 "a scenario brings its own nemesis, workload and config: pass only scenario= (and client=)"
             )
@@ -84,7 +86,7 @@ def chaos_run(
         if result.error is not None:
             raise KafkaChaosError(f"scenario {chosen.name} on Kafka {spec.version} could not run: {result.error}")
         return result
-    plan = nemesis_plan(nemesis, interval, script, nemesis_start)
+    plan = nemesis_plan(nemesis, interval, script, nemesis_start, nemesis_targets)
     run_spec = RunSpec(
         spec,
         workload_options(workload),

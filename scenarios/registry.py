@@ -9,6 +9,7 @@ from kafka_chaos.scenarios import (
     acks1_failover,
     auto_commit_crash,
     kafka_14139,
+    kafka_15489,
     kafka_17754,
     last_replica_standing,
     unclean_election,
@@ -28,6 +29,7 @@ SCENARIOS: dict[str, Scenario] = {
         auto_commit_crash.SCENARIO,
         auto_commit_crash.CONTROL,
         kafka_17754.SCENARIO,
+        kafka_15489.SCENARIO,
     )
 }
 

@@ -1,12 +1,15 @@
 import random
 import struct
+from types import SimpleNamespace
 
 import pytest
 
+from kafka_chaos.harness.config import ClusterShape
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.names import coordinator_partition, java_hash
-from kafka_chaos.nemesis.partition import bridge, halves, isolate, majorities_ring, shape
+from kafka_chaos.nemesis.partition import bridge, halves, isolate, majorities_ring, resolve_quorum_leader, shape
 from kafka_chaos.nemesis.schedule import parse_fault_list, parse_script
+from kafka_chaos.nemesis.targets import TargetError, quorum_size
 from kafka_chaos.nemesis.unflushed import cut_segment, drop_unflushed, read_checkpoint
 
 NODES = ["kafka-1", "kafka-2", "kafka-3", "kafka-4", "kafka-5"]
@@ -51,6 +54,36 @@ def test_bridge_node_sees_both_sides_that_cannot_see_each_other():
 def test_unknown_shape_is_refused():
     with pytest.raises(ValueError, match="unknown partition shape"):
         shape("star", NODES, random.Random(1))
+
+
+@pytest.mark.parametrize(
+    ("voters", "sizes"),
+    [
+        (3, {"voters": 2, "quorum-majority": 2, "quorum-minority": 1}),
+        (5, {"voters": 4, "quorum-majority": 3, "quorum-minority": 2}),
+    ],
+)
+def test_quorum_targets_take_the_leaders_peers_by_count(voters, sizes):
+    assert {t: quorum_size(t, voters) for t in sizes} == sizes
+
+
+def test_a_quorum_of_one_has_no_peers():
+    with pytest.raises(TargetError, match="1 voter, no peer"):
+        quorum_size("quorum-minority", 1)
+    assert quorum_size("quorum-minority", 2) == 1
+
+
+class Combined:
+    """Combined nodes as resolve_quorum_leader sees them: each a controller and a broker."""
+
+    def __init__(self) -> None:
+        self.controllers = [SimpleNamespace(spec=spec) for spec in ClusterShape(brokers=3).nodes()]
+
+
+def test_the_quorum_leader_cut_is_refused_on_combined_nodes():
+    """Before anything is asked of the cluster: the other voters are brokers too."""
+    with pytest.raises(TargetError, match="quorum-leader: needs dedicated controllers"):
+        resolve_quorum_leader(Combined(), random.Random(1))
 
 
 def test_fault_lists():

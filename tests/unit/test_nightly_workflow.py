@@ -45,27 +45,41 @@ def argv(line: str, values: dict[str, str], env: dict[str, str]) -> list[str]:
     return words
 
 
+def cells(matrix: dict) -> list[dict[str, str]]:
+    """The matrix's jobs: its product, and the `include` entries (each a job of its own here: every
+    one sets `cluster`, which the product fixes, so none merges into a cell of the product)."""
+    keys = [k for k in matrix if k != "include"]
+    product = [dict(zip(keys, values, strict=True)) for values in itertools.product(*(matrix[k] for k in keys))]
+    extra = matrix.get("include", [])
+    assert all(e["cluster"] not in matrix["cluster"] and set(e) == set(keys) for e in extra), extra
+    return product + extra
+
+
 def test_the_matrix_is_versions_by_nemeses_by_clients(workflow):
     matrix = workflow["jobs"]["chaos"]["strategy"]["matrix"]
     assert len(matrix["kafka"]) >= 3 and len(matrix["nemesis"]) >= 3
     assert tuple(matrix["client"]) == CLIENTS
     for version in matrix["kafka"]:
         KafkaVersion.parse(version)
-    for nemesis in matrix["nemesis"]:
-        parse_fault_list(nemesis)
+    for cell in cells(matrix):
+        parse_fault_list(cell["nemesis"])
+    dedicated = [c for c in cells(matrix) if "--controllers 3" in c["cluster"]]
+    assert {c["kafka"] for c in dedicated} >= {matrix["kafka"][-1]}  # the newest release, at least
+    assert all("--nemesis-targets controllers" in c["cluster"] and "@controller" in c["nemesis"] for c in dedicated)
 
 
 def test_every_command_parses_for_every_matrix_cell(workflow):
     matrix = workflow["jobs"]["chaos"]["strategy"]["matrix"]
     lines = commands(workflow["jobs"]["chaos"]) + commands(workflow["jobs"]["trend"])
     assert any(line.startswith("run ") for line in lines) and any(line.startswith("trend ") for line in lines)
-    for kafka, nemesis, client in itertools.product(matrix["kafka"], matrix["nemesis"], matrix["client"]):
+    for values in cells(matrix):
         for line in lines:
-            values = {"kafka": kafka, "nemesis": nemesis, "client": client}
             args = build_parser().parse_args(argv(line, values, workflow["env"]))
             if args.command == "run":
-                assert args.kafka == kafka and args.nemesis == nemesis and args.check and args.json
-                assert args.client == client
+                assert args.kafka == values["kafka"] and args.nemesis == values["nemesis"] and args.check and args.json
+                assert args.client == values["client"]
+                dedicated = "--controllers 3" in values["cluster"]
+                assert (args.controllers, args.nemesis_targets) == ((3, "controllers") if dedicated else (0, "any"))
 
 
 def test_runs_are_uploaded_and_summarized_even_when_they_fail(workflow):

@@ -2,6 +2,7 @@
 
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -194,3 +195,59 @@ def test_a_random_schedule_asks_a_partition_with_a_drawn_shape_and_its_heal_with
     assert set(asked["partition"]) == {"shape"} and asked["partition"]["shape"] in RANDOM_SHAPES
     assert asked["kill"] == {}
     assert all(options == {} for _, options in nemesis.asked[1:8:2]), nemesis.asked
+
+
+class Aimed(Options):
+    """Records each fault's target too; its cluster's controllers are dedicated or combined."""
+
+    def __init__(self, dedicated: bool):
+        super().__init__()
+        spec = SimpleNamespace(is_broker=not dedicated)
+        self.cluster = SimpleNamespace(controllers=[SimpleNamespace(spec=spec)] * 3)
+        self.aimed: list[tuple[str, str]] = []
+
+    def run(self, fault, target="random", **options):
+        self.aimed.append((fault, target))
+        return super().run(fault, target, **options)
+
+
+def asked_of(pool: str, dedicated: bool, faults: list[str], count: int = 24) -> Aimed:
+    nemesis = Aimed(dedicated)
+    schedule = RandomSchedule(nemesis, faults, interval=0.01, seed=5, targets=pool).start()
+    deadline = time.monotonic() + 10
+    while len(nemesis.asked) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    schedule.stop_and_heal()
+    return nemesis
+
+
+@pytest.mark.parametrize(
+    ("pool", "target"), [("any", "random"), ("brokers", "random-broker"), ("controllers", "random-controller")]
+)
+def test_a_pool_aims_the_entries_that_name_no_target(pool, target):
+    nemesis = asked_of(pool, True, ["kill", "pause@controller"], count=8)
+    faults = [(f, t) for f, t in nemesis.aimed if f in ("kill", "pause")]
+    assert {t for f, t in faults if f == "kill"} == {target}
+    assert {t for f, t in faults if f == "pause"} == {"controller"}  # a named target stays
+
+
+@pytest.mark.parametrize(("dedicated", "shapes"), [(True, {"isolate", "quorum-leader"}), (False, {"isolate"})])
+def test_the_controllers_pool_aims_partitions_at_the_quorum(dedicated, shapes):
+    drawn = {o["shape"] for f, o in asked_of("controllers", dedicated, ["partition"]).asked if f == "partition"}
+    assert drawn == shapes
+    drawn = {o["shape"] for f, o in asked_of("any", dedicated, ["partition"]).asked if f == "partition"}
+    assert "quorum-leader" not in drawn and len(drawn) > 1
+
+
+def test_an_unknown_pool_is_bad_input():
+    with pytest.raises(UsageError, match="unknown nemesis target pool 'voters'"):
+        RandomSchedule(Aimed(True), ["kill"], interval=1, targets="voters")
+
+
+def test_a_target_pool_belongs_to_a_random_fault_list():
+    assert nemesis_plan("kill", 5, None, targets="controllers").describe()["targets"] == "controllers"
+    assert "targets" not in nemesis_plan("kill", 5, None).describe()  # the default: config.json as it was
+    with pytest.raises(UsageError, match="picks the targets of a random fault list"):
+        nemesis_plan(None, 5, [{"at": 1, "fault": "pause"}], targets="brokers")
+    with pytest.raises(UsageError, match="unknown nemesis target pool 'all'"):
+        nemesis_plan("kill", 5, None, targets="all")

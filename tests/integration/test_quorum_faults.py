@@ -1,0 +1,88 @@
+"""The quorum's targets and the `quorum-leader` partition on a live cluster with dedicated
+controllers, verified by their effect: the targets are the active controller's peers, and the
+cut leaves the leader unreachable from its peers but not from the broker, while the peers elect
+a leader in a later epoch."""
+
+import random
+import time
+
+import pytest
+
+from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.config import CONTROLLER_PORT
+from kafka_chaos.harness.quorum_state import path_of, read_view
+from kafka_chaos.harness.versions import DEFAULT_VERSION
+from kafka_chaos.history.file import HistoryWriter
+from kafka_chaos.nemesis import partition
+from kafka_chaos.nemesis.core import Nemesis
+from kafka_chaos.nemesis.docker_ops import exec_root, network_ip
+from kafka_chaos.nemesis.targets import resolve
+
+pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("quorum-cluster")]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with KafkaCluster(DEFAULT_VERSION).with_dedicated_controllers(3, 1) as c:
+        yield c
+
+
+def views(cluster: KafkaCluster) -> dict[str, dict]:
+    return {n.alias: read_view(path_of(n)) for n in cluster.controllers}
+
+
+def agreed_leader(cluster: KafkaCluster, timeout_s: float = 30.0) -> str:
+    """The controller every controller's file names, once they agree."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        seen = views(cluster)
+        leaders = {v["leader_id"] for v in seen.values()}
+        if len(leaders) == 1 and next(iter(leaders)) not in (None, -1):
+            return cluster.node(next(iter(leaders))).alias
+        assert time.monotonic() < deadline, seen
+        time.sleep(0.2)
+
+
+def reaches(source, target, network: str) -> bool:
+    """Whether `source` can open a TCP connection to `target`'s controller listener within 2 s."""
+    probe = f"timeout 2 bash -c '</dev/tcp/{network_ip(target, network)}/{CONTROLLER_PORT}' && echo open || echo shut"
+    return exec_root(source, "sh", "-c", probe).strip() == "open"
+
+
+def test_quorum_targets_are_the_active_controllers_peers(cluster):
+    leader = agreed_leader(cluster)
+    peers = sorted(n.alias for n in cluster.controllers if n.alias != leader)
+    rng = random.Random(3)
+    assert sorted(n.alias for n in resolve(cluster, "controller", rng)) == [leader]
+    assert sorted(n.alias for n in resolve(cluster, "voters", rng)) == peers
+    assert sorted(n.alias for n in resolve(cluster, "quorum-majority", rng)) == peers
+    minority = [n.alias for n in resolve(cluster, "quorum-minority", rng)]
+    assert len(minority) == 1 and minority[0] in peers
+
+
+def test_the_quorum_leader_cut_keeps_the_broker_reaching_it(cluster, tmp_path):
+    leader = agreed_leader(cluster)
+    node = cluster.node(leader)
+    peers = [n for n in cluster.controllers if n.alias != leader]
+    broker = cluster.brokers[0]
+    network = cluster.network.name
+    epoch = views(cluster)[leader]["leader_epoch"]
+    with HistoryWriter(tmp_path / "history.jsonl") as history:
+        nemesis = Nemesis(cluster, history, seed=1)
+        try:
+            done = nemesis.run("partition", "random", shape="quorum-leader")
+            assert done["grudge"] == {leader: sorted(p.alias for p in peers), **{p.alias: [leader] for p in peers}}
+            assert all(not reaches(p, node, network) and not reaches(node, p, network) for p in peers)
+            assert reaches(broker, node, network) and reaches(peers[0], peers[1], network)
+            # The peers, cut off from their leader, elect one of them in a later epoch.
+            deadline = time.monotonic() + 30
+            while True:
+                seen = [views(cluster)[p.alias] for p in peers]
+                if all(v["leader_epoch"] > epoch and v["leader_id"] not in (-1, node.node_id) for v in seen):
+                    break
+                assert time.monotonic() < deadline, seen
+                time.sleep(0.25)
+        finally:
+            nemesis.run("heal")
+    assert partition.rules(node) == [] and reaches(peers[0], node, network)
+    assert agreed_leader(cluster, timeout_s=60)  # the quorum whole again
