@@ -1,7 +1,9 @@
-"""Bench: does the control-plane checker stay quiet on Kafka versions where its rules hold?
+"""Bench: does the control-plane checker stay quiet on Kafka versions where its rules hold, and
+does an undirected mix find what the scripts find where they do not?
 
     .venv/bin/python bench/control_plane_alarms.py [--kafka 3.9.1,4.3.1] [--shapes dedicated,combined]
-        [--runs 5] [--time-limit 60] [--interval 6] [--out FILE] [--store DIR]
+        [--runs 5] [--time-limit 60] [--interval 6] [--nemesis LIST] [--targets any|brokers|controllers]
+        [--out FILE] [--store DIR]
 
 Each run is `kafka-chaos run --nemesis kill,pause,partition,kill@controller,pause@controller
 --nemesis-interval 6 --time-limit 60 --check` on the safe defaults: faults on random nodes
@@ -11,7 +13,12 @@ asks for zero control-plane errors in 10 runs of 60 s per version on those. It p
 version and shape: the runs, their verdicts, the control-plane errors by name, the rules not
 checked, the median times from a fault to its broker's fencing and from a fault on the active
 controller to the next quorum leader, the largest metadata lag, and the liveness ratios (how much
-traffic each verdict stood on). Every run's row is appended to --out (JSON lines) as it finishes.
+traffic each verdict stood on), and for each control-plane error the seconds into the run at
+which it could first be told (the first example's start plus its rule's bound). Every run's row
+is appended to --out (JSON lines) as it finishes.
+
+Issue 37's undirected chaos: `--kafka 3.6.2,4.3.1 --shapes dedicated --runs 3 --time-limit 180
+--interval 10 --nemesis kill,pause,partition --targets controllers`.
 """
 
 from __future__ import annotations
@@ -40,7 +47,9 @@ def one_run(version: str, shape: str, seed: int, args: argparse.Namespace, store
         version,
         *SHAPES[shape],
         "--nemesis",
-        NEMESIS,
+        args.nemesis,
+        "--nemesis-targets",
+        args.targets,
         "--nemesis-interval",
         str(args.interval),
         "--time-limit",
@@ -70,6 +79,14 @@ def one_run(version: str, shape: str, seed: int, args: argparse.Namespace, store
         "data_errors": {n: a["errors"] for n, a in anomalies.items() if a["errors"] and n not in CONTROL_NAMES},
         "cp_errors": {n: a["errors"] for n, a in anomalies.items() if a["errors"] and n in CONTROL_NAMES},
         "cp_examples": {n: a["examples"][:2] for n, a in anomalies.items() if n in CONTROL_NAMES},
+        "first_detected_s": {
+            n: min(
+                (ex["from_s"] + (cp.get("bounds_s") or {}).get(n, 0) for ex in a["examples"] if "from_s" in ex),
+                default=None,
+            )
+            for n, a in anomalies.items()
+            if a["errors"] and n in CONTROL_NAMES
+        },
         "not_checked": cp.get("not_checked", {"all": cp.get("why")}),
         "fenced_after_s": [t for f in faults for t in (f.get("fenced_after_s") or {}).values() if t is not None],
         "next_leader_after_s": [
@@ -124,6 +141,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="runs per version and shape")
     parser.add_argument("--time-limit", type=float, default=60)
     parser.add_argument("--interval", type=float, default=6)
+    parser.add_argument("--nemesis", default=NEMESIS, help=f"the random fault list (default {NEMESIS})")
+    parser.add_argument("--targets", default="any", help="--nemesis-targets: any, brokers or controllers")
     parser.add_argument("--out", type=Path, default=None, help="JSON lines, one per run (appended)")
     parser.add_argument("--store", type=Path, default=None, help="keep the run directories here (default: removed)")
     args = parser.parse_args()
@@ -135,7 +154,8 @@ def main() -> None:
                 for shape in args.shapes.split(","):
                     row = one_run(version, shape, seed, args, store)
                     rows.append(row)
-                    print(json.dumps({k: row.get(k) for k in ("version", "shape", "seed", "valid", "cp_errors")}))
+                    keys = ("version", "shape", "seed", "valid", "cp_errors", "first_detected_s")
+                    print(json.dumps({k: row.get(k) for k in keys}))
                     if args.out:
                         with args.out.open("a") as f:
                             f.write(json.dumps(row) + "\n")

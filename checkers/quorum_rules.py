@@ -2,7 +2,8 @@
 a few thousand rows, collected by checkers/control_plane.py with the nemesis's fault windows.
 
 - `quorum-split-brain`: two running nodes each hold themselves leader, in different epochs, at
-  the same moment, for longer than 1.5 x `controller.quorum.fetch.timeout.ms` + S. A node holds
+  the same moment, for longer than 1.5 x `controller.quorum.fetch.timeout.ms` + S; each example
+  says since when each held its claim and whom each could not reach as the split began. A node holds
   a claim from the first sample that shows it to the last one that still does (what was surely
   seen; the slack covers the time between samples); the stretch a node may have been down is cut
   out (a dead node's last view is not a claim).
@@ -17,7 +18,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
-from kafka_chaos.checkers.node_faults import Interval, Window, down, is_down, subtract
+from kafka_chaos.checkers.node_faults import Interval, Window, cut_between, down, is_down, subtract
 
 View = dict[str, Any]  # time, node, node_id, leader_id, leader_epoch, error
 
@@ -67,6 +68,7 @@ def split_brain(views: list[View], ws: list[Window], bound_ns: int) -> list[dict
     """Pairs of claims in different epochs that overlap, both nodes running, for longer than the bound."""
     dn = down(ws)
     held = claims(views, dn)
+    everyone = sorted({v["node"] for v in views})
     found = []
     for a, b in combinations(sorted(held), 2):
         for ea, (sa, xa) in held[a]:
@@ -84,6 +86,13 @@ def split_brain(views: list[View], ws: list[Window], bound_ns: int) -> list[dict
                             "from_s": longest[0] / 1e9,
                             "to_s": longest[1] / 1e9,
                             "seconds": round((longest[1] - longest[0]) / 1e9, 3),
+                            # The root cause: since when each held itself leader, and whom each
+                            # could not reach as the split began (the nemesis's cuts).
+                            "since_s": [sa / 1e9, sb / 1e9],
+                            "cut_off": {
+                                n: sorted(m for m in everyone if m != n and cut_between(ws, n, m, longest[0]))
+                                for n in (a, b)
+                            },
                         }
                     )
     return found

@@ -17,6 +17,8 @@ txn-coordinator   the broker coordinating the transactional id of the run's proc
 minority          a random minority of the nodes (at least one)
 majority          a random majority of the nodes
 NODE              a node by alias (kafka-2) or id (2); several with commas
+A+B               the nodes of target A and of target B, acted on together (controller+leader:chaos/0:
+                  the active controller and a partition's leader in the same moment, KAFKA-18138)
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ KINDS = (
     "minority",
     "majority",
     "NODE[,NODE]",
+    "A+B",
 )
 
 
@@ -167,6 +170,9 @@ def _coordinator(cluster: KafkaCluster, target: str) -> KafkaNode:
 
 
 def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[KafkaNode]:
+    if "+" in target:  # each part resolved before any is acted on, then acted on in their order
+        union = {n.alias: n for part in target.split("+") for n in resolve(cluster, part.strip(), rng)}
+        return list(union.values())
     nodes = list(cluster.nodes)
     if target == "random":
         return [rng.choice(nodes)]

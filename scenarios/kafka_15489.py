@@ -14,12 +14,14 @@ Story (three dedicated controllers, three brokers, the queue workload):
 4. The cut heals after 30 s; L learns of the later epoch and follows.
 
 Shown by the control-plane rule `quorum-split-brain`: the two claims overlap, both nodes running,
-for longer than 1.5 x `controller.quorum.fetch.timeout.ms` + S (1 s under the nemesis: 6.5 s). L
+for longer than 1.5 x `controller.quorum.fetch.timeout.ms` + S (1 s here, the nemesis's fast failure
+detection: 6.5 s). L
 cannot commit without a majority, so the split is stale metadata, not lost committed records.
 """
 
 from __future__ import annotations
 
+from kafka_chaos.harness.config import FAULT_DETECTION
 from kafka_chaos.harness.quorum_state import leader_claims, path_of, read_view
 from kafka_chaos.nemesis.faults import HEAL, PARTITION
 from kafka_chaos.scenarios.base import LOSS, SAFE, Scenario, at_least
@@ -58,6 +60,7 @@ SCENARIO = Scenario(
     script=script,
     controllers=3,
     brokers=3,
+    broker_config=dict(FAULT_DETECTION),
     workload={"keys": 2, "concurrency": 4, "rate": 100.0, "time_limit": 120.0, "final_time_limit": 20.0},
     expect=lambda version, mv: SAFE if at_least(version, "3.7.0") else LOSS,
     shows=("quorum-split-brain",),

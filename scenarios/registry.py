@@ -11,6 +11,7 @@ from kafka_chaos.scenarios import (
     kafka_14139,
     kafka_15489,
     kafka_17754,
+    kafka_18138,
     last_replica_standing,
     unclean_election,
 )
@@ -30,6 +31,7 @@ SCENARIOS: dict[str, Scenario] = {
         auto_commit_crash.CONTROL,
         kafka_17754.SCENARIO,
         kafka_15489.SCENARIO,
+        kafka_18138.SCENARIO,
     )
 }
 

@@ -72,6 +72,8 @@ def test_results_hold_what_the_contract_reports_beside_the_anomalies(check_run):
     example = result.anomalies["quorum-split-brain"]["examples"][0]
     assert example["nodes"] == ["kafka-1", "kafka-2"] and example["epochs"] == [1, 2]
     assert example["from_s"] == 12.0 and example["to_s"] == 40.0
+    assert example["since_s"][1] == 12.0 and example["since_s"][0] < 10.0  # kafka-1 led before the cut
+    assert example["cut_off"] == {"kafka-1": ["kafka-2", "kafka-3"], "kafka-2": ["kafka-1"]}
 
 
 def test_reaction_times_of_a_killed_broker(check_run):

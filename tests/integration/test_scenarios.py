@@ -113,6 +113,20 @@ def test_kafka_17754_keeps_transactions_whole_under_the_second_protocol(tmp_path
     assert not outcome.reproduced and outcome.as_expected and outcome.valid is True, outcome
 
 
+def test_kafka_15489_splits_the_quorum_before_3_7_only(tmp_path):
+    """The quorum leader cut off from the other voters keeps its claim on 3.6.2, beside the leader
+    the others elect; on 3.7.2 it resigns. The example names both claims and whom each could not
+    reach: the old leader its two peers, and nothing else cut."""
+    before = run("kafka-15489", "3.6.2", tmp_path)
+    assert before.reproduced and before.valid is False, before
+    example = before.check.anomalies["quorum-split-brain"]["examples"][0]
+    old = json.loads((Path(before.run_dir) / "scenario.json").read_text())["roles"]["L"]
+    assert old in example["nodes"] and example["seconds"] > 6.5, example
+    assert len(example["cut_off"][old]) == 2, example
+    after = run("kafka-15489", "3.7.2", tmp_path)
+    assert not after.reproduced and after.as_expected and after.valid is True, after
+
+
 def test_reproduce_with_a_version_that_does_not_exist_is_bad_input(docker_api, tmp_path):
     env = {**os.environ, "KAFKA_CHAOS_OFFLINE": "1"}
     out = subprocess.run(

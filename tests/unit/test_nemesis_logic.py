@@ -9,7 +9,7 @@ from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.names import coordinator_partition, java_hash
 from kafka_chaos.nemesis.partition import bridge, halves, isolate, majorities_ring, resolve_quorum_leader, shape
 from kafka_chaos.nemesis.schedule import parse_fault_list, parse_script
-from kafka_chaos.nemesis.targets import TargetError, quorum_size
+from kafka_chaos.nemesis.targets import TargetError, quorum_size, resolve
 from kafka_chaos.nemesis.unflushed import cut_segment, drop_unflushed, read_checkpoint
 
 NODES = ["kafka-1", "kafka-2", "kafka-3", "kafka-4", "kafka-5"]
@@ -84,6 +84,25 @@ def test_the_quorum_leader_cut_is_refused_on_combined_nodes():
     """Before anything is asked of the cluster: the other voters are brokers too."""
     with pytest.raises(TargetError, match="quorum-leader: needs dedicated controllers"):
         resolve_quorum_leader(Combined(), random.Random(1))
+
+
+class Named:
+    """Nodes by alias and id, as resolve reads them; kafka-4 to kafka-6 are the brokers."""
+
+    def __init__(self) -> None:
+        self.nodes = [SimpleNamespace(alias=f"kafka-{i}", node_id=i) for i in range(1, 7)]
+        self.brokers = self.nodes[3:]
+
+    def node(self, alias_or_id):
+        return next(n for n in self.nodes if alias_or_id in (n.alias, n.node_id))
+
+
+def test_a_union_target_acts_on_both_parts_in_their_order():
+    rng = random.Random(2)
+    assert [n.alias for n in resolve(Named(), "kafka-3+kafka-1", rng)] == ["kafka-3", "kafka-1"]
+    assert [n.alias for n in resolve(Named(), "2+kafka-2,kafka-5", rng)] == ["kafka-2", "kafka-5"]  # once each
+    picked = resolve(Named(), "kafka-1+random-broker", rng)
+    assert picked[0].alias == "kafka-1" and picked[1].alias in ("kafka-4", "kafka-5", "kafka-6") and len(picked) == 2
 
 
 def test_fault_lists():

@@ -49,6 +49,8 @@ V = KafkaVersion.parse
         ("kafka-17754", "4.0.0", None, SAFE),
         ("kafka-15489", "3.6.2", None, LOSS),
         ("kafka-15489", "3.7.0", None, SAFE),
+        ("kafka-18138", "3.9.1", None, LOSS),
+        ("kafka-18138", "4.0.0", None, SAFE),
     ],
 )
 def test_expectations(name, version, mv, expected):
