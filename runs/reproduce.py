@@ -15,6 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kafka_chaos.checkers.anomalies import CONTROL_NAMES
+from kafka_chaos.checkers.cp_causes import explain
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.images import ensure_image
@@ -114,6 +116,16 @@ def markdown(scenario: Scenario, rows: list[Row]) -> str:
             f"{row.reproduced}/{len(row.runs)} | {f'{ttr:g} s' if ttr is not None else '-'} | "
             f"{'yes' if row.as_expected else 'NO'} |"
         )
+    causes = [
+        f"- {row.target.label}, run {n}: `{name}`: {explain(name, found['examples'][0])}"
+        for row in rows
+        for n, r in enumerate(row.runs, 1)
+        if r.check is not None
+        for name, found in r.check.anomalies.items()
+        if name in CONTROL_NAMES and found.get("errors") and found.get("examples")
+    ]
+    if causes:
+        lines += ["", "Control-plane anomalies, the first example of each run, from its records and samples:", *causes]
     failed = [r for row in rows for r in row.runs if r.error or r.script_error]
     if failed:
         lines += ["", "Runs that did not go as scripted:"]

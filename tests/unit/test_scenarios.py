@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_chaos.checkers.cp_causes import explain
 from kafka_chaos.checkers.result import CheckResult
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import UsageError
@@ -263,3 +264,34 @@ def test_a_scenario_files_steps_reach_the_nemesis_with_their_options_and_its_log
         "partition kafka-1|kafka-2;kafka-1|controller (cut)",
         "partition kafka-3 (isolate)",
     ]
+
+
+SPLIT = {
+    "nodes": ["controller-1", "controller-3"],
+    "epochs": [2, 4],
+    "from_s": 9.8,
+    "to_s": 41.8,
+    "seconds": 32.0,
+    "since_s": [0.1, 9.8],
+    "cut_off": {"controller-1": ["controller-2", "controller-3"], "controller-3": ["controller-1"]},
+}
+
+
+def test_the_table_explains_each_runs_control_plane_anomaly():
+    split = outcome("3.6.2", LOSS, 0, anomalies={}, shows=("quorum-split-brain",))
+    split.check.anomalies["quorum-split-brain"] = {"count": 1, "errors": 1, "examples": [SPLIT]}
+    clean = outcome("3.7.2", SAFE, 0, verdict=True, anomalies={}, shows=("quorum-split-brain",))
+    table = markdown(
+        SCENARIOS["kafka-15489"], [Row(Target("3.6.2"), LOSS, [split]), Row(Target("3.7.2"), SAFE, [clean])]
+    )
+    assert (
+        "- 3.6.2, run 1: `quorum-split-brain`: controller-1 held itself leader of epoch 2 and controller-3 of epoch 4"
+        " (since 0.1 s and 9.8 s), both running, for 32 s (9.8 s to 41.8 s); controller-1 could not reach"
+        " controller-2, controller-3; controller-3 could not reach controller-1"
+    ) in table
+    assert "3.7.2, run" not in table
+
+
+def test_an_example_without_its_sentence_is_shown_by_its_fields():
+    assert explain("quorum-split-brain", {"nodes": ["a"]}) == "nodes=['a']"
+    assert explain("metadata-divergence", {"offset": 7, "nodes": ["a", "b"]}) == "offset=7, nodes=['a', 'b']"
