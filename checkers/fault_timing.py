@@ -289,7 +289,34 @@ def reaction_times(ev: Evidence) -> list[dict[str, Any]]:
             t = quorum_rules.next_leader(ev.views, w.invoke, leader, w.undone)
             entry["active_controller"] = leader[0]
             entry["next_quorum_leader_after_s"] = _s(t - w.effect) if t is not None else None
+            entry["live_brokers_fenced_after_s"] = _live_fencings(ev, w)
     return list(ops.values())
+
+
+def _live_fencings(ev: Evidence, w: Window) -> dict[str, float]:
+    """Brokers that no fault touched, fenced while a fault on the active controller held or within
+    a broker session after it was undone: spurious fencings (KAFKA-17793, KAFKA-15019: a blocked
+    controller stops counting heartbeats). Reported, never an error: the contract has no rule."""
+    until = w.undone + ev.setting_ns("broker.session.timeout.ms")
+    dn = down(ev.ws)
+    found = {}
+    for node in ev.brokers:
+        states = ev.brokers_state.get(str(ev.aliases.get(node, "")), States())
+        fenced = next(
+            (
+                e["time"]
+                for e in states.events
+                if e["time"] is not None and w.invoke <= e["time"] <= until and e["fenced"]
+            ),
+            None,
+        )
+        touched = fenced is not None and (
+            is_down(dn, node, w.invoke, fenced)
+            or any(cut_between(ev.ws, node, m, w.invoke, fenced) for m in ev.aliases)
+        )
+        if fenced is not None and not touched:
+            found[node] = _s(fenced - w.effect)
+    return found
 
 
 def _first_fencing(states: States, w: Window) -> int | None:

@@ -132,6 +132,7 @@ def _control_plane(cp: dict[str, Any] | None, series: Series | None) -> str:
                 "fenced after (s)": _per_node(f["fenced_after_s"]),
                 "ISR shrinks": len(f["isr_shrinks"]),
                 "next quorum leader after (s)": f.get("next_quorum_leader_after_s", ""),
+                "live brokers fenced after (s)": _per_node(f.get("live_brokers_fenced_after_s") or {}),
             }
             for f in cp["faults"]
         ]
