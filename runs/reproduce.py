@@ -164,8 +164,9 @@ def reproduce(
             spec = scenario_spec(scenario, target.version, store, target.metadata_version, spark_master=spark_master)
             outcome = run_once(spec, reporter)
             row.runs.append(outcome)
-            seen = "loss" if outcome.reproduced else "no loss"
-            reporter(f"  {seen} ({outcome.lost} lost writes), verdict {outcome.valid}, {outcome.wall_s:g} s")
+            seen = "reproduced" if outcome.reproduced else "not reproduced"
+            found = ", ".join(f"{n} {c}" for n, c in sorted(outcome.anomalies.items())) or "no anomaly"
+            reporter(f"  {seen} ({found}), verdict {outcome.valid}, {outcome.wall_s:g} s")
             reporter(f"  run directory: {outcome.run_dir}")
     out.mkdir(parents=True, exist_ok=True)
     (out / "reproduce.md").write_text(markdown(scenario, rows))

@@ -8,6 +8,7 @@ from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.scenarios import (
     acks1_failover,
     auto_commit_crash,
+    controller_pause,
     kafka_14139,
     kafka_15489,
     kafka_17754,
@@ -32,6 +33,7 @@ SCENARIOS: dict[str, Scenario] = {
         kafka_17754.SCENARIO,
         kafka_15489.SCENARIO,
         kafka_18138.SCENARIO,
+        controller_pause.SCENARIO,
     )
 }
 
