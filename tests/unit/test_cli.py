@@ -29,6 +29,8 @@ from kafka_chaos.frontends.cli import main
         (["run", "--client-version", "3.9.1"], "--client-version applies to --client java only"),
         (["run", "--client", "java", "--client-version", "3.3.0"], "--client-version 3.3.0 is too old"),
         (["run", "--client", "java", "--kafka", "4.3.1", "--client-version", "4.x"], "--client-version must be"),
+        (["run", "--nemesis", "kill", "--nemesis-targets", "all"], "unknown nemesis target pool 'all'"),
+        (["run", "--nemesis-targets", "controllers"], "--nemesis-targets picks the targets of a random fault list"),
         (["run", "--replication-factor", "5"], "replication factor 5 needs at least as many brokers (3)"),
         # run keeps its cluster's files in the run directory: a --workdir it ignored was a silent lie
         (["run", "--workdir", "/tmp/elsewhere"], "unrecognized arguments: --workdir"),
