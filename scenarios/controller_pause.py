@@ -21,7 +21,6 @@ whether they are counted before the session check runs on waking is a race on an
 from __future__ import annotations
 
 from kafka_chaos.harness.config import FAULT_DETECTION
-from kafka_chaos.harness.quorum_state import path_of, read_view
 from kafka_chaos.nemesis.faults import RESUME
 from kafka_chaos.scenarios.base import SAFE, Scenario
 from kafka_chaos.scenarios.script import Script
@@ -31,20 +30,15 @@ FROZEN_S = 6.0
 SETTLE_S = 12.0
 
 
-def _agreed(s: Script) -> bool:
-    leaders = {read_view(path_of(n))["leader_id"] for n in s.cluster.controllers}
-    return len(leaders) == 1 and next(iter(leaders)) not in (None, -1)
-
-
 def script(s: Script) -> None:
-    s.wait_for("the controllers agree on a leader", lambda: _agreed(s), 30)
+    s.wait_for("the controllers agree on a leader", s.controllers_agree, 30)
     s.sleep(8)
     for round_ in range(1, ROUNDS + 1):
         s.name(f"controller {round_}", s.active_controller())
         s.fault("pause", "controller")
         s.sleep(FROZEN_S)
         s.fault(RESUME.name)
-        s.wait_for("the controllers agree on a leader", lambda: _agreed(s), 30)
+        s.wait_for("the controllers agree on a leader", s.controllers_agree, 30)
         s.sleep(SETTLE_S)
 
 

@@ -22,7 +22,7 @@ cannot commit without a majority, so the split is stale metadata, not lost commi
 from __future__ import annotations
 
 from kafka_chaos.harness.config import FAULT_DETECTION
-from kafka_chaos.harness.quorum_state import leader_claims, path_of, read_view
+from kafka_chaos.harness.quorum_state import leader_claims
 from kafka_chaos.nemesis.faults import HEAL, PARTITION
 from kafka_chaos.scenarios.base import LOSS, SAFE, Scenario, at_least
 from kafka_chaos.scenarios.script import Script
@@ -30,18 +30,12 @@ from kafka_chaos.scenarios.script import Script
 CUT_S = 30.0
 
 
-def _agreed(s: Script) -> bool:
-    """Every controller's own file names one leader."""
-    leaders = {read_view(path_of(n))["leader_id"] for n in s.cluster.controllers}
-    return len(leaders) == 1 and next(iter(leaders)) not in (None, -1)
-
-
 def _claims(s: Script) -> list[str]:
     return [f"{s.alias(node_id)} in epoch {epoch}" for epoch, node_id in leader_claims(s.cluster.controllers)]
 
 
 def script(s: Script) -> None:
-    s.wait_for("the controllers agree on a leader", lambda: _agreed(s), 30)
+    s.wait_for("the controllers agree on a leader", s.controllers_agree, 30)
     s.sleep(8)  # traffic under way
     s.name("L", s.active_controller())
     s.fault(PARTITION.name, "controller", shape="quorum-leader")
@@ -50,7 +44,7 @@ def script(s: Script) -> None:
     s.sleep(CUT_S / 2)
     s.note("controllers holding themselves leader: " + ", ".join(_claims(s)))
     s.fault(HEAL.name)
-    s.wait_for("the controllers agree on a leader again", lambda: _agreed(s), 30)
+    s.wait_for("the controllers agree on a leader again", s.controllers_agree, 30)
     s.sleep(5)
 
 

@@ -21,7 +21,6 @@ confirmed: `bisect` decides, docs/scenarios.md).
 from __future__ import annotations
 
 from kafka_chaos.harness.config import FAULT_DETECTION
-from kafka_chaos.harness.quorum_state import path_of, read_view
 from kafka_chaos.nemesis.faults import START
 from kafka_chaos.scenarios.base import LOSS, SAFE, Scenario, at_least
 from kafka_chaos.scenarios.script import Script
@@ -29,14 +28,9 @@ from kafka_chaos.scenarios.script import Script
 DOWN_S = 30.0
 
 
-def _agreed(s: Script) -> bool:
-    leaders = {read_view(path_of(n))["leader_id"] for n in s.cluster.controllers}
-    return len(leaders) == 1 and next(iter(leaders)) not in (None, -1)
-
-
 def script(s: Script) -> None:
     key = s.key(0)
-    s.wait_for("the controllers agree on a leader", lambda: _agreed(s), 30)
+    s.wait_for("the controllers agree on a leader", s.controllers_agree, 30)
     s.wait_for("the partition has a leader and a full ISR", lambda: len(s.partition(key).isr) == 3, 30)
     s.sleep(8)  # traffic under way
     s.name("C", s.active_controller())

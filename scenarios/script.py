@@ -22,6 +22,7 @@ from kafka.errors import KafkaError
 
 from kafka_chaos.harness.admin import topic_metadata_from
 from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.quorum_state import path_of, read_view
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.faults import BY_NAME, PARTITION
 from kafka_chaos.nemesis.targets import partition_in, resolve
@@ -163,6 +164,11 @@ class Script:
 
     def active_controller(self) -> str:
         return resolve(self.cluster, "controller", random.Random())[0].alias
+
+    def controllers_agree(self) -> bool:
+        """Every controller's own quorum-state file names one leader (harness/quorum_state.py)."""
+        leaders = {read_view(path_of(n))["leader_id"] for n in self.cluster.controllers}
+        return len(leaders) == 1 and next(iter(leaders)) not in (None, -1)
 
     def log_bytes(self, alias: str, key: str) -> int:
         """Bytes in a replica's log segments on disk (the page cache: what the broker wrote)."""
