@@ -15,7 +15,8 @@ Story (three dedicated controllers, three brokers, the queue workload):
 Shown by the control-plane rule `unfenced-down-broker`: a killed broker still unfenced in the
 committed metadata `broker.session.timeout.ms` + S after its kill took effect (4 s + 5 s here).
 Expected: the bug up to 3.9.x, fixed from 4.0.0 (the fix's merge date; its fix versions are not
-confirmed: `bisect` decides, docs/scenarios.md).
+confirmed: `bisect` decides). Not reproduced so far: on 3.6.2, 3.8.1 and 3.9.1 the next controller
+fenced B about 5 s after the kill (docs/scenarios.md says what was tried).
 """
 
 from __future__ import annotations
