@@ -302,14 +302,7 @@ def _live_fencings(ev: Evidence, w: Window) -> dict[str, float]:
     found = {}
     for node in ev.brokers:
         states = ev.brokers_state.get(str(ev.aliases.get(node, "")), States())
-        fenced = next(
-            (
-                e["time"]
-                for e in states.events
-                if e["time"] is not None and w.invoke <= e["time"] <= until and e["fenced"]
-            ),
-            None,
-        )
+        fenced = next((t for t in _fencings(states) if w.invoke <= t <= until), None)
         touched = fenced is not None and (
             is_down(dn, node, w.invoke, fenced)
             or any(cut_between(ev.ws, node, m, w.invoke, fenced) for m in ev.aliases)
@@ -317,6 +310,16 @@ def _live_fencings(ev: Evidence, w: Window) -> dict[str, float]:
         if fenced is not None and not touched:
             found[node] = _s(fenced - w.effect)
     return found
+
+
+def _fencings(states: States) -> list[int]:
+    """When an unfenced broker was fenced: not its registrations (a new incarnation starts fenced)."""
+    out, was = [], True
+    for e in states.events:
+        if e.get("record") != REGISTER and e["fenced"] and not was and e["time"] is not None:
+            out.append(e["time"])
+        was = e["fenced"]
+    return out
 
 
 def _first_fencing(states: States, w: Window) -> int | None:

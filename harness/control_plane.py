@@ -133,6 +133,7 @@ class ControlPlaneSampler:
                  "--period-s", str(self.view_period_s), "--nodes", json.dumps(paths),
                  "--out", str(self.run_dir.quorum_views)],
                 stdin=subprocess.PIPE,
+                start_new_session=True,  # a Ctrl-C stops the run, which then closes its input
             )  # fmt: skip
             out = open(self.run_dir.quorum_replication, "a", encoding="utf-8")  # closed by its thread
             self._thread = threading.Thread(target=self._guarded, args=(out,), name="control-plane-quorum")

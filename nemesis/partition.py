@@ -32,7 +32,7 @@ from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.nemesis.docker_ops import exec_root, network_ip
 from kafka_chaos.nemesis.fault import Aim, Fault, Stage, everyone
-from kafka_chaos.nemesis.targets import TargetError, resolve
+from kafka_chaos.nemesis.targets import TargetError, dedicated, resolve
 
 CHAIN = "KAFKA-CHAOS"
 SHAPES = ("isolate", "halves", "majorities-ring", "bridge", "cut", "quorum-leader")
@@ -177,12 +177,13 @@ def resolve_cut(cluster: KafkaCluster, target: str, rng: random.Random) -> Grudg
 
 def resolve_quorum_leader(cluster: KafkaCluster, rng: random.Random) -> Grudge:
     """The active controller cut off from its quorum peers (`controller|voters`), brokers untouched."""
-    if any(n.spec.is_broker for n in cluster.controllers):
+    if not dedicated(cluster):
         raise TargetError(
             "quorum-leader: needs dedicated controllers (on combined nodes the other voters are "
             "brokers too, and a cut by address would cut the brokers off from it as well)"
         )
-    return resolve_cut(cluster, "controller|voters", rng)
+    leader = resolve(cluster, "controller", rng)[0]  # asked once: an election between two asks splits the cut
+    return cut([([leader.alias], [n.alias for n in cluster.controllers if n.alias != leader.alias])])
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from kafka_chaos.harness.errors import KafkaChaosError, UsageError
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.faults import BY_NAME, HEALS, NAMES, PARTITION, RANDOM, STEP_OPTIONS, check_options
 from kafka_chaos.nemesis.streams import stream
+from kafka_chaos.nemesis.targets import dedicated
 
 
 def parse_fault_list(text: str) -> list[str]:
@@ -198,11 +199,11 @@ class RandomSchedule(Schedule):
         self.first_quiet = interval if start is None else start
         self.pool = targets
 
-    def _draw(self, fault: str) -> dict[str, Any]:
-        """The fault's options; under the controllers pool a partition is aimed at the quorum."""
-        if self.pool == "controllers" and fault == PARTITION.name:
-            dedicated = not any(n.spec.is_broker for n in self.nemesis.cluster.controllers)
-            return {"shape": self.rng.choice(["isolate", "quorum-leader"] if dedicated else ["isolate"])}
+    def _draw(self, fault: str, target: str) -> dict[str, Any]:
+        """The fault's options; under the controllers pool an untargeted partition is aimed at the quorum."""
+        if self.pool == "controllers" and fault == PARTITION.name and not target:
+            shapes = ["isolate", "quorum-leader"] if dedicated(self.nemesis.cluster) else ["isolate"]
+            return {"shape": self.rng.choice(shapes)}
         return BY_NAME[fault].draw(self.rng)
 
     def loop(self) -> None:
@@ -213,7 +214,7 @@ class RandomSchedule(Schedule):
             if not bag:  # every fault once per round, in a random order
                 bag = self.rng.sample(self.faults, len(self.faults))
             fault, _, target = bag.pop().partition("@")
-            self.nemesis.run(fault, target or TARGET_POOLS[self.pool], **self._draw(fault))
+            self.nemesis.run(fault, target or TARGET_POOLS[self.pool], **self._draw(fault, target))
             if fault in HEALS:
                 held = self._sleep_until(time.monotonic() + self.interval)
                 self.nemesis.run(HEALS[fault], "random")

@@ -104,13 +104,20 @@ def _active_controller(cluster: KafkaCluster) -> int:
     return best[1]
 
 
+def dedicated(cluster: KafkaCluster) -> bool:
+    """Whether the controllers are dedicated (none of them a broker too)."""
+    return not any(n.spec.is_broker for n in cluster.controllers)
+
+
 def quorum_size(target: str, voters: int) -> int:
     """How many of the active controller's peers a quorum target takes, of `voters` in all."""
     if voters < 2:
         raise TargetError(f"{target}: the quorum has {voters} voter, no peer of its leader")
     if target == "voters":
         return voters - 1
-    return voters // 2 + 1 if target == "quorum-majority" else max(1, (voters - 1) // 2)
+    if target == "quorum-minority" and voters < 3:  # one of two is half: the quorum would lose its majority
+        raise TargetError(f"{target}: a quorum of {voters} voters has no minority to take")
+    return voters // 2 + 1 if target == "quorum-majority" else (voters - 1) // 2
 
 
 def _peers(cluster: KafkaCluster, target: str, rng: random.Random) -> list[KafkaNode]:

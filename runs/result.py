@@ -184,7 +184,10 @@ class RunResult:
 
     @property
     def reproduced(self) -> bool:
-        """The scenario's bug was seen: one of its anomalies found by the checker."""
+        """The scenario's bug was seen: one of its anomalies found by the checker (any error
+        anomaly for a scenario that names none: a measure, expected clean)."""
+        if not self.shows:
+            return bool(self.anomalies)
         return any(self.anomalies.get(name, 0) for name in self.shows)
 
     @property

@@ -57,7 +57,8 @@ class Scenario:
     metadata_version: str | None = None
     #: LOSS or SAFE for a version (and the metadata version it is formatted at, None = newest).
     expect: Callable[[KafkaVersion, str | None], str] = lambda version, mv: LOSS
-    #: The error anomalies that show the scenario's loss (any of them counts as reproduced).
+    #: The error anomalies that show the scenario's loss (any of them counts as reproduced);
+    #: none: a measure expected clean, which any error anomaly contradicts.
     shows: tuple[str, ...] = ("lost-write",)
     #: Where the expectation comes from, one line per fact (shown with the table).
     references: tuple[str, ...] = ()

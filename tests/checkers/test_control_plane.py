@@ -11,7 +11,7 @@ import pytest
 from kafka_chaos.checkers.anomalies import CONTROL_NAMES
 from kafka_chaos.checkers.check import check_history, format_summary
 from tests.checkers import cp_cases
-from tests.checkers.cp_builder import Run, fence
+from tests.checkers.cp_builder import Run, fence, rec
 from tests.checkers.histories import lost_write
 
 pytestmark = pytest.mark.spark
@@ -105,17 +105,22 @@ def test_the_report_has_a_control_plane_timeline_per_node(spark_session, tmp_pat
     assert 'class="fault fault-partition"' in html.split('id="control-plane"')[1]
 
 
-@pytest.mark.parametrize("touched", [None, "kill", "partition"])
+@pytest.mark.parametrize("touched", [None, "kill", "partition", "registered"])
 def test_live_brokers_fenced_while_the_active_controller_is_paused_are_reported(check_run, touched):
     """kafka-1, the quorum leader, paused from 10 s to 18 s; broker 2 fenced at 15 s: spurious
-    (KAFKA-17793) when no fault touched it, not when it was killed or cut off itself."""
+    (KAFKA-17793) when no fault touched it, not when it was killed or cut off itself, and a new
+    incarnation's fenced registration is no fencing (its kill ended before the pause)."""
     r = Run().fault("pause", ["kafka-1"], 10).fault("resume", ["kafka-1"], 18)
     if touched == "kill":
         r.fault("kill", ["kafka-2"], 12).fault("start", ["kafka-2"], 30)
     elif touched == "partition":
         cut = {"kafka-2": ["kafka-3"], "kafka-3": ["kafka-2"]}
         r.fault("partition", ["kafka-2", "kafka-3"], 12, grudge=cut, shape="cut").fault("heal", list(r.logs), 30)
-    r.add(fence(8, 15, 2))
+    if touched == "registered":
+        r.fault("kill", ["kafka-2"], 4).fault("start", ["kafka-2"], 8)
+        r.add(rec(8, 15, "REGISTER_BROKER_RECORD", brokerId=2, brokerEpoch=8, fenced=True))
+    else:
+        r.add(fence(8, 15, 2))
     cp = json.loads(check_run(r).results_path.read_text())["control_plane"]
     pause = next(f for f in cp["faults"] if f["f"] == "pause")
     assert pause["active_controller"] == "kafka-1"

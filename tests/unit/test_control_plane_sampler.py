@@ -171,6 +171,9 @@ def test_views_are_sampled_every_period_and_after_each_nemesis_completion(tmp_pa
         (node.data_dir / "__cluster_metadata-0" / "quorum-state").write_text(QUORUM_STATE)
     sampler = ControlPlaneSampler(cluster, run, view_period_s=0.05, quorum_period_s=0.1)
     with HistoryWriter(run.history, tap=sampler.saw) as history, sampler.running(history):
+        deadline = time.monotonic() + 10  # the views' process starting on a loaded machine
+        while not (run.quorum_views.is_file() and run.quorum_views.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.01)
         time.sleep(0.3)
         history.invoke(NEMESIS, "kill", {"target": "kafka-1"})
         killed = history.write(NEMESIS, OK, "kill", {"nodes": ["kafka-1"]})

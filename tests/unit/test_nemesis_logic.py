@@ -67,10 +67,12 @@ def test_quorum_targets_take_the_leaders_peers_by_count(voters, sizes):
     assert {t: quorum_size(t, voters) for t in sizes} == sizes
 
 
-def test_a_quorum_of_one_has_no_peers():
+def test_a_quorum_of_one_has_no_peers_and_one_of_two_no_minority():
     with pytest.raises(TargetError, match="1 voter, no peer"):
         quorum_size("quorum-minority", 1)
-    assert quorum_size("quorum-minority", 2) == 1
+    with pytest.raises(TargetError, match="2 voters has no minority"):
+        quorum_size("quorum-minority", 2)
+    assert quorum_size("voters", 2) == 1
 
 
 class Combined:

@@ -295,3 +295,11 @@ def test_the_table_explains_each_runs_control_plane_anomaly():
 def test_an_example_without_its_sentence_is_shown_by_its_fields():
     assert explain("quorum-split-brain", {"nodes": ["a"]}) == "nodes=['a']"
     assert explain("metadata-divergence", {"offset": 7, "nodes": ["a", "b"]}) == "offset=7, nodes=['a', 'b']"
+
+
+def test_a_measure_that_names_no_anomaly_is_contradicted_by_any():
+    """controller-pause names none: clean as expected, and any error anomaly is not."""
+    clean = outcome("4.3.1", SAFE, 0, verdict=True, anomalies={}, shows=())
+    broken = outcome("4.3.1", SAFE, 0, anomalies={"quorum-split-brain": 1}, shows=())
+    assert (clean.reproduced, clean.as_expected) == (False, True)
+    assert (broken.reproduced, broken.as_expected) == (True, False)

@@ -237,6 +237,8 @@ def test_the_controllers_pool_aims_partitions_at_the_quorum(dedicated, shapes):
     assert drawn == shapes
     drawn = {o["shape"] for f, o in asked_of("any", dedicated, ["partition"]).asked if f == "partition"}
     assert "quorum-leader" not in drawn and len(drawn) > 1
+    named = {o["shape"] for f, o in asked_of("controllers", dedicated, ["partition@kafka-1"]).asked if f == "partition"}
+    assert named <= set(RANDOM_SHAPES) and len(named) > 1  # a named target keeps the fault's own draw
 
 
 def test_an_unknown_pool_is_bad_input():
