@@ -1,10 +1,12 @@
 """Each node's own quorum view, sampled by a process of its own: quorum-views.jsonl (history/run_dir.py
 names it; docs/checker.md says what a line holds).
 
-Why a process: the run's own process holds the workload's and the clients' threads, and a thread
-waiting its turn for Python's lock there went 550 ms between two views in a loaded suite, over the
-500 ms the evidence promises. This process imports nothing but the file reader, and reads three
-small files a round.
+Why a process: a thread of the run's process went 550 ms between two views in a loaded suite, over
+the 500 ms the issue asks. A process of its own still went 505 ms while a restarted node's JVM took
+the CPU: what keeps it under (279 ms at worst in three loaded runs, docs/measurements.md) is the
+higher priority it takes where it may (NICE, as root); a user's run keeps the default priority, and
+its views may come later on a loaded machine. It imports nothing but the file reader, and reads a
+few small files a round.
 
 ControlPlaneSampler (harness/control_plane.py) starts it with the history's clock and the nodes'
 quorum-state paths, and writes to its standard input the index of each nemesis operation that
