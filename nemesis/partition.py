@@ -32,7 +32,7 @@ from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.nemesis.docker_ops import exec_root, network_ip
 from kafka_chaos.nemesis.fault import Aim, Fault, Stage, everyone
-from kafka_chaos.nemesis.targets import TargetError, dedicated, resolve
+from kafka_chaos.nemesis.targets import TargetError, dedicated, quorum_peers, resolve
 
 CHAIN = "KAFKA-CHAOS"
 SHAPES = ("isolate", "halves", "majorities-ring", "bridge", "cut", "quorum-leader")
@@ -183,7 +183,7 @@ def resolve_quorum_leader(cluster: KafkaCluster, rng: random.Random) -> Grudge:
             "brokers too, and a cut by address would cut the brokers off from it as well)"
         )
     leader = resolve(cluster, "controller", rng)[0]  # asked once: an election between two asks splits the cut
-    return cut([([leader.alias], [n.alias for n in cluster.controllers if n.alias != leader.alias])])
+    return cut([([leader.alias], [n.alias for n in quorum_peers(cluster, leader)])])
 
 
 @dataclass(frozen=True)

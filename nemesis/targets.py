@@ -117,17 +117,22 @@ def quorum_size(target: str, voters: int) -> int:
         return voters - 1
     if target == "quorum-minority" and voters < 3:  # one of two is half: the quorum would lose its majority
         raise TargetError(f"{target}: a quorum of {voters} voters has no minority to take")
-    return voters // 2 + 1 if target == "quorum-majority" else (voters - 1) // 2
+    if target == "quorum-minority":
+        return (voters - 1) // 2
+    if voters < 3:  # a majority of two voters is both: no leader would be left out
+        raise TargetError(f"{target}: a majority of {voters} voters needs the active controller")
+    return voters // 2 + 1
+
+
+def quorum_peers(cluster: KafkaCluster, leader: KafkaNode) -> list[KafkaNode]:
+    """Every voter but the quorum's leader."""
+    return [n for n in cluster.controllers if n.node_id != leader.node_id]
 
 
 def _peers(cluster: KafkaCluster, target: str, rng: random.Random) -> list[KafkaNode]:
     """The active controller's peers that a quorum target names, by id."""
-    voters = list(cluster.controllers)
-    size = quorum_size(target, len(voters))
-    if size > len(voters) - 1:  # a majority of two voters is both: no leader would be left out
-        raise TargetError(f"{target}: a majority of {len(voters)} voters needs the active controller")
-    leader = _active_controller(cluster)
-    peers = [n for n in voters if n.node_id != leader]
+    size = quorum_size(target, len(cluster.controllers))
+    peers = quorum_peers(cluster, cluster.node(_active_controller(cluster)))
     return sorted(rng.sample(peers, size), key=lambda n: n.node_id)
 
 

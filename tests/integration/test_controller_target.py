@@ -4,30 +4,17 @@ it), with dedicated controllers and with combined nodes; and after that leader i
 one the others elected."""
 
 import random
-import time
 
 import pytest
 
 from kafka_chaos.harness.cluster import KafkaCluster
-from kafka_chaos.harness.quorum_state import path_of, read_view
 from kafka_chaos.nemesis.kill import kill, wait_stopped
 from kafka_chaos.nemesis.targets import resolve
+from tests.integration.quorum import agreed_leader
 
 pytestmark = pytest.mark.cluster
 
 VERSIONS = ["3.4.1", "3.6.2", "3.7.2", "4.3.1"]
-
-
-def agreed_leader(cluster: KafkaCluster, not_: int | None = None, timeout_s: float = 30.0) -> int:
-    """The leader every running controller's file names, once they agree (on one other than `not_`)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        views = [read_view(path_of(n)) for n in cluster.controllers if n.state() == "running"]
-        leaders = {v["leader_id"] for v in views}
-        if len(leaders) == 1 and next(iter(leaders)) not in (None, -1, not_):
-            return next(iter(leaders))
-        assert time.monotonic() < deadline, views
-        time.sleep(0.2)
 
 
 @pytest.mark.parametrize("shape", ["dedicated", "combined"])

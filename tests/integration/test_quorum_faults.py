@@ -17,6 +17,7 @@ from kafka_chaos.nemesis import partition
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.docker_ops import exec_root, network_ip
 from kafka_chaos.nemesis.targets import resolve
+from tests.integration.quorum import agreed_leader
 
 pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("quorum-cluster")]
 
@@ -31,18 +32,6 @@ def views(cluster: KafkaCluster) -> dict[str, dict]:
     return {n.alias: read_view(path_of(n)) for n in cluster.controllers}
 
 
-def agreed_leader(cluster: KafkaCluster, timeout_s: float = 30.0) -> str:
-    """The controller every controller's file names, once they agree."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        seen = views(cluster)
-        leaders = {v["leader_id"] for v in seen.values()}
-        if len(leaders) == 1 and next(iter(leaders)) not in (None, -1):
-            return cluster.node(next(iter(leaders))).alias
-        assert time.monotonic() < deadline, seen
-        time.sleep(0.2)
-
-
 def reaches(source, target, network: str) -> bool:
     """Whether `source` can open a TCP connection to `target`'s controller listener within 2 s."""
     probe = f"timeout 2 bash -c '</dev/tcp/{network_ip(target, network)}/{CONTROLLER_PORT}' && echo open || echo shut"
@@ -50,7 +39,7 @@ def reaches(source, target, network: str) -> bool:
 
 
 def test_quorum_targets_are_the_active_controllers_peers(cluster):
-    leader = agreed_leader(cluster)
+    leader = cluster.node(agreed_leader(cluster)).alias
     peers = sorted(n.alias for n in cluster.controllers if n.alias != leader)
     rng = random.Random(3)
     assert sorted(n.alias for n in resolve(cluster, "controller", rng)) == [leader]
@@ -61,7 +50,7 @@ def test_quorum_targets_are_the_active_controllers_peers(cluster):
 
 
 def test_the_quorum_leader_cut_keeps_the_broker_reaching_it(cluster, tmp_path):
-    leader = agreed_leader(cluster)
+    leader = cluster.node(agreed_leader(cluster)).alias
     node = cluster.node(leader)
     peers = [n for n in cluster.controllers if n.alias != leader]
     broker = cluster.brokers[0]
@@ -85,4 +74,4 @@ def test_the_quorum_leader_cut_keeps_the_broker_reaching_it(cluster, tmp_path):
         finally:
             nemesis.run("heal")
     assert partition.rules(node) == [] and reaches(peers[0], node, network)
-    assert agreed_leader(cluster, timeout_s=60)  # the quorum whole again
+    agreed_leader(cluster, timeout_s=60)  # the quorum whole again

@@ -72,6 +72,8 @@ def test_a_quorum_of_one_has_no_peers_and_one_of_two_no_minority():
         quorum_size("quorum-minority", 1)
     with pytest.raises(TargetError, match="2 voters has no minority"):
         quorum_size("quorum-minority", 2)
+    with pytest.raises(TargetError, match="a majority of 2 voters needs the active controller"):
+        quorum_size("quorum-majority", 2)
     assert quorum_size("voters", 2) == 1
 
 
