@@ -94,6 +94,11 @@ def _add_cluster_options(p: argparse.ArgumentParser, workdir: bool = True) -> No
     p.add_argument("--brokers", type=_int, help="brokers, when controllers are dedicated")
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="config override (repeatable)")
     p.add_argument("--metadata-version", help="format storage at this metadata version, e.g. 3.4-IV0")
+    p.add_argument(
+        "--quorum",
+        default="static",
+        help="static (controller.quorum.voters, the default) or dynamic (KIP-853, Kafka 3.9.0 on)",
+    )
     p.add_argument("--port-base", type=_int, help="publish brokers on 127.0.0.1:PORT, PORT+1, ...")
     if workdir:
         p.add_argument("--workdir", type=Path, help="where configs, data and logs go (default store/<command>/<time>/)")
@@ -186,6 +191,7 @@ def _cluster_spec(args: argparse.Namespace) -> ClusterSpec:
         brokers=args.brokers or 0,
         config=parse_overrides(args.config),
         metadata_version=args.metadata_version,
+        quorum=args.quorum,
     )
 
 

@@ -28,7 +28,7 @@ from testcontainers.core.network import Network
 
 from kafka_chaos.harness.admin import live_brokers
 from kafka_chaos.harness.cleanup import labels_for, remove_by_label
-from kafka_chaos.harness.config import ClusterShape
+from kafka_chaos.harness.config import STATIC, ClusterShape, check_quorum, initial_controllers
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import ClusterStartError
 from kafka_chaos.harness.images import ensure_image
@@ -69,6 +69,7 @@ class KafkaCluster:
         self.cluster_id = new_cluster_id()
         self.config: dict[str, str] = {}
         self.metadata_version: str | None = None
+        self.quorum = STATIC
         self.heap = "-Xms512m -Xmx512m"
         self.jvm_options = NODE_JVM_OPTIONS
         self.port_base: int | None = None
@@ -100,6 +101,14 @@ class KafkaCluster:
     def with_metadata_version(self, release_version: str) -> KafkaCluster:
         """Format the storage at this metadata version (`--release-version`, e.g. "3.4-IV0")."""
         self.metadata_version = release_version
+        return self
+
+    def with_quorum(self, quorum: str) -> KafkaCluster:
+        """ "static" (`controller.quorum.voters`, the default) or "dynamic" (KIP-853, 3.9.0 on: the
+        controllers formatted with `--initial-controllers`, every node given the controllers as
+        `controller.quorum.bootstrap.servers`)."""
+        check_quorum(quorum, str(self.version))
+        self.quorum = quorum
         return self
 
     def with_heap(self, heap_opts: str) -> KafkaCluster:
@@ -149,9 +158,10 @@ class KafkaCluster:
         raise KeyError(f"no node {alias_or_id!r} in this cluster ({', '.join(n.alias for n in self.nodes)})")
 
     def admin(self, **kwargs) -> KafkaAdminClient:
-        """A kafka-python admin client for this cluster (the caller closes it)."""
+        """A kafka-python admin client for this cluster (the caller closes it); `bootstrap_servers`
+        narrows whom it first asks (default: every broker)."""
         return KafkaAdminClient(
-            bootstrap_servers=self.bootstrap_servers,
+            bootstrap_servers=kwargs.pop("bootstrap_servers", self.bootstrap_servers),
             client_id="kafka-chaos-admin",
             request_timeout_ms=kwargs.pop("request_timeout_ms", 10000),
             **kwargs,
@@ -210,6 +220,7 @@ class KafkaCluster:
         self.network = Network(docker_network_kw={"labels": labels_for(self.run_id), "driver": "bridge"})
         self.network.name = f"kafka-chaos-{self.run_id}"
         self.network.create()
+        voters = initial_controllers(specs, {s.node_id: new_cluster_id() for s in specs if s.is_controller})
         for spec in specs:
             port = ports.get(spec.node_id)
             self.nodes.append(
@@ -226,9 +237,12 @@ class KafkaCluster:
                     heap=self.heap,
                     metadata_version=self.metadata_version,
                     jvm_options=self.jvm_options,
+                    quorum=self.quorum,
+                    initial_controllers=voters,
                 )
             )
-        self.log(f"starting Kafka {self.version}: {self.shape.describe()} (run {self.run_id})")
+        quorum = ", a dynamic quorum" if self.quorum != STATIC else ""
+        self.log(f"starting Kafka {self.version}: {self.shape.describe()}{quorum} (run {self.run_id})")
         for node in self.nodes:
             node.start()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.config import STATIC, check_quorum
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
 
 
@@ -22,9 +23,11 @@ class ClusterSpec:
     brokers: int = 3
     config: dict[str, str] = field(default_factory=dict)
     metadata_version: str | None = None
+    quorum: str = STATIC  # or "dynamic" (KIP-853)
 
     def __post_init__(self) -> None:
         KafkaVersion.parse(self.version)  # a malformed version is a UsageError here, not in a container
+        check_quorum(self.quorum, self.version)
 
     def build(self, extra_config: dict[str, str] | None = None) -> KafkaCluster:
         cluster = KafkaCluster(self.version)
@@ -35,12 +38,14 @@ class ClusterSpec:
         cluster.with_config({**self.config, **(extra_config or {})})
         if self.metadata_version:
             cluster.with_metadata_version(self.metadata_version)
-        return cluster
+        return cluster.with_quorum(self.quorum)
 
     def describe(self) -> str:
         shape = (
             f"{self.controllers} controllers + {self.brokers} brokers" if self.controllers else f"{self.nodes} nodes"
         )
-        return f"Kafka {self.version}, {shape}" + (
-            f", metadata {self.metadata_version}" if self.metadata_version else ""
+        return (
+            f"Kafka {self.version}, {shape}"
+            + (f", metadata {self.metadata_version}" if self.metadata_version else "")
+            + (f", a {self.quorum} quorum" if self.quorum != STATIC else "")
         )

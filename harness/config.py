@@ -3,7 +3,9 @@
 Pure functions of the cluster's description, so they are unit-tested without Docker. One
 rendering serves every version from 3.4 to 4.x: a static `controller.quorum.voters` (the
 official image keeps it too "for broader compatibility") and no CONTROLLER listener in
-`advertised.listeners` (3.x rejects it).
+`advertised.listeners` (3.x rejects it). A dynamic quorum (KIP-853, 3.9.0 on) names the
+controllers in `controller.quorum.bootstrap.servers` instead; its voters are written into the
+controllers' storage when they are formatted (harness/node.py).
 """
 
 from __future__ import annotations
@@ -12,10 +14,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.harness.versions import KafkaVersion
 
 INTERNAL_PORT = 9092  # broker-to-broker and container-to-container clients
 CONTROLLER_PORT = 9093  # KRaft quorum
 EXTERNAL_PORT = 9094  # published on 127.0.0.1 for host clients
+#: How the controllers know their quorum: `controller.quorum.voters` (static, every version), or
+#: the voters recorded in the metadata log itself (dynamic, KIP-853: from DYNAMIC_QUORUM_SINCE).
+STATIC, DYNAMIC = "static", "dynamic"
+QUORUMS = (STATIC, DYNAMIC)
+DYNAMIC_QUORUM_SINCE = "3.9.0"
 DATA_DIR = "/var/lib/kafka/data"
 LOG_DIR = "/var/log/kafka"
 CONFIG_DIR = "/etc/kafka"
@@ -127,19 +135,28 @@ def render_server_properties(
     all_nodes: list[NodeSpec],
     external_port: int | None,
     overrides: Mapping[str, str] | None = None,
+    quorum: str = STATIC,
 ) -> str:
     """The server.properties text of one node.
 
     external_port is the host port published for this node's EXTERNAL listener (brokers only);
     host clients are told to reach it at 127.0.0.1:external_port.
     """
-    voters = ",".join(f"{n.node_id}@{n.alias}:{CONTROLLER_PORT}" for n in all_nodes if n.is_controller)
-    if not voters:
+    controllers = [n for n in all_nodes if n.is_controller]
+    if not controllers:
         raise UsageError("a cluster needs at least one controller")
+    if quorum == DYNAMIC:
+        quorum_key, quorum_value = (
+            "controller.quorum.bootstrap.servers",
+            ",".join(f"{n.alias}:{CONTROLLER_PORT}" for n in controllers),
+        )
+    else:
+        quorum_key = "controller.quorum.voters"
+        quorum_value = ",".join(f"{n.node_id}@{n.alias}:{CONTROLLER_PORT}" for n in controllers)
     props: dict[str, str] = {
         "process.roles": ",".join(node.roles),
         "node.id": str(node.node_id),
-        "controller.quorum.voters": voters,
+        quorum_key: quorum_value,
         "controller.listener.names": "CONTROLLER",
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,EXTERNAL:PLAINTEXT",
         "log.dirs": DATA_DIR,
@@ -160,6 +177,22 @@ def render_server_properties(
     lines = [f"# {node.alias}: written by kafka-chaos (harness/config.py)"]
     lines += [f"{key}={value}" for key, value in props.items()]
     return "\n".join(lines) + "\n"
+
+
+def initial_controllers(all_nodes: list[NodeSpec], directory_ids: Mapping[int, str]) -> str:
+    """The format tool's `--initial-controllers` of a dynamic quorum: id@host:port:directory-id of
+    each controller, the directory id its metadata log directory is formatted with."""
+    return ",".join(
+        f"{n.node_id}@{n.alias}:{CONTROLLER_PORT}:{directory_ids[n.node_id]}" for n in all_nodes if n.is_controller
+    )
+
+
+def check_quorum(quorum: str, version: str) -> None:
+    """UsageError for a quorum mode the version cannot run (before any container starts)."""
+    if quorum not in QUORUMS:
+        raise UsageError(f"unknown quorum {quorum!r}: expected one of {', '.join(QUORUMS)}")
+    if quorum == DYNAMIC and KafkaVersion.parse(version) < KafkaVersion.parse(DYNAMIC_QUORUM_SINCE):
+        raise UsageError(f"a dynamic quorum (KIP-853) needs Kafka {DYNAMIC_QUORUM_SINCE} or later, not {version}")
 
 
 def parse_overrides(items: list[str]) -> dict[str, str]:

@@ -31,7 +31,7 @@ from typing import Any, TextIO
 from kafka_chaos.harness import quorum_state
 from kafka_chaos.harness.admin import describe_quorum
 from kafka_chaos.harness.cluster import KafkaCluster
-from kafka_chaos.harness.config import KAFKA_TIMING_DEFAULTS, NodeSpec
+from kafka_chaos.harness.config import KAFKA_TIMING_DEFAULTS, STATIC, NodeSpec
 from kafka_chaos.history.events import INVOKE, NEMESIS
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.reporter import Reporter, silent
@@ -46,12 +46,14 @@ QUORUM_PERIOD_S = 1.0
 QUORUM_TIMEOUT_MS = 2000
 
 
-def describe_nodes(nodes: list[NodeSpec], config: Mapping[str, str]) -> dict[str, Any]:
-    """nodes.json: each node by alias, the voters' ids, and the timing settings in effect (the
-    run's broker config over Kafka's defaults), as integers."""
+def describe_nodes(nodes: list[NodeSpec], config: Mapping[str, str], quorum: str = STATIC) -> dict[str, Any]:
+    """nodes.json: each node by alias, the voters' ids (the first voters, in a dynamic quorum),
+    the quorum's kind, and the timing settings in effect (the run's broker config over Kafka's
+    defaults), as integers."""
     return {
         "nodes": {n.alias: {"id": n.node_id, "roles": list(n.roles)} for n in nodes},
         "voters": sorted(n.node_id for n in nodes if n.is_controller),
+        "quorum": quorum,
         "settings": {key: int(config.get(key, default)) for key, default in KAFKA_TIMING_DEFAULTS.items()},
     }
 
@@ -125,7 +127,7 @@ class ControlPlaneSampler:
         self._now = lambda: time.monotonic_ns() - start_ns
         try:
             self.run_dir.control_plane.mkdir(parents=True, exist_ok=True)
-            nodes = describe_nodes([n.spec for n in self.cluster.nodes], self.cluster.config)
+            nodes = describe_nodes([n.spec for n in self.cluster.nodes], self.cluster.config, self.cluster.quorum)
             self.run_dir.control_plane_nodes.write_text(json.dumps(nodes, indent=1) + "\n")
             paths = [[n.alias, n.node_id, str(quorum_state.path_of(n))] for n in self.cluster.nodes]
             self._views = subprocess.Popen(

@@ -6,6 +6,12 @@ Each node has the NET_ADMIN capability for the iptables faults of the nemesis.
 
 Like testcontainers' own containers, the constructor only records settings; `start()` creates
 the node's folders, renders its server.properties and starts the container.
+
+The image's entrypoint formats an empty data directory (first start, or a wiped disk). A voter
+of a dynamic quorum is formatted here instead, on its first start only, by the format tool in a
+throwaway container (`--initial-controllers`: the voters and each one's directory id go into its
+log); a wiped one comes back formatted by the entrypoint as a replaced disk is
+(`--no-initial-controllers`: a new directory id and no voters), so it rejoins as an observer.
 """
 
 from __future__ import annotations
@@ -18,8 +24,18 @@ from testcontainers.core.container import DockerContainer
 from testcontainers.core.exceptions import ContainerStartException
 from testcontainers.core.network import Network
 
-from kafka_chaos.harness.cleanup import labels_for
-from kafka_chaos.harness.config import CONFIG_DIR, DATA_DIR, EXTERNAL_PORT, LOG_DIR, NodeSpec, render_server_properties
+from kafka_chaos.harness.cleanup import labels_for, remove_by_label
+from kafka_chaos.harness.config import (
+    CONFIG_DIR,
+    DATA_DIR,
+    DYNAMIC,
+    EXTERNAL_PORT,
+    LOG_DIR,
+    STATIC,
+    NodeSpec,
+    render_server_properties,
+)
+from kafka_chaos.harness.engine import docker_client
 
 
 class KafkaNode(DockerContainer):
@@ -40,9 +56,15 @@ class KafkaNode(DockerContainer):
         heap: str,
         metadata_version: str | None = None,
         jvm_options: str = "",
+        quorum: str = STATIC,
+        initial_controllers: str | None = None,
     ) -> None:
         super().__init__(image)
         self.spec = spec
+        self.run_id = run_id
+        self.cluster_id = cluster_id
+        self.quorum = quorum
+        self.initial_controllers = initial_controllers  # a dynamic quorum's voters, for the format tool
         self.node_dir = node_dir
         self.external_port = external_port
         self.peers = tuple(peers)  # every node of the cluster, this one included
@@ -75,10 +97,44 @@ class KafkaNode(DockerContainer):
         """Create the node's folders, render its server.properties, start its container."""
         for sub in ("data", "logs", "config"):
             (self.node_dir / sub).mkdir(parents=True, exist_ok=True)
-        properties = render_server_properties(self.spec, list(self.peers), self.external_port, self.config)
+        properties = render_server_properties(
+            self.spec, list(self.peers), self.external_port, self.config, quorum=self.quorum
+        )
         (self.node_dir / "config" / "server.properties").write_text(properties)
+        if self.quorum == DYNAMIC and self.spec.is_controller and not (self.data_dir / "meta.properties").exists():
+            self._format_initial_voter()
         super().start()
         return self
+
+    def _format_initial_voter(self) -> None:
+        """Format this controller's storage as one of the dynamic quorum's first voters."""
+        if not self.initial_controllers:
+            raise ValueError(f"{self.alias}: a dynamic quorum's controller needs the initial controllers")
+        client = docker_client()
+        label = f"{self.run_id}-format-{self.alias}"
+        command = ["-Xmx256m", "-cp", "/opt/kafka/libs/*", "kafka.tools.StorageTool", "format"]
+        command += ["-t", self.cluster_id, "-c", f"{CONFIG_DIR}/server.properties"]
+        command += ["--initial-controllers", self.initial_controllers]
+        try:
+            container = client.containers.run(
+                self.image,
+                command,
+                entrypoint="java",
+                detach=True,
+                network_mode="none",
+                user=f"{os.getuid()}:{os.getgid()}",
+                volumes={
+                    str(self.data_dir): {"bind": DATA_DIR, "mode": "rw"},
+                    str(self.node_dir / "config"): {"bind": CONFIG_DIR, "mode": "ro"},
+                },
+                labels=labels_for(label, role="format"),
+            )
+            status = container.wait(timeout=120)
+            output = container.logs().decode(errors="replace").strip()
+        finally:
+            remove_by_label(client, label)
+        if status.get("StatusCode") != 0:
+            raise RuntimeError(f"{self.alias}: formatting as a dynamic voter failed: {output[-500:]}")
 
     @property
     def alias(self) -> str:

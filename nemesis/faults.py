@@ -121,7 +121,8 @@ FAULTS: tuple[Fault, ...] = (
     NodeFault(
         "wipe",
         "kill, empty the data directory on the host (a replaced disk), start; the entrypoint formats it again "
-        "with the cluster's id (KAFKA-14139, KIP-903)",
+        "with the cluster's id, as the cluster was formatted (KAFKA-14139, KIP-903). A controller comes back "
+        "as the same voter of the static quorum with an empty log and a new directory id (KAFKA-14077)",
         undone_doc="itself (the node restarts)",
         random=True,
         act=wipe,

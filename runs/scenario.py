@@ -43,6 +43,7 @@ def scenario_spec(
         brokers=scenario.brokers,
         config=scenario.broker_config,
         metadata_version=mv,
+        quorum=scenario.quorum,
     )
     plan = NemesisPlan(
         custom=lambda nemesis: ScenarioSchedule(nemesis, scenario.script, opts.topic), label=scenario.name

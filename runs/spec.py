@@ -109,6 +109,7 @@ class RunSpec:
             ("the shape", wanted.shape, cluster.shape),
             ("the broker config", wanted.config, cluster.config),
             ("the metadata version", wanted.metadata_version, cluster.metadata_version),
+            ("the quorum", wanted.quorum, cluster.quorum),
         ):
             if asked != there:
                 raise UsageError(f"the run asks for {what} {asked}, the shared cluster has {there}")
@@ -123,6 +124,7 @@ class RunSpec:
             "shape": asdict(cluster.shape),
             "broker_config": cluster.config,
             "metadata_version": cluster.metadata_version,
+            "quorum": cluster.quorum,
             "workload": self.workload.to_dict(),
             "nemesis": self.nemesis.describe() if self.nemesis else {},
             "seed": self.seed,

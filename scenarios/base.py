@@ -55,6 +55,8 @@ class Scenario:
     workload: dict[str, Any] = field(default_factory=dict)
     #: Format storage at this metadata version (None: the release's newest).
     metadata_version: str | None = None
+    #: "static" (`controller.quorum.voters`) or "dynamic" (KIP-853).
+    quorum: str = "static"
     #: LOSS or SAFE for a version (and the metadata version it is formatted at, None = newest).
     expect: Callable[[KafkaVersion, str | None], str] = lambda version, mv: LOSS
     #: The error anomalies that show the scenario's loss (any of them counts as reproduced);

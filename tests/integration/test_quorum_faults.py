@@ -8,8 +8,10 @@ import time
 
 import pytest
 
+from kafka_chaos.harness.admin import describe_quorum
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.config import CONTROLLER_PORT
+from kafka_chaos.harness.control_plane import replication
 from kafka_chaos.harness.quorum_state import path_of, read_view
 from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.history.file import HistoryWriter
@@ -75,3 +77,32 @@ def test_the_quorum_leader_cut_keeps_the_broker_reaching_it(cluster, tmp_path):
             nemesis.run("heal")
     assert partition.rules(node) == [] and reaches(peers[0], node, network)
     agreed_leader(cluster, timeout_s=60)  # the quorum whole again
+
+
+def meta_properties(node) -> dict[str, str]:
+    lines = (node.data_dir / "meta.properties").read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
+
+
+def test_a_wiped_controller_comes_back_empty_formatted_as_the_cluster_and_rejoins(cluster, tmp_path):
+    """The static quorum's controller disk lost: formatted again with the cluster's id (a new
+    directory id where the version writes one), it follows the leader and copies its log again."""
+    leader = cluster.node(agreed_leader(cluster)).alias
+    peer = next(n for n in cluster.controllers if n.alias != leader)
+    before = meta_properties(peer)
+    metadata_dir = peer.data_dir / "__cluster_metadata-0"
+    with HistoryWriter(tmp_path / "history.jsonl") as history:
+        done = Nemesis(cluster, history, seed=1).run("wipe", peer.alias)
+    assert done["nodes"] == [peer.alias]
+    after = meta_properties(peer)
+    assert after["cluster.id"] == before["cluster.id"] and after["node.id"] == before["node.id"]
+    assert after.get("directory.id") != before.get("directory.id")
+    deadline = time.monotonic() + 60
+    while not (metadata_dir.exists() and any(p.stat().st_size > 0 for p in metadata_dir.glob("*.log"))):
+        assert time.monotonic() < deadline, "the wiped controller never copied the metadata log again"
+        time.sleep(0.5)
+    assert agreed_leader(cluster, timeout_s=60) == cluster.node(leader).node_id
+    with cluster.admin() as admin:  # the static quorum's seat is the id's: a voter again
+        seen = replication(describe_quorum(admin))
+    assert peer.node_id in [v["id"] for v in seen["voters"]]
+    assert peer.node_id not in [o["id"] for o in seen["observers"]]

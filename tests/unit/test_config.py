@@ -1,6 +1,12 @@
 import pytest
 
-from kafka_chaos.harness.config import ClusterShape, parse_overrides, render_server_properties
+from kafka_chaos.harness.config import (
+    ClusterShape,
+    check_quorum,
+    initial_controllers,
+    parse_overrides,
+    render_server_properties,
+)
 from kafka_chaos.harness.errors import UsageError
 
 
@@ -8,10 +14,11 @@ def props(text: str) -> dict[str, str]:
     return dict(line.split("=", 1) for line in text.splitlines() if line and not line.startswith("#"))
 
 
-def render(shape: ClusterShape, node_id: int, overrides=None) -> dict[str, str]:
+def render(shape: ClusterShape, node_id: int, overrides=None, quorum="static") -> dict[str, str]:
     nodes = shape.nodes()
     node = next(n for n in nodes if n.node_id == node_id)
-    return props(render_server_properties(node, nodes, 40000 + node_id if node.is_broker else None, overrides))
+    port = 40000 + node_id if node.is_broker else None
+    return props(render_server_properties(node, nodes, port, overrides, quorum=quorum))
 
 
 def test_combined_node_has_static_voters_and_loopback_external_listener():
@@ -53,6 +60,29 @@ def test_dedicated_broker_has_no_controller_listener():
     assert p["process.roles"] == "broker"
     assert p["listeners"] == "PLAINTEXT://:9092,EXTERNAL://:9094"
     assert p["advertised.listeners"] == "PLAINTEXT://broker-5:9092,EXTERNAL://127.0.0.1:40005"
+
+
+@pytest.mark.parametrize("node_id", [1, 4])
+def test_a_dynamic_quorum_names_the_controllers_as_bootstrap_servers_not_voters(node_id):
+    p = render(ClusterShape(brokers=1, controllers=3), node_id, quorum="dynamic")
+    assert "controller.quorum.voters" not in p
+    assert p["controller.quorum.bootstrap.servers"] == "controller-1:9093,controller-2:9093,controller-3:9093"
+
+
+def test_the_initial_controllers_give_each_voter_its_directory_id():
+    nodes = ClusterShape(brokers=1, controllers=2).nodes()
+    assert initial_controllers(nodes, {1: "AAAA", 2: "BBBB"}) == "1@controller-1:9093:AAAA,2@controller-2:9093:BBBB"
+
+
+@pytest.mark.parametrize(
+    ("quorum", "version", "message"),
+    [("dynamic", "3.8.1", "needs Kafka 3.9.0 or later"), ("raft", "4.3.1", "unknown quorum 'raft'")],
+)
+def test_a_quorum_the_version_cannot_run_is_a_usage_error(quorum, version, message):
+    with pytest.raises(UsageError, match=message):
+        check_quorum(quorum, version)
+    check_quorum("static", version if version != "3.8.1" else "3.4.1")
+    check_quorum("dynamic", "3.9.0")
 
 
 @pytest.mark.parametrize(("brokers", "rf", "min_isr"), [(1, "1", "1"), (2, "2", "2"), (3, "3", "2"), (5, "3", "2")])

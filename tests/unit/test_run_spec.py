@@ -86,7 +86,7 @@ def test_a_fault_plan_brings_fast_detection_under_the_users_settings():
     assert RunSpec(ClusterSpec(config=user), nemesis=scenario).build_cluster().config == user
 
 
-def test_the_description_is_config_jsons_first_nine_keys():
+def test_the_description_is_config_jsons_first_ten_keys():
     spec = RunSpec(ClusterSpec("3.9.1"), nemesis=nemesis_plan("kill,pause", 5, None), seed=4)
     described = spec.describe(spec.build_cluster())
     assert sorted(described) == [
@@ -96,13 +96,14 @@ def test_the_description_is_config_jsons_first_nine_keys():
         "metadata_version",
         "name",
         "nemesis",
+        "quorum",
         "seed",
         "shape",
         "workload",
     ]
     assert described["nemesis"] == {"faults": ["kill", "pause"], "interval": 5, "colours": COLOURS}
     assert described["kafka_version"] == "3.9.1" and described["seed"] == 4
-    assert described["control_plane"] is True
+    assert described["control_plane"] is True and described["quorum"] == "static"
 
 
 class ClusterThatDoesNotStart:
@@ -111,7 +112,7 @@ class ClusterThatDoesNotStart:
     def __init__(self, real):
         self.version, self.shape, self.config = real.version, real.shape, real.config
         self.metadata_version, self.cluster_id, self.run_id = None, "cid", "rid"
-        self.workdir = None
+        self.quorum, self.workdir = real.quorum, None
 
     def with_workdir(self, path):
         self.workdir = path
@@ -153,6 +154,7 @@ class StartedCluster:
         real = spec.build()
         self.version, self.shape, self.config = real.version, real.shape, real.config
         self.metadata_version, self.cluster_id, self.run_id = real.metadata_version, "cid", "shared1234"
+        self.quorum = real.quorum
         self.nodes, self.bootstrap_servers, self.entered = ["kafka-1"], "127.0.0.1:1", 0
         self._topics = set(topics)
 
