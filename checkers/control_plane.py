@@ -68,6 +68,7 @@ class Evidence:
     metadata_version: str | None = None
     kafka_version: str | None = None
     logs: dict[str, Path] = field(default_factory=dict)
+    quorum: str = "static"  # or "dynamic" (KIP-853): a wiped voter comes back an observer
 
     @property
     def bump_on_shrink(self) -> bool:
@@ -126,6 +127,7 @@ def evidence(run_dir: Path) -> Evidence:
         config.get("metadata_version"),
         config.get("kafka_version"),
         run.metadata_logs() if run.control_plane.is_dir() else {},
+        str(described.get("quorum") or "static"),
     )
 
 
@@ -232,21 +234,40 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
 
 
 def divergence(recs: DataFrame, samples: DataFrame, ids: dict[str, int]) -> DataFrame:
-    """Offsets at which two nodes' logs hold different records, each node's log compared below the
-    lesser of the final high watermark and its log end offset in the last sample: below the offset
-    a node last fetched up to, Raft has made its log the leader's (a fetch that diverges is answered
-    with the offset to truncate to, and not counted), while a node restarted late, not yet fetching,
-    may still hold an uncommitted tail of an old epoch (it is not compared, as a node the last
-    sample does not list)."""
-    last = samples.where("error IS NULL AND high_watermark IS NOT NULL").selectExpr(
+    """Offsets at which two nodes' logs hold different records, below the final high watermark.
+
+    Each node's log is compared up to the lesser of the final high watermark and its log end offset
+    in the last sample: below the offset a node last fetched up to, Raft has made its log the
+    leader's (a fetch that diverges is answered with the offset to truncate to, and not counted),
+    while a node restarted late, not yet fetching, may still hold an uncommitted tail of an old
+    epoch (it is not compared, as a node the last sample does not list). And, whatever the last
+    sample says of it, up to the highest high watermark the samples gave while that node led the
+    quorum: what it held below there was committed, and no node may later hold something else
+    there (a voter back with an empty disk that elects a leader without those records, KAFKA-14077;
+    the node that held them dies on the truncation below its high watermark and keeps them)."""
+    good = samples.where("error IS NULL AND high_watermark IS NOT NULL")
+    last = good.selectExpr(
         "max_by(named_struct('hw', high_watermark, 'members',"
         " concat(coalesce(voters, array()), coalesce(observers, array()))), time) AS s"
     )
-    fetched = last.selectExpr("s.hw AS final_hw", "inline(s.members)").selectExpr(
-        "id", "final_hw", "least(final_hw, log_end_offset) AS upto"
+    final_hw = last.selectExpr("s.hw AS final_hw")
+    fetched = last.selectExpr("inline(s.members)").selectExpr("id", "log_end_offset AS leo")
+    led = (
+        good.where("leader_id IS NOT NULL")
+        .groupBy(F.col("leader_id").alias("id"))
+        .agg(F.max("high_watermark").alias("led_hw"))
     )
     aliases = recs.sparkSession.createDataFrame(list(ids.items()) or [("", -1)], "node string, id int")
-    limits = aliases.join(fetched, "id").select("node", "final_hw", "upto")
+    limits = (
+        aliases.join(fetched, "id", "left")
+        .join(led, "id", "left")
+        .crossJoin(final_hw)
+        .selectExpr(
+            "node",
+            "final_hw",
+            "least(final_hw, greatest(coalesce(leo, -1), coalesce(led_hw, -1))) AS upto",
+        )
+    )
     below = recs.join(F.broadcast(limits), "node").where("`offset` < upto")
     return (
         below.groupBy("offset")
@@ -458,6 +479,8 @@ def judge(got: dict[str, list[dict[str, Any]]], nemesis_rows: list[dict[str, Any
     timing = fault_timing.Evidence(
         ws, aliases, brokers, voters, ev.settings, slack, views, samples, members, states, end, writes
     )
+    if ev.quorum == "dynamic":
+        timing.lost = node_faults.seats_lost(ws, voters)
     faults: list[dict[str, Any]] = []
     if aliases:
         if "unfenced-down-broker" not in missing:

@@ -65,6 +65,8 @@ class Evidence:
     end: int
     #: (nemesis op, partition) -> the invoke of the first acknowledged send to it after the op completed
     writes: dict[tuple[int, str], int] = field(default_factory=dict)
+    #: voter -> when its seat was lost for good (a dynamic quorum's wiped voter: node_faults.seats_lost)
+    lost: dict[str, int] = field(default_factory=dict)
     brokers_state: dict[str, States] = field(init=False)
     partitions: dict[str, States] = field(init=False)
 
@@ -97,7 +99,7 @@ def unfenced_down_broker(ev: Evidence, not_checked: dict[str, str]) -> list[dict
     for w in ev.ws:
         if w.f not in DOWN or w.node not in ev.brokers or w.stayed is None:
             continue
-        start = majority_back(ev.ws, ev.voters, w.effect, w.undone)
+        start = majority_back(ev.ws, ev.voters, w.effect, w.undone, ev.lost)
         if start is None:
             continue
         deadline = start + session + ev.slack_ns

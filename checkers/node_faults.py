@@ -20,6 +20,7 @@ fault is known by the `grudge` its value carries (nemesis/partition.py).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -195,12 +196,14 @@ def subtract(span: Interval, holes: list[Interval]) -> list[Interval]:
     return parts
 
 
-def majority_reachable(ws: list[Window], voters: list[str], t: int) -> bool:
-    """Whether, at `t`, a majority of the voters were up and could all reach each other."""
+def majority_reachable(ws: list[Window], voters: list[str], t: int, lost: Mapping[str, int] | None = None) -> bool:
+    """Whether, at `t`, a majority of the voters were up and could all reach each other. `lost`:
+    when a voter's seat was lost for good (a dynamic quorum's voter wiped: KIP-853 gives it a new
+    directory id, and the seat stays its old directory's)."""
     if not voters:
         return True
-    dn = down(ws)
-    up = [v for v in voters if not is_down(dn, v, t)]
+    dn, lost = down(ws), lost or {}
+    up = [v for v in voters if not is_down(dn, v, t) and not (v in lost and t >= lost[v])]
     need = len(voters) // 2 + 1
     for size in range(len(up), need - 1, -1):
         for group in combinations(up, size):
@@ -209,8 +212,19 @@ def majority_reachable(ws: list[Window], voters: list[str], t: int) -> bool:
     return False
 
 
-def majority_back(ws: list[Window], voters: list[str], t: int, until: int) -> int | None:
+def majority_back(
+    ws: list[Window], voters: list[str], t: int, until: int, lost: Mapping[str, int] | None = None
+) -> int | None:
     """`t` if a majority of the voters could reach each other then, else the first moment after it
     (before `until`) that they could again; None when they never could."""
     moments = sorted({t} | {m for w in ws for m in (w.healed, w.undone) if t < m <= until})
-    return next((m for m in moments if majority_reachable(ws, voters, m if m == t else m + 1)), None)
+    return next((m for m in moments if majority_reachable(ws, voters, m if m == t else m + 1, lost)), None)
+
+
+def seats_lost(ws: list[Window], voters: list[str]) -> dict[str, int]:
+    """A dynamic quorum's voters whose disk was wiped, and when: each comes back an observer."""
+    out: dict[str, int] = {}
+    for w in sorted(ws, key=lambda w: w.invoke):
+        if w.f == WIPE and w.node in voters:
+            out.setdefault(w.node, w.invoke)
+    return out

@@ -82,6 +82,7 @@ class Run:
     )
     kafka_version: str = "3.9.1"
     metadata_version: str | None = None
+    quorum: str = "static"
     #: alias -> that node's log (every node's starts as base_log()).
     logs: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {a: base_log() for a in NODES})
     #: (node, from s, to s) -> (leader id, epoch) or None (an error view), for samples every 0.5 s.
@@ -90,6 +91,8 @@ class Run:
     leo: dict[str, list[tuple[float, float, int]]] = field(default_factory=dict)
     #: the high watermark's lowest value at the end (None: the end of the reference log)
     final_hw: int | None = None
+    #: (node, from s, to s, epoch, high watermark or None): who answers the samples then (default kafka-1, epoch 1)
+    led: list[tuple[str, float, float, int, int | None]] = field(default_factory=list)
     #: extra high watermark growth per second (as NoOp records would bring)
     hw_per_s: int = 0
     nemesis: list[tuple[float, float, str, list[str], dict[str, Any]]] = field(default_factory=list)
@@ -111,6 +114,11 @@ class Run:
     def behind(self, node: str, start: float, end: float, leo: int) -> Run:
         """`node`'s log end offset stays at `leo` over [start, end) in the replication samples."""
         self.leo.setdefault(node, []).append((start, end, leo))
+        return self
+
+    def leads(self, node: str, start: float, end: float, epoch: int, hw: int | None = None) -> Run:
+        """The samples over [start, end) come from `node`, leader of `epoch` (at high watermark `hw`)."""
+        self.led.append((node, start, end, epoch, hw))
         return self
 
     def fault(self, f: str, nodes: list[str], at: float, took: float = 0.01, **value: Any) -> Run:
@@ -147,10 +155,14 @@ class Run:
                 if a <= t < b:
                     leo = value
             voters.append({"id": nid, "log_end_offset": leo, "last_fetch_unix_ms": -1, "last_caught_up_unix_ms": -1})
+        leader, epoch = 1, 1
+        for node, a, b, e, at_hw in self.led:
+            if a <= t < b:
+                leader, epoch, hw = NODES[node], e, hw if at_hw is None else at_hw
         return {
             "time": int(t * S),
-            "leader_id": 1,
-            "leader_epoch": 1,
+            "leader_id": leader,
+            "leader_epoch": epoch,
             "high_watermark": hw,
             "voters": voters,
             "observers": [],
@@ -198,7 +210,9 @@ class Run:
         (run.control_plane / "metadata").mkdir(parents=True, exist_ok=True)
         nodes = {a: {"id": i, "roles": ["broker", "controller"]} for a, i in NODES.items()}
         run.control_plane_nodes.write_text(
-            json.dumps({"nodes": nodes, "voters": sorted(NODES.values()), "settings": self.settings})
+            json.dumps(
+                {"nodes": nodes, "voters": sorted(NODES.values()), "quorum": self.quorum, "settings": self.settings}
+            )
         )
         ticks = [i / 2 for i in range(int(END * 2) + 1)]
         run.quorum_views.write_text("".join(json.dumps(self._view(t, node)) + "\n" for t in ticks for node in NODES))

@@ -89,6 +89,19 @@ def divergence_shorter(bad: bool) -> Run:
     return r
 
 
+def divergence_committed_by_its_leader(bad: bool) -> Run:
+    """kafka-3 led epoch 2 from 5 to 10 s and wrote offsets 8 and 9; kafka-1 then led epoch 3 and
+    wrote others there, and kafka-3 never fetched again (the last sample has its log end at 8: it
+    died on the truncation below its high watermark, KAFKA-14077). Its records were committed: the
+    samples gave a high watermark of 10 while it led. Near miss: they gave 8 (an uncommitted tail)."""
+    r = Run().add(rec(8, 12, "NO_OP_RECORD", batch_epoch=3), rec(9, 12, "NO_OP_RECORD", batch_epoch=3))
+    r.logs["kafka-3"] = r.logs["kafka-3"][:-2] + [
+        rec(8, 6, "TOPIC_RECORD", batch_epoch=2, name="gone", topicId="T8"),
+        rec(9, 7, "NO_OP_RECORD", batch_epoch=2),
+    ]
+    return r.leads("kafka-3", 5, 10, 2, hw=10 if bad else 8).behind("kafka-3", 59.5, 61, 8)
+
+
 def leader_not_in_isr(bad: bool) -> Run:
     """The ISR of chaos/0 shrinks to [3] while 2 leads (near miss: to [2])."""
     return Run().add(change(8, 5, isr=[3] if bad else [2]))
@@ -155,6 +168,15 @@ def unfenced_after_quorum_loss(bad: bool) -> Run:
     r = Run().fault("kill", ["kafka-2", "kafka-3"], 10)
     r.fault("start", ["kafka-2"], 15 if bad else 20).fault("start", ["kafka-3"], 50)
     return r.add(change(8, 32, leader=2, isr=[2]), fence(9, 32, 3), fence(10, 52, 3, fenced=-1))
+
+
+def unfenced_without_a_dynamic_seat(bad: bool) -> Run:
+    """kafka-2's disk wiped at 8 s, kafka-3 killed from 10 s to 50 s and never fenced. In a dynamic
+    quorum (near miss) kafka-2 came back an observer, its seat held by its lost directory: kafka-1
+    alone is no majority, so no controller can fence kafka-3. In a static quorum kafka-2 is a voter
+    again, and kafka-1 with it must fence kafka-3 by 24 s."""
+    r = Run(quorum="static" if bad else "dynamic").fault("wipe", ["kafka-2"], 8, took=1)
+    return r.fault("kill", ["kafka-3"], 10).fault("start", ["kafka-3"], 50)
 
 
 def unfenced_while_unsampled(bad: bool) -> Run:
@@ -252,7 +274,7 @@ CASES: dict[str, list[Case]] = {
     "quorum-split-brain": [split_brain, split_brain_after_restart],
     "quorum-double-leader": [double_leader, double_leader_in_log],
     "quorum-epoch-regression": [epoch_regression],
-    "metadata-divergence": [divergence, divergence_shorter, divergence_not_fetched],
+    "metadata-divergence": [divergence, divergence_shorter, divergence_not_fetched, divergence_committed_by_its_leader],
     "leader-not-in-isr": [leader_not_in_isr, leader_not_in_isr_elected],
     "partition-epoch-regression": [partition_epoch_regression],
     "inactive-leader": [inactive_leader, inactive_leader_shutdown],
@@ -261,6 +283,7 @@ CASES: dict[str, list[Case]] = {
         unfenced_down_broker,
         unfenced_after_quorum_loss,
         unfenced_after_restart,
+        unfenced_without_a_dynamic_seat,
         unfenced_while_unsampled,
         unfenced_after_pause_and_kill,
     ],

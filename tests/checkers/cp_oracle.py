@@ -47,6 +47,13 @@ class Oracle:
         self.ops = self._nemesis(events)
         self.sends = self._acknowledged_sends(events)
         self._faults = self._pair()
+        self.lost: dict[str, float] = {}  # a dynamic quorum's wiped voter: its seat, lost for good
+        if described.get("quorum") == "dynamic":
+            for op in sorted(self.ops, key=lambda o: o["start"]):
+                if op["f"] == "wipe" and op["type"] != "fail":
+                    for n in op["nodes"]:
+                        if n in self.voters:
+                            self.lost.setdefault(n, op["start"])
 
     # -- the nemesis, in seconds
 
@@ -131,7 +138,7 @@ class Oracle:
         return False
 
     def majority(self, t: float) -> bool:
-        up = [v for v in self.voters if not self.down(v, t)]
+        up = [v for v in self.voters if not self.down(v, t) and not (v in self.lost and t >= self.lost[v])]
         need = len(self.voters) // 2 + 1
         best = 0
         for mask in range(1, 1 << len(up)):
@@ -319,9 +326,14 @@ class Oracle:
             return 0
         last = max(self.samples, key=lambda s: s["time"])
         fetched = {m["id"]: m["log_end_offset"] for m in last.get("voters", []) + last.get("observers", [])}
+        led: dict[int, int] = {}  # a leader's highest high watermark: what it held below was committed
+        for sample in self.samples:
+            if sample.get("leader_id") is not None:
+                led[sample["leader_id"]] = max(led.get(sample["leader_id"], -1), sample["high_watermark"])
         at: dict[int, set] = defaultdict(set)
         for alias, log in self.logs.items():
-            upto = min(hw, fetched.get(self.ids.get(alias), -1))
+            node_id = self.ids.get(alias)
+            upto = min(hw, max(fetched.get(node_id, -1), led.get(node_id, -1)))
             for r in log:
                 if r["offset"] < upto:
                     at[r["offset"]].add(
