@@ -14,16 +14,22 @@ Story (three dedicated controllers, three brokers, the queue workload):
 
 Shown by the control-plane rule `unfenced-down-broker`: a killed broker still unfenced in the
 committed metadata `broker.session.timeout.ms` + S after its kill took effect (4 s + 5 s here).
-Expected: the bug up to 3.9.x, fixed from 4.0.0 (the fix's merge date; its fix versions are not
-confirmed: `bisect` decides). Not reproduced so far: on 3.6.2, 3.8.1 and 3.9.1 the next controller
-fenced B about 5 s after the kill (docs/scenarios.md says what was tried).
+
+Expected: no released version has the bug, so every version is expected clean and the scenario
+guards against its return. The bug was a regression of KAFKA-17793 (apache/kafka#17502, merged to
+trunk in October 2024), which moved the brokers' contact times into a new tracker that the next
+controller's activation did not fill; before it, activation registered every broker with a
+contact time of "now" (3.9.1's `BrokerHeartbeatManager.register` calls `touch`), so the dead broker
+was fenced a session after the new controller took over. Both changes first shipped in 4.0.0
+(its `ClusterControlManager.activate()` sets each broker's contact time), and no 3.x jar holds the
+tracker. Runs agree: 3.6.2 to 3.9.1 and 4.3.1 fenced B about 5 s after the kill (docs/scenarios.md).
 """
 
 from __future__ import annotations
 
 from kafka_chaos.harness.config import FAULT_DETECTION
 from kafka_chaos.nemesis.faults import START
-from kafka_chaos.scenarios.base import LOSS, SAFE, Scenario, at_least
+from kafka_chaos.scenarios.base import SAFE, Scenario
 from kafka_chaos.scenarios.script import Script
 
 DOWN_S = 30.0
@@ -61,12 +67,12 @@ SCENARIO = Scenario(
         "time_limit": 150.0,
         "final_time_limit": 20.0,
     },
-    expect=lambda version, mv: SAFE if at_least(version, "4.0.0") else LOSS,
+    expect=lambda version, mv: SAFE,
     shows=("unfenced-down-broker",),
     references=(
         "KAFKA-18138 (apache/kafka#18009, December 2024): a broker killed with the active controller is never fenced",
         "KAFKA-19130 (apache/kafka#19454, April 2025): fenced brokers are not tracked on activation",
-        "Fix versions not confirmed; 4.0.0 is the first release after the merge",
+        "KAFKA-17793 (apache/kafka#17502, October 2024) introduced it; both first released in 4.0.0: no release has it",
     ),
-    summary="a broker killed with the active controller is never fenced by the next one",
+    summary="a broker killed with the active controller is never fenced by the next one (no release; a guard)",
 )

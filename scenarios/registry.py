@@ -8,12 +8,15 @@ from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.scenarios import (
     acks1_failover,
     auto_commit_crash,
+    controller_disk_loss,
     controller_pause,
     kafka_14139,
+    kafka_15221,
     kafka_15489,
     kafka_17754,
     kafka_18138,
     last_replica_standing,
+    stuck_broker_metadata,
     unclean_election,
 )
 from kafka_chaos.scenarios.base import Scenario
@@ -33,7 +36,11 @@ SCENARIOS: dict[str, Scenario] = {
         kafka_17754.SCENARIO,
         kafka_15489.SCENARIO,
         kafka_18138.SCENARIO,
+        kafka_15221.SCENARIO,
+        stuck_broker_metadata.SCENARIO,
         controller_pause.SCENARIO,
+        controller_disk_loss.SCENARIO,
+        controller_disk_loss.CONTROL,
     )
 }
 

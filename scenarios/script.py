@@ -25,7 +25,7 @@ from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.quorum_state import path_of, read_view
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.faults import BY_NAME, PARTITION
-from kafka_chaos.nemesis.targets import partition_in, resolve
+from kafka_chaos.nemesis.targets import TargetError, partition_in, resolve
 
 
 class StepTimeout(Exception):
@@ -89,8 +89,8 @@ class Script:
                     waited = time.monotonic() - started
                     self.note(f"{what} (after {waited:.1f} s)")
                     return waited
-            except (KafkaError, OSError):
-                pass  # mid-fault some brokers do not answer: ask again
+            except (KafkaError, OSError, TargetError):
+                pass  # mid-fault some brokers do not answer, or the quorum has no leader: ask again
             if time.monotonic() >= deadline:
                 self.note(f"gave up waiting: {what}")
                 raise StepTimeout(f"{what}: not within {timeout_s:g} s")
@@ -140,7 +140,10 @@ class Script:
 
     def _describe(self, key: str, ask: str | None) -> PartitionState | None:
         topic, _, part = key.rpartition("/")
-        with self.cluster.admin(request_timeout_ms=5000) as admin:
+        # Asked of one broker, bootstrapped from it alone: a frozen or cut-off broker that the
+        # admin client happened to ask first would hold the answer up for its whole timeout.
+        only = {"bootstrap_servers": self.cluster.node(ask).bootstrap_server} if ask is not None else {}
+        with self.cluster.admin(request_timeout_ms=5000, **only) as admin:
             if ask is None:
                 described = admin.describe_topics([topic])
             else:

@@ -50,8 +50,15 @@ V = KafkaVersion.parse
         ("kafka-17754", "4.0.0", None, SAFE),
         ("kafka-15489", "3.6.2", None, LOSS),
         ("kafka-15489", "3.7.0", None, SAFE),
-        ("kafka-18138", "3.9.1", None, LOSS),
+        ("kafka-18138", "3.9.1", None, SAFE),
         ("kafka-18138", "4.0.0", None, SAFE),
+        ("kafka-15221", "3.6.2", None, LOSS),
+        ("kafka-15221", "3.7.0", None, SAFE),
+        ("stuck-broker-metadata", "4.3.1", None, LOSS),
+        ("stuck-broker-metadata", "3.7.2", None, SAFE),
+        ("controller-disk-loss", "3.8.1", None, LOSS),
+        ("controller-disk-loss", "4.3.1", None, LOSS),
+        ("controller-disk-loss-kip853", "4.3.1", None, SAFE),
     ],
 )
 def test_expectations(name, version, mv, expected):
@@ -63,7 +70,11 @@ def test_every_library_scenario_tells_its_story_and_its_run_is_valid(tmp_path):
 
     for scenario in SCENARIOS.values():
         # A control shares its scenario's module and story.
-        told_by = {"acks-all-failover": "acks1-failover", "sync-commit-crash": "auto-commit-crash"}
+        told_by = {
+            "acks-all-failover": "acks1-failover",
+            "sync-commit-crash": "auto-commit-crash",
+            "controller-disk-loss-kip853": "controller-disk-loss",
+        }
         assert scenario.story.strip().startswith(told_by.get(scenario.name, scenario.name.split("-config")[0]))
         # Raises UsageError when a workload option is wrong or the cluster cannot hold the workload.
         scenario_spec(scenario, "4.3.1", tmp_path).validate()
