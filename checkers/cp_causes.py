@@ -38,7 +38,18 @@ def stale_isr_member(ex: dict[str, Any]) -> str:
     )
 
 
+def divergence(ex: dict[str, Any]) -> str:
+    held: dict[str, list[str]] = {}
+    for node, record in sorted(ex["records"].items()):
+        text = record if len(record) <= 100 else record[:97] + "..."
+        held.setdefault(text, []).append(node)
+    verb = {True: "holds", False: "hold"}
+    parts = "; ".join(f"{_nodes(nodes)} {verb[len(nodes) == 1]} {text}" for text, nodes in held.items())
+    return f"at offset {ex['offset']}, below the final high watermark {ex['high_watermark']}: {parts}"
+
+
 SENTENCES = {
+    "metadata-divergence": divergence,
     "quorum-split-brain": split_brain,
     "unfenced-down-broker": unfenced_down_broker,
     "stale-isr-member": stale_isr_member,

@@ -303,6 +303,22 @@ def test_the_table_explains_each_runs_control_plane_anomaly():
     assert "3.7.2, run" not in table
 
 
+def test_a_divergence_names_who_holds_which_record():
+    example = {
+        "offset": 38,
+        "high_watermark": 308,
+        "records": {
+            "controller-3": "LeaderChange {} (epoch 2)",
+            "controller-1": "NO_OP_RECORD {} (epoch 1)",
+            "broker-4": "NO_OP_RECORD {} (epoch 1)",
+        },
+    }
+    assert explain("metadata-divergence", example) == (
+        "at offset 38, below the final high watermark 308: broker-4, controller-1 hold NO_OP_RECORD {} (epoch 1);"
+        " controller-3 holds LeaderChange {} (epoch 2)"
+    )
+
+
 def test_an_example_without_its_sentence_is_shown_by_its_fields():
     assert explain("quorum-split-brain", {"nodes": ["a"]}) == "nodes=['a']"
     assert explain("metadata-divergence", {"offset": 7, "nodes": ["a", "b"]}) == "offset=7, nodes=['a', 'b']"
