@@ -169,7 +169,9 @@ def stale_isr_member(ev: Evidence, not_checked: dict[str, str]) -> list[dict[str
             if w.node is not None:
                 faulted = [w.node] if w.node in followers else []
             else:
-                faulted = [f for f in followers if f is not None and leader is not None and w.cuts(f, leader)]
+                faulted = [
+                    f for f in followers if f is not None and leader is not None and w.cuts(f, leader, replication=True)
+                ]
             if not faulted or leader is None:
                 continue
             later = [e for e in states.events if e["time"] is not None and w.effect < e["time"] <= deadline]

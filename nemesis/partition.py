@@ -12,9 +12,11 @@ majority and minority; `majorities-ring`, each node sees a majority but no two s
 one; `bridge`, two halves joined only through one node. And `cut`: chosen pairs of nodes (or
 groups) that cannot talk to each other, everything else connected, e.g. a partition leader cut
 off from the active controller only (KAFKA-14139). And `quorum-leader`: the active controller cut
-off from the other voters while every broker still reaches it (KAFKA-15489), on dedicated
-controllers: on combined nodes the other voters are brokers too, and cutting their addresses would
-cut their brokers off as well.
+off from the other voters while every broker still reaches it (KAFKA-15489). On combined nodes the
+other voters are brokers too, so there the cut is of the controller listener's port alone (TCP to
+or from port 9093 between those nodes; the value records `port`): replication and client traffic
+between them go on, and so does every broker's traffic to the active controller's listener, from
+the nodes the cut leaves out.
 
 `Partition` is the fault kind (a shape is its own option, `shape`), `Heal` the one that undoes
 it and every other fault on the `KAFKA-CHAOS` chain (stall.py).
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.config import CONTROLLER_PORT
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.nemesis.docker_ops import exec_root, network_ip
 from kafka_chaos.nemesis.fault import Aim, Fault, Stage, everyone
@@ -114,12 +117,12 @@ def shape(name: str, nodes: Sequence[str], rng: random.Random, victim: str | Non
     raise ValueError(f"unknown partition shape {name!r}: expected one of {', '.join(SHAPES)}")
 
 
-def apply(nodes: Sequence[KafkaNode], grudge: Grudge, network: str) -> None:
+def apply(nodes: Sequence[KafkaNode], grudge: Grudge, network: str, port: int | None = None) -> None:
     """Install the DROP rules of a grudge, replacing whatever was there on every running node
     (a node the grudge leaves out is left with none): one shell per node, all nodes at once, so
     the partition takes effect everywhere at about the same moment. A stopped node has no rules
     to replace (they went with its network namespace); a grudge against it is enforced on the
-    other side."""
+    other side. With `port`, only TCP to or from that port is dropped between the two."""
     running = [n for n in nodes if n.state() == "running"]
     by_alias = {n.alias: n for n in running}
     grudge = {alias: grudge.get(alias, set()) for alias in by_alias}
@@ -127,16 +130,19 @@ def apply(nodes: Sequence[KafkaNode], grudge: Grudge, network: str) -> None:
     ips = {n.alias: network_ip(n, network) for n in nodes if n.alias in involved}
     scripts = {}
     for alias, enemies in grudge.items():
-        drops = [
-            f"iptables -A {CHAIN} -{flag} {ips[enemy]} -j DROP"
-            for enemy in sorted(enemies)
-            if ips[enemy]
-            for flag in "sd"
-        ]  # a stopped enemy has no address; its peers' rules are all there is to install
-        scripts[alias] = " && ".join([RESET, *drops])
+        # a stopped enemy has no address; its peers' rules are all there is to install
+        addresses = [ips[enemy] for enemy in sorted(enemies) if ips[enemy]]
+        scripts[alias] = " && ".join([RESET, *drop_rules(addresses, port)])
     with ThreadPoolExecutor(max_workers=len(scripts) or 1) as pool:
         for future in [pool.submit(exec_root, by_alias[a], "sh", "-c", script) for a, script in scripts.items()]:
             future.result()
+
+
+def drop_rules(addresses: Sequence[str], port: int | None = None) -> list[str]:
+    """The chain's DROP rules against these addresses, both ways (the chain is jumped to from INPUT
+    and OUTPUT): all their traffic, or with `port` only TCP to or from that port."""
+    scopes = [""] if port is None else [f" -p tcp --dport {port}", f" -p tcp --sport {port}"]
+    return [f"iptables -A {CHAIN} -{flag} {ip}{scope} -j DROP" for ip in addresses for flag in "sd" for scope in scopes]
 
 
 #: An empty KAFKA-CHAOS chain, jumped to from INPUT and OUTPUT.
@@ -175,15 +181,13 @@ def resolve_cut(cluster: KafkaCluster, target: str, rng: random.Random) -> Grudg
     return cut(pairs)
 
 
-def resolve_quorum_leader(cluster: KafkaCluster, rng: random.Random) -> Grudge:
-    """The active controller cut off from its quorum peers (`controller|voters`), brokers untouched."""
-    if not dedicated(cluster):
-        raise TargetError(
-            "quorum-leader: needs dedicated controllers (on combined nodes the other voters are "
-            "brokers too, and a cut by address would cut the brokers off from it as well)"
-        )
+def resolve_quorum_leader(cluster: KafkaCluster, rng: random.Random) -> tuple[Grudge, int | None]:
+    """The active controller cut off from its quorum peers (`controller|voters`), brokers untouched:
+    by address between dedicated controllers; on combined nodes, by the controller listener's port
+    (returned with the grudge; None: every port)."""
     leader = resolve(cluster, "controller", rng)[0]  # asked once: an election between two asks splits the cut
-    return cut([([leader.alias], [n.alias for n in quorum_peers(cluster, leader)])])
+    grudge = cut([([leader.alias], [n.alias for n in quorum_peers(cluster, leader)])])
+    return grudge, None if dedicated(cluster) else CONTROLLER_PORT
 
 
 @dataclass(frozen=True)
@@ -208,20 +212,21 @@ class Partition(Fault):
         if args["shape"] not in ("cut", "quorum-leader"):
             return super().aim(stage, target, args)
         if args["shape"] == "cut":
-            grudge = resolve_cut(stage.cluster, target, stage.rng)
+            grudge, port = resolve_cut(stage.cluster, target, stage.rng), None
         else:
-            grudge = resolve_quorum_leader(stage.cluster, stage.rng)
-        return Aim(sorted({stage.cluster.node(a) for a in grudge}, key=lambda n: n.node_id), grudge)
+            grudge, port = resolve_quorum_leader(stage.cluster, stage.rng)
+        return Aim(sorted({stage.cluster.node(a) for a in grudge}, key=lambda n: n.node_id), (grudge, port))
 
     def apply(self, stage: Stage, aim: Aim, args: Mapping[str, Any]) -> dict[str, Any]:
         aliases = [n.alias for n in aim.nodes]
-        grudge = aim.detail
+        grudge, port = aim.detail if aim.detail is not None else (None, None)
         if grudge is None:
             victim = aliases[0] if args["shape"] == "isolate" else None
             grudge = shape(args["shape"], everyone(stage), stage.rng, victim)
-        apply(stage.cluster.nodes, grudge, stage.cluster.network.name)
+        apply(stage.cluster.nodes, grudge, stage.cluster.network.name, port)
         stage.book(self, everyone(stage))
-        return {"nodes": aliases, "grudge": {k: sorted(v) for k, v in grudge.items() if v}}
+        value = {"nodes": aliases, "grudge": {k: sorted(v) for k, v in grudge.items() if v}}
+        return value if port is None else {**value, "port": port}
 
 
 @dataclass(frozen=True)

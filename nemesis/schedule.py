@@ -7,8 +7,8 @@ in rounds, each fault once per round in a random order, so a short run still see
 An entry `FAULT@TARGET` aims that fault at a target of nemesis/targets.py instead
 (`kill@group-coordinator`, `pause@txn-coordinator`, `kill@leader:chaos/0`). The other entries
 take their targets from a pool (`--nemesis-targets`, TARGET_POOLS): `any` node (the default),
-`brokers` or `controllers`; under `controllers`, a partition isolates a controller or, with
-dedicated controllers, cuts the active one off from the other voters (`quorum-leader`).
+`brokers` or `controllers`; under `controllers`, a partition isolates a controller or cuts the
+active one off from the other voters (`quorum-leader`).
 
 Scripted (`--nemesis-script FILE`, JSON): a list of steps, each
 `{"at": seconds, "fault": "kill", "target": "leader:chaos/0", "for": seconds}`, and the fault's
@@ -35,7 +35,6 @@ from kafka_chaos.harness.errors import KafkaChaosError, UsageError
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.faults import BY_NAME, HEALS, NAMES, PARTITION, RANDOM, STEP_OPTIONS, check_options
 from kafka_chaos.nemesis.streams import stream
-from kafka_chaos.nemesis.targets import dedicated
 
 
 def parse_fault_list(text: str) -> list[str]:
@@ -202,8 +201,7 @@ class RandomSchedule(Schedule):
     def _draw(self, fault: str, target: str) -> dict[str, Any]:
         """The fault's options; under the controllers pool an untargeted partition is aimed at the quorum."""
         if self.pool == "controllers" and fault == PARTITION.name and not target:
-            shapes = ["isolate", "quorum-leader"] if dedicated(self.nemesis.cluster) else ["isolate"]
-            return {"shape": self.rng.choice(shapes)}
+            return {"shape": self.rng.choice(["isolate", "quorum-leader"])}
         return BY_NAME[fault].draw(self.rng)
 
     def loop(self) -> None:

@@ -215,6 +215,15 @@ def stale_isr_member(bad: bool) -> Run:
     return r.add(change(8, 57 if bad else 40, isr=[2]))
 
 
+def stale_isr_member_quorum_only(bad: bool) -> Run:
+    """The same cut of kafka-3 from chaos/0's leader from 5 s to 58 s, and kafka-3 never leaves the
+    ISR; near miss: the cut was of the controller listener's port only (`port`, the quorum-leader
+    cut on combined nodes), so kafka-3 goes on fetching and stays in sync."""
+    grudge = {"kafka-3": ["kafka-2"], "kafka-2": ["kafka-3"]}
+    port = {} if bad else {"port": 9093}
+    return Run().fault("partition", ["kafka-3"], 5, grudge=grudge, shape="cut", **port).fault("heal", ["kafka-1"], 58)
+
+
 def stale_isr_member_replaced(bad: bool) -> Run:
     """kafka-3 cut off from chaos/0's leader (kafka-2) at 5 s; at 10 s another partition replaces
     that one (a partition replaces every rule of the one before) and cuts kafka-3 from kafka-1
@@ -293,6 +302,7 @@ CASES: dict[str, list[Case]] = {
         stale_isr_member_late,
         stale_isr_member_deleted,
         stale_isr_member_replaced,
+        stale_isr_member_quorum_only,
     ],
     "stuck-broker-metadata": [stuck_broker_metadata],
 }

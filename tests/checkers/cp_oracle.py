@@ -415,7 +415,10 @@ class Oracle:
                         continue
                     if f["node"] is not None and f["node"] != follower:
                         continue
-                    if f["node"] is None and not (leader in g.get(follower, []) or follower in g.get(leader, [])):
+                    if f["node"] is None and (
+                        f.get("port") is not None  # the controller listener's port alone: replication goes on
+                        or not (leader in g.get(follower, []) or follower in g.get(leader, []))
+                    ):
                         continue
                     if self._leader_changed(name, p["leader"], effect, deadline) or self._impaired(
                         leader, effect, deadline

@@ -34,9 +34,9 @@ def views(cluster: KafkaCluster) -> dict[str, dict]:
     return {n.alias: read_view(path_of(n)) for n in cluster.controllers}
 
 
-def reaches(source, target, network: str) -> bool:
-    """Whether `source` can open a TCP connection to `target`'s controller listener within 2 s."""
-    probe = f"timeout 2 bash -c '</dev/tcp/{network_ip(target, network)}/{CONTROLLER_PORT}' && echo open || echo shut"
+def reaches(source, target, network: str, port: int = CONTROLLER_PORT) -> bool:
+    """Whether `source` can open a TCP connection to `target`'s `port` (its controller listener) within 2 s."""
+    probe = f"timeout 2 bash -c '</dev/tcp/{network_ip(target, network)}/{port}' && echo open || echo shut"
     return exec_root(source, "sh", "-c", probe).strip() == "open"
 
 

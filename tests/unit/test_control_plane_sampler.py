@@ -151,6 +151,7 @@ class Cluster:
     def __init__(self, root: Path, admin: Admin):
         self.nodes = [Node(spec, root) for spec in ClusterShape(brokers=3).nodes()]
         self.config = {"controller.quorum.fetch.timeout.ms": "1000"}
+        self.quorum = "static"
         self.admins = [admin]
 
     def admin(self, **kwargs):

@@ -227,7 +227,7 @@ def test_a_cut_aims_at_the_nodes_of_its_pairs_and_other_shapes_at_the_target():
     stage = _Stage()
     aim = faults.PARTITION.aim(stage, "kafka-1|kafka-2; kafka-3|2", {"shape": "cut"})
     assert _aliases(aim) == ["kafka-1", "kafka-2", "kafka-3"]
-    assert aim.detail == {"kafka-1": {"kafka-2"}, "kafka-2": {"kafka-1", "kafka-3"}, "kafka-3": {"kafka-2"}}
+    assert aim.detail == ({"kafka-1": {"kafka-2"}, "kafka-2": {"kafka-1", "kafka-3"}, "kafka-3": {"kafka-2"}}, None)
     with pytest.raises(TargetError, match="malformed cut 'kafka-1'"):
         faults.PARTITION.aim(stage, "kafka-1", {"shape": "cut"})
     isolate = faults.PARTITION.aim(stage, "kafka-4", {"shape": "isolate"})
@@ -258,7 +258,7 @@ def acted(monkeypatch) -> list[tuple[str, str]]:
     for f in faults.FAULTS:
         if hasattr(f, "act"):
             monkeypatch.setitem(core.BY_NAME, f.name, replace(f, act=act(f.name)))
-    monkeypatch.setattr(partition, "apply", lambda nodes, grudge, network: acted.append(("partition", "")))
+    monkeypatch.setattr(partition, "apply", lambda nodes, grudge, network, port=None: acted.append(("partition", "")))
     monkeypatch.setattr(partition, "heal", lambda nodes: [n.alias for n in nodes])
     monkeypatch.setattr(stall, "stall", lambda nodes, api, port: {n.alias: 1 for n in nodes})
     return acted

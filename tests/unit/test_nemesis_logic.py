@@ -4,10 +4,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from kafka_chaos.harness.config import ClusterShape
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.names import coordinator_partition, java_hash
-from kafka_chaos.nemesis.partition import bridge, halves, isolate, majorities_ring, resolve_quorum_leader, shape
+from kafka_chaos.nemesis.partition import bridge, drop_rules, halves, isolate, majorities_ring, shape
 from kafka_chaos.nemesis.schedule import parse_fault_list, parse_script
 from kafka_chaos.nemesis.targets import TargetError, quorum_size, resolve
 from kafka_chaos.nemesis.unflushed import cut_segment, drop_unflushed, read_checkpoint
@@ -77,17 +76,17 @@ def test_a_quorum_of_one_has_no_peers_and_one_of_two_no_minority():
     assert quorum_size("voters", 2) == 1
 
 
-class Combined:
-    """Combined nodes as resolve_quorum_leader sees them: each a controller and a broker."""
-
-    def __init__(self) -> None:
-        self.controllers = [SimpleNamespace(spec=spec) for spec in ClusterShape(brokers=3).nodes()]
-
-
-def test_the_quorum_leader_cut_is_refused_on_combined_nodes():
-    """Before anything is asked of the cluster: the other voters are brokers too."""
-    with pytest.raises(TargetError, match="quorum-leader: needs dedicated controllers"):
-        resolve_quorum_leader(Combined(), random.Random(1))
+def test_a_cut_drops_everything_between_two_nodes_or_one_ports_tcp():
+    assert drop_rules(["10.0.0.2"]) == [
+        "iptables -A KAFKA-CHAOS -s 10.0.0.2 -j DROP",
+        "iptables -A KAFKA-CHAOS -d 10.0.0.2 -j DROP",
+    ]
+    assert drop_rules(["10.0.0.2"], 9093) == [
+        "iptables -A KAFKA-CHAOS -s 10.0.0.2 -p tcp --dport 9093 -j DROP",
+        "iptables -A KAFKA-CHAOS -s 10.0.0.2 -p tcp --sport 9093 -j DROP",
+        "iptables -A KAFKA-CHAOS -d 10.0.0.2 -p tcp --dport 9093 -j DROP",
+        "iptables -A KAFKA-CHAOS -d 10.0.0.2 -p tcp --sport 9093 -j DROP",
+    ]
 
 
 class Named:

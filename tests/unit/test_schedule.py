@@ -231,7 +231,9 @@ def test_a_pool_aims_the_entries_that_name_no_target(pool, target):
     assert {t for f, t in faults if f == "pause"} == {"controller"}  # a named target stays
 
 
-@pytest.mark.parametrize(("dedicated", "shapes"), [(True, {"isolate", "quorum-leader"}), (False, {"isolate"})])
+@pytest.mark.parametrize(
+    ("dedicated", "shapes"), [(True, {"isolate", "quorum-leader"}), (False, {"isolate", "quorum-leader"})]
+)
 def test_the_controllers_pool_aims_partitions_at_the_quorum(dedicated, shapes):
     drawn = {o["shape"] for f, o in asked_of("controllers", dedicated, ["partition"]).asked if f == "partition"}
     assert drawn == shapes
