@@ -51,10 +51,7 @@ def _leads(s: Script, alias: str, above: int) -> bool:
 def script(s: Script) -> None:
     key = s.key(0)
     s.wait_for("the controllers agree on a leader", s.controllers_agree, 30)
-    s.wait_for("the partition has a leader and both replicas in sync", lambda: len(s.partition(key).isr) == 2, 30)
-    state = s.partition(key)
-    a = s.name("A", s.alias(state.leader))
-    b = s.name("B", s.alias(next(r for r in state.replicas if r != state.leader)))
+    a, b = s.pair(key, "A", "B")
     leader = s.name("L", s.active_controller())
     epoch = _view(s, leader)["leader_epoch"]
     s.sleep(3)  # writes acknowledged by {A, B}

@@ -41,11 +41,8 @@ from kafka_chaos.scenarios.script import Script, StepTimeout
 
 def script(s: Script) -> None:
     key = s.key(0)
-    s.wait_for("the partition has a leader and both replicas in sync", lambda: len(s.partition(key).isr) == 2, 30)
-    state = s.partition(key)
-    a_id = state.leader
-    b_id = next(r for r in state.replicas if r != a_id)
-    a, b = s.name("A", s.alias(a_id)), s.name("B", s.alias(b_id))
+    a, b = s.pair(key, "A", "B")
+    a_id, b_id = s.node_id(a), s.node_id(b)
     controller = s.name("controller", s.active_controller())
     s.sleep(3)  # writes acknowledged by {A, B}
 

@@ -34,11 +34,8 @@ from kafka_chaos.scenarios.script import Script, StepTimeout
 
 def script(s: Script) -> None:
     key = s.key(0)
-    s.wait_for("the partition has a leader and both replicas in sync", lambda: len(s.partition(key).isr) == 2, 30)
-    state = s.partition(key)
-    l_id = state.leader
-    f_id = next(r for r in state.replicas if r != l_id)
-    leader, f = s.name("L", s.alias(l_id)), s.name("F", s.alias(f_id))
+    leader, f = s.pair(key, "L", "F")
+    l_id, f_id = s.node_id(leader), s.node_id(f)
     controller = s.name("controller", s.active_controller())
     s.sleep(5)  # writes acknowledged by {L, F}
 

@@ -159,6 +159,16 @@ class Script:
             leader_epoch=p.get("leader_epoch"),
         )
 
+    def pair(self, key: str, leader_role: str, follower_role: str) -> tuple[str, str]:
+        """A partition of two replicas, once both are in sync: its leader and its follower, named by
+        their roles (A and B, L and F, ...)."""
+        self.wait_for(
+            "the partition has a leader and both replicas in sync", lambda: len(self.partition(key).isr) == 2, 30
+        )
+        state = self.partition(key)
+        follower = next(r for r in state.replicas if r != state.leader)
+        return self.name(leader_role, self.alias(state.leader)), self.name(follower_role, self.alias(follower))
+
     def alias(self, node_id: int) -> str:
         return self.cluster.node(node_id).alias
 

@@ -1,10 +1,33 @@
-"""The quorum as the integration tests wait for it: the leader every running controller's own
-quorum-state file names (harness/quorum_state.py)."""
+"""The quorum as the integration tests see it: each controller's own quorum-state file
+(harness/quorum_state.py), the leader they agree on, and TCP reachability between nodes."""
 
 import time
 
 from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.config import CONTROLLER_PORT
 from kafka_chaos.harness.quorum_state import path_of, read_view
+from kafka_chaos.nemesis.docker_ops import exec_root, network_ip
+
+
+def views(cluster: KafkaCluster) -> dict[str, dict]:
+    return {n.alias: read_view(path_of(n)) for n in cluster.controllers}
+
+
+def reaches(source, target, network: str, port: int = CONTROLLER_PORT) -> bool:
+    """Whether `source` can open a TCP connection to `target`'s `port` (its controller listener) within 2 s."""
+    probe = f"timeout 2 bash -c '</dev/tcp/{network_ip(target, network)}/{port}' && echo open || echo shut"
+    return exec_root(source, "sh", "-c", probe).strip() == "open"
+
+
+def peers_elect_a_later_epoch(cluster: KafkaCluster, cut_off, peers, epoch: int, timeout_s: float = 30.0) -> None:
+    """Wait until every peer holds a leader other than `cut_off` in an epoch above `epoch`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        seen = [views(cluster)[p.alias] for p in peers]
+        if all(v["leader_epoch"] > epoch and v["leader_id"] not in (-1, cut_off.node_id) for v in seen):
+            return
+        assert time.monotonic() < deadline, seen
+        time.sleep(0.25)
 
 
 def agreed_leader(cluster: KafkaCluster, not_: int | None = None, timeout_s: float = 30.0) -> int:
@@ -17,3 +40,13 @@ def agreed_leader(cluster: KafkaCluster, not_: int | None = None, timeout_s: flo
             return next(iter(leaders))
         assert time.monotonic() < deadline, views
         time.sleep(0.2)
+
+
+def meta_properties(node, timeout_s: float = 30.0) -> dict[str, str]:
+    """A node's meta.properties, once its entrypoint (run as its container starts) has written it."""
+    path, deadline = node.data_dir / "meta.properties", time.monotonic() + timeout_s
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{node.alias} wrote no meta.properties"
+        time.sleep(0.2)
+    lines = path.read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))

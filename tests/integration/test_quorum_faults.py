@@ -10,16 +10,13 @@ import pytest
 
 from kafka_chaos.harness.admin import describe_quorum
 from kafka_chaos.harness.cluster import KafkaCluster
-from kafka_chaos.harness.config import CONTROLLER_PORT
 from kafka_chaos.harness.control_plane import replication
-from kafka_chaos.harness.quorum_state import path_of, read_view
 from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.nemesis import partition
 from kafka_chaos.nemesis.core import Nemesis
-from kafka_chaos.nemesis.docker_ops import exec_root, network_ip
 from kafka_chaos.nemesis.targets import resolve
-from tests.integration.quorum import agreed_leader
+from tests.integration.quorum import agreed_leader, meta_properties, peers_elect_a_later_epoch, reaches, views
 
 pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("quorum-cluster")]
 
@@ -28,16 +25,6 @@ pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("quorum-cluster")]
 def cluster():
     with KafkaCluster(DEFAULT_VERSION).with_dedicated_controllers(3, 1) as c:
         yield c
-
-
-def views(cluster: KafkaCluster) -> dict[str, dict]:
-    return {n.alias: read_view(path_of(n)) for n in cluster.controllers}
-
-
-def reaches(source, target, network: str, port: int = CONTROLLER_PORT) -> bool:
-    """Whether `source` can open a TCP connection to `target`'s `port` (its controller listener) within 2 s."""
-    probe = f"timeout 2 bash -c '</dev/tcp/{network_ip(target, network)}/{port}' && echo open || echo shut"
-    return exec_root(source, "sh", "-c", probe).strip() == "open"
 
 
 def test_quorum_targets_are_the_active_controllers_peers(cluster):
@@ -65,28 +52,11 @@ def test_the_quorum_leader_cut_keeps_the_broker_reaching_it(cluster, tmp_path):
             assert done["grudge"] == {leader: sorted(p.alias for p in peers), **{p.alias: [leader] for p in peers}}
             assert all(not reaches(p, node, network) and not reaches(node, p, network) for p in peers)
             assert reaches(broker, node, network) and reaches(peers[0], peers[1], network)
-            # The peers, cut off from their leader, elect one of them in a later epoch.
-            deadline = time.monotonic() + 30
-            while True:
-                seen = [views(cluster)[p.alias] for p in peers]
-                if all(v["leader_epoch"] > epoch and v["leader_id"] not in (-1, node.node_id) for v in seen):
-                    break
-                assert time.monotonic() < deadline, seen
-                time.sleep(0.25)
+            peers_elect_a_later_epoch(cluster, node, peers, epoch)  # cut off from their leader
         finally:
             nemesis.run("heal")
     assert partition.rules(node) == [] and reaches(peers[0], node, network)
     agreed_leader(cluster, timeout_s=60)  # the quorum whole again
-
-
-def meta_properties(node, timeout_s: float = 30.0) -> dict[str, str]:
-    """A node's meta.properties, once its entrypoint (run as its container starts) has written it."""
-    path, deadline = node.data_dir / "meta.properties", time.monotonic() + timeout_s
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{node.alias} wrote no meta.properties"
-        time.sleep(0.2)
-    lines = path.read_text().splitlines()
-    return dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
 
 
 def test_a_wiped_controller_comes_back_empty_formatted_as_the_cluster_and_rejoins(cluster, tmp_path):

@@ -3,8 +3,6 @@ too, so only the controller listener's port is cut between the active controller
 broker listeners still reach each other (replication goes on), and the peers elect a leader in a
 later epoch."""
 
-import time
-
 import pytest
 
 from kafka_chaos.harness.cluster import KafkaCluster
@@ -13,8 +11,7 @@ from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.nemesis import partition
 from kafka_chaos.nemesis.core import Nemesis
-from tests.integration.quorum import agreed_leader
-from tests.integration.test_quorum_faults import reaches, views
+from tests.integration.quorum import agreed_leader, peers_elect_a_later_epoch, reaches, views
 
 pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("quorum-combined-cluster")]
 
@@ -39,13 +36,7 @@ def test_the_quorum_leader_cut_on_combined_nodes_is_of_the_controller_port_alone
                     reaches(p, node, network, INTERNAL_PORT) and reaches(node, p, network, INTERNAL_PORT) for p in peers
                 )
                 assert reaches(peers[0], peers[1], network)
-                deadline = time.monotonic() + 30
-                while True:
-                    seen = [views(cluster)[p.alias] for p in peers]
-                    if all(v["leader_epoch"] > epoch and v["leader_id"] not in (-1, node.node_id) for v in seen):
-                        break
-                    assert time.monotonic() < deadline, seen
-                    time.sleep(0.25)
+                peers_elect_a_later_epoch(cluster, node, peers, epoch)
             finally:
                 nemesis.run("heal")
         assert partition.rules(node) == [] and reaches(peers[0], node, network)
