@@ -124,7 +124,7 @@ def nemesis_query(ops: DataFrame) -> DataFrame:
         "get_json_object(nvalue, '$.undone_by') AS undone_by",
         "get_json_object(nvalue, '$.nodes') AS nodes",
         "get_json_object(nvalue, '$.grudge') AS grudge",
-        "get_json_object(nvalue, '$.port') AS port",
+        "get_json_object(nvalue, '$.listener') AS listener",
     )
     return nemesis.orderBy("itime").limit(MAX_NEMESIS_OPS)
 

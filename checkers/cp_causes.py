@@ -38,13 +38,17 @@ def stale_isr_member(ex: dict[str, Any]) -> str:
     )
 
 
+def _short(record: str, most: int = 100) -> str:
+    """A record's text cut in its middle, keeping its end (the epoch it was written in)."""
+    return record if len(record) <= most else record[: most - 20] + " ... " + record[-15:]
+
+
 def divergence(ex: dict[str, Any]) -> str:
     held: dict[str, list[str]] = {}
     for node, record in sorted(ex["records"].items()):
-        text = record if len(record) <= 100 else record[:97] + "..."
-        held.setdefault(text, []).append(node)
+        held.setdefault(record, []).append(node)  # grouped by the whole record, shortened only to show
     verb = {True: "holds", False: "hold"}
-    parts = "; ".join(f"{_nodes(nodes)} {verb[len(nodes) == 1]} {text}" for text, nodes in held.items())
+    parts = "; ".join(f"{_nodes(nodes)} {verb[len(nodes) == 1]} {_short(text)}" for text, nodes in held.items())
     return f"at offset {ex['offset']}, below the final high watermark {ex['high_watermark']}: {parts}"
 
 

@@ -46,9 +46,9 @@ class NemesisOp:
     grudge: dict[str, list[str]] = field(default_factory=dict)
     heals: list[str] | None = None
     undone_by: str | None = None
-    #: a partition of one port's traffic only (the controller listener's: the quorum's and the
-    #: brokers' to the controllers), not of the brokers' replication between them
-    port: int | None = None
+    #: a partition of one listener's traffic only: CONTROLLER (the quorum's, and the brokers' to
+    #: the controllers), not the brokers' replication between them
+    listener: str | None = None
 
 
 def _json(text: Any, default: Any) -> Any:
@@ -60,13 +60,6 @@ def _json(text: Any, default: Any) -> Any:
         return json.loads(text)
     except ValueError:
         return default
-
-
-def _port(value: Any) -> int | None:
-    try:
-        return None if value is None else int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def nemesis_ops(rows: list[dict[str, Any]]) -> list[NemesisOp]:
@@ -87,7 +80,7 @@ def nemesis_ops(rows: list[dict[str, Any]]) -> list[NemesisOp]:
                 grudge={str(k): [str(x) for x in v] for k, v in grudge.items()} if isinstance(grudge, dict) else {},
                 heals=list(heals) if isinstance(heals, list) else None,
                 undone_by=r.get("undone_by"),
-                port=_port(r.get("port")),
+                listener=r.get("listener") if isinstance(r.get("listener"), str) else None,
             )
         )
     return out
@@ -106,7 +99,7 @@ class Window:
     healed: int  # the completion of its undo (the end when none)
     undo_op: int | None = None
     grudge: dict[str, list[str]] = field(default_factory=dict)
-    port: int | None = None  # NemesisOp.port
+    listener: str | None = None  # NemesisOp.listener
 
     @property
     def stayed(self) -> Interval | None:
@@ -115,8 +108,8 @@ class Window:
 
     def cuts(self, a: str, b: str, replication: bool = False) -> bool:
         """Whether the grudge cuts a from b; for `replication` (a follower's fetches from its
-        leader), not when only the controller listener's port is cut."""
-        if replication and self.port is not None:
+        leader), not when only the controller listener's traffic is cut."""
+        if replication and self.listener == "CONTROLLER":
             return False
         return b in self.grudge.get(a, ()) or a in self.grudge.get(b, ())
 
@@ -161,7 +154,7 @@ def windows(ops: list[NemesisOp], end: int) -> list[Window]:
                     (undo.ctime if undo.ctime is not None else end) if undo else end,
                     undo.op if undo else None,
                     op.grudge if network else {},
-                    op.port if network else None,
+                    op.listener if network else None,
                 )
             )
     return out

@@ -107,7 +107,7 @@ class KafkaCluster:
         """ "static" (`controller.quorum.voters`, the default) or "dynamic" (KIP-853, 3.9.0 on: the
         controllers formatted with `--initial-controllers`, every node given the controllers as
         `controller.quorum.bootstrap.servers`)."""
-        check_quorum(quorum, str(self.version))
+        check_quorum(quorum, str(self.version), self.metadata_version)
         self.quorum = quorum
         return self
 

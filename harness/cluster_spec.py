@@ -27,7 +27,7 @@ class ClusterSpec:
 
     def __post_init__(self) -> None:
         KafkaVersion.parse(self.version)  # a malformed version is a UsageError here, not in a container
-        check_quorum(self.quorum, self.version)
+        check_quorum(self.quorum, self.version, self.metadata_version)
 
     def build(self, extra_config: dict[str, str] | None = None) -> KafkaCluster:
         cluster = KafkaCluster(self.version)

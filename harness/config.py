@@ -24,6 +24,7 @@ EXTERNAL_PORT = 9094  # published on 127.0.0.1 for host clients
 STATIC, DYNAMIC = "static", "dynamic"
 QUORUMS = (STATIC, DYNAMIC)
 DYNAMIC_QUORUM_SINCE = "3.9.0"
+DYNAMIC_QUORUM_MV = "3.9-IV0"  # kraft.version 1
 DATA_DIR = "/var/lib/kafka/data"
 LOG_DIR = "/var/log/kafka"
 CONFIG_DIR = "/etc/kafka"
@@ -187,12 +188,29 @@ def initial_controllers(all_nodes: list[NodeSpec], directory_ids: Mapping[int, s
     )
 
 
-def check_quorum(quorum: str, version: str) -> None:
-    """UsageError for a quorum mode the version cannot run (before any container starts)."""
+def check_quorum(quorum: str, version: str, metadata_version: str | None = None) -> None:
+    """UsageError for a quorum mode the version (or pinned metadata version) cannot run, before
+    any container starts: a dynamic quorum needs kraft.version 1, which needs 3.9-IV0."""
     if quorum not in QUORUMS:
         raise UsageError(f"unknown quorum {quorum!r}: expected one of {', '.join(QUORUMS)}")
-    if quorum == DYNAMIC and KafkaVersion.parse(version) < KafkaVersion.parse(DYNAMIC_QUORUM_SINCE):
+    if quorum != DYNAMIC:
+        return
+    if KafkaVersion.parse(version) < KafkaVersion.parse(DYNAMIC_QUORUM_SINCE):
         raise UsageError(f"a dynamic quorum (KIP-853) needs Kafka {DYNAMIC_QUORUM_SINCE} or later, not {version}")
+    if metadata_version and _mv_key(metadata_version) < _mv_key(DYNAMIC_QUORUM_MV):
+        raise UsageError(
+            f"a dynamic quorum (KIP-853) needs metadata version {DYNAMIC_QUORUM_MV} or later, not {metadata_version}"
+        )
+
+
+def _mv_key(metadata_version: str) -> tuple[int, int, int]:
+    """(3, 9, 0) for "3.9-IV0"; UsageError when it is not of that form."""
+    release, _, iv = metadata_version.partition("-IV")
+    try:
+        major, minor = (int(x) for x in release.split(".")[:2])
+        return major, minor, int(iv or 0)
+    except ValueError:
+        raise UsageError(f"malformed metadata version {metadata_version!r}: expected e.g. 3.9-IV0") from None
 
 
 def parse_overrides(items: list[str]) -> dict[str, str]:

@@ -69,9 +69,13 @@ class KafkaNode(DockerContainer):
         self.external_port = external_port
         self.peers = tuple(peers)  # every node of the cluster, this one included
         self.config = dict(config)  # broker settings over the harness's defaults
+        self.metadata_version = metadata_version
         env = {"KAFKA_CLUSTER_ID": cluster_id, "KAFKA_HEAP_OPTS": heap}
         if metadata_version:
             env["KAFKA_RELEASE_VERSION"] = metadata_version
+        if quorum == DYNAMIC and spec.is_controller:
+            # What the entrypoint's format tool needs after a wipe (its template, the same output, does not).
+            env["KAFKA_FORMAT_OPTS"] = "--no-initial-controllers"
         if jvm_options:
             # Read by every JVM of the container, the storage format tool's and the server's,
             # without a new image; the JVM echoes it on stderr ("Picked up JAVA_TOOL_OPTIONS").
@@ -115,6 +119,8 @@ class KafkaNode(DockerContainer):
         command = ["-Xmx256m", "-cp", "/opt/kafka/libs/*", "kafka.tools.StorageTool", "format"]
         command += ["-t", self.cluster_id, "-c", f"{CONFIG_DIR}/server.properties"]
         command += ["--initial-controllers", self.initial_controllers]
+        if self.metadata_version:
+            command += ["--release-version", self.metadata_version]
         try:
             container = client.containers.run(
                 self.image,

@@ -12,11 +12,12 @@ majority and minority; `majorities-ring`, each node sees a majority but no two s
 one; `bridge`, two halves joined only through one node. And `cut`: chosen pairs of nodes (or
 groups) that cannot talk to each other, everything else connected, e.g. a partition leader cut
 off from the active controller only (KAFKA-14139). And `quorum-leader`: the active controller cut
-off from the other voters while every broker still reaches it (KAFKA-15489). On combined nodes the
-other voters are brokers too, so there the cut is of the controller listener's port alone (TCP to
-or from port 9093 between those nodes; the value records `port`): replication and client traffic
-between them go on, and so does every broker's traffic to the active controller's listener, from
-the nodes the cut leaves out.
+off from the other voters (KAFKA-15489). With dedicated controllers every broker still reaches
+it. On combined nodes the other voters are brokers too, so there the cut is of the controller
+listener's port alone (TCP to or from port 9093 between those nodes; the value records `port` and
+`listener`): replication and client traffic between them go on, but their brokers lose the old
+leader's controller listener with their controllers (on three combined nodes, only the leader's own
+broker still reaches it).
 
 `Partition` is the fault kind (a shape is its own option, `shape`), `Heal` the one that undoes
 it and every other fault on the `KAFKA-CHAOS` chain (stall.py).
@@ -39,7 +40,7 @@ from kafka_chaos.nemesis.targets import TargetError, dedicated, quorum_peers, re
 
 CHAIN = "KAFKA-CHAOS"
 SHAPES = ("isolate", "halves", "majorities-ring", "bridge", "cut", "quorum-leader")
-RANDOM_SHAPES = SHAPES[:4]  # a cut needs its pairs named; quorum-leader, dedicated controllers
+RANDOM_SHAPES = SHAPES[:4]  # a cut needs its pairs named; quorum-leader, the controllers pool (schedule.py)
 Grudge = dict[str, set[str]]
 
 
@@ -226,7 +227,7 @@ class Partition(Fault):
         apply(stage.cluster.nodes, grudge, stage.cluster.network.name, port)
         stage.book(self, everyone(stage))
         value = {"nodes": aliases, "grudge": {k: sorted(v) for k, v in grudge.items() if v}}
-        return value if port is None else {**value, "port": port}
+        return value if port is None else {**value, "port": port, "listener": "CONTROLLER"}
 
 
 @dataclass(frozen=True)

@@ -59,8 +59,14 @@ def script(s: Script) -> None:
     # 1. L cut off from its peers; they elect one of them.
     s.fault(PARTITION.name, "controller", shape="quorum-leader")
     peers = [n.alias for n in s.cluster.controllers if n.alias != leader]
-    s.wait_for("a peer leads a later epoch", lambda: any(_leads(s, p, epoch) for p in peers), 30)
-    x = s.name("X", next(p for p in peers if _leads(s, p, epoch)))
+    won: list[str] = []  # as the wait saw it: a second read could see another election
+
+    def elected() -> bool:
+        won[:] = [p for p in peers if _leads(s, p, epoch)]
+        return bool(won)
+
+    s.wait_for("a peer leads a later epoch", elected, 30)
+    x = s.name("X", won[0])
     y = s.name("Y", next(p for p in peers if p != x))
     x_epoch = _view(s, x)["leader_epoch"]
 

@@ -67,7 +67,7 @@ def script(s: Script) -> None:
     s.sleep(4)  # writes to F at the new leader epoch
     s.fault(HEAL.name)
     s.fault(START.name)
-    s.wait_for("L is back", lambda: s.partition(key, ask=f).leader != -1, 60)
+    s.wait_for("L is back", lambda: s.partition(key, ask=leader, patience_s=1).leader != -1, 60)
     s.sleep(8)  # more writes: reads past the lost offsets show which acknowledged values are gone
 
 

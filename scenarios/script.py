@@ -142,7 +142,12 @@ class Script:
         topic, _, part = key.rpartition("/")
         # Asked of one broker, bootstrapped from it alone: a frozen or cut-off broker that the
         # admin client happened to ask first would hold the answer up for its whole timeout.
-        only = {"bootstrap_servers": self.cluster.node(ask).bootstrap_server} if ask is not None else {}
+        only = {}
+        if ask is not None:
+            server = self.cluster.node(ask).bootstrap_server
+            if server is None:
+                raise ValueError(f"{ask} is no broker: it cannot be asked for a partition")  # a bug of the script
+            only = {"bootstrap_servers": server}
         with self.cluster.admin(request_timeout_ms=5000, **only) as admin:
             if ask is None:
                 described = admin.describe_topics([topic])

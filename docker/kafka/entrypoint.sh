@@ -6,6 +6,9 @@
 # Environment (set by harness/cluster.py):
 #   KAFKA_CLUSTER_ID       cluster id, the same on every node (required)
 #   KAFKA_RELEASE_VERSION  metadata version to format with (optional, e.g. 3.4-IV0)
+#   KAFKA_FORMAT_OPTS      more options for the format tool (optional: a dynamic quorum's
+#                          controller gets --no-initial-controllers, formatted again as a
+#                          replaced disk; its first format is the harness's, harness/node.py)
 #   KAFKA_HEAP_OPTS        JVM heap options
 # At image build, train-cds.sh runs it with KAFKA_CHAOS_TRAIN (where to write the JVMs'
 # class-data archives) and its own config and log directory; nodes start from those archives.
@@ -80,7 +83,7 @@ if [ ! -f "$meta_dir/meta.properties" ]; then
     # shellcheck disable=SC2086
     java $(archive format.jsa) -Xmx256m $log_opts -Dkafka.logs.dir="$logs" -cp "$libs" kafka.tools.StorageTool format \
       -t "$KAFKA_CLUSTER_ID" -c "$conf" --ignore-formatted \
-      ${KAFKA_RELEASE_VERSION:+--release-version "$KAFKA_RELEASE_VERSION"}
+      ${KAFKA_RELEASE_VERSION:+--release-version "$KAFKA_RELEASE_VERSION"} ${KAFKA_FORMAT_OPTS:-}
   fi
 fi
 

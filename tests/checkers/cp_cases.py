@@ -217,11 +217,12 @@ def stale_isr_member(bad: bool) -> Run:
 
 def stale_isr_member_quorum_only(bad: bool) -> Run:
     """The same cut of kafka-3 from chaos/0's leader from 5 s to 58 s, and kafka-3 never leaves the
-    ISR; near miss: the cut was of the controller listener's port only (`port`, the quorum-leader
-    cut on combined nodes), so kafka-3 goes on fetching and stays in sync."""
+    ISR; near miss: the cut was of the controller listener only (`listener`, the quorum-leader cut on
+    combined nodes), so kafka-3 goes on fetching and stays in sync."""
     grudge = {"kafka-3": ["kafka-2"], "kafka-2": ["kafka-3"]}
-    port = {} if bad else {"port": 9093}
-    return Run().fault("partition", ["kafka-3"], 5, grudge=grudge, shape="cut", **port).fault("heal", ["kafka-1"], 58)
+    scoped = {} if bad else {"port": 9093, "listener": "CONTROLLER"}
+    r = Run().fault("partition", ["kafka-3"], 5, grudge=grudge, shape="cut", **scoped)
+    return r.fault("heal", ["kafka-1"], 58)
 
 
 def stale_isr_member_replaced(bad: bool) -> Run:

@@ -325,10 +325,12 @@ class Oracle:
         if hw is None:
             return 0
         last = max(self.samples, key=lambda s: s["time"])
-        fetched = {m["id"]: m["log_end_offset"] for m in last.get("voters", []) + last.get("observers", [])}
+        fetched: dict[int, int] = {}  # an id listed twice (a wiped voter's old seat and its observer): the larger
+        for m in last.get("voters", []) + last.get("observers", []):
+            fetched[m["id"]] = max(fetched.get(m["id"], -1), m["log_end_offset"])
         led: dict[int, int] = {}  # a leader's highest high watermark: what it held below was committed
         for sample in self.samples:
-            if sample.get("leader_id") is not None:
+            if sample.get("leader_id") is not None and sample.get("high_watermark") is not None:
                 led[sample["leader_id"]] = max(led.get(sample["leader_id"], -1), sample["high_watermark"])
         at: dict[int, set] = defaultdict(set)
         for alias, log in self.logs.items():
@@ -416,7 +418,7 @@ class Oracle:
                     if f["node"] is not None and f["node"] != follower:
                         continue
                     if f["node"] is None and (
-                        f.get("port") is not None  # the controller listener's port alone: replication goes on
+                        f.get("listener") == "CONTROLLER"  # the controller listener alone: replication goes on
                         or not (leader in g.get(follower, []) or follower in g.get(leader, []))
                     ):
                         continue

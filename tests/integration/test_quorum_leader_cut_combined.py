@@ -26,7 +26,7 @@ def test_the_quorum_leader_cut_on_combined_nodes_is_of_the_controller_port_alone
             nemesis = Nemesis(cluster, history, seed=1)
             try:
                 done = nemesis.run("partition", "random", shape="quorum-leader")
-                assert done["port"] == 9093
+                assert (done["port"], done["listener"]) == (9093, "CONTROLLER")
                 assert done["grudge"] == {
                     node.alias: sorted(p.alias for p in peers),
                     **{p.alias: [node.alias] for p in peers},

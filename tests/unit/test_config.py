@@ -75,14 +75,20 @@ def test_the_initial_controllers_give_each_voter_its_directory_id():
 
 
 @pytest.mark.parametrize(
-    ("quorum", "version", "message"),
-    [("dynamic", "3.8.1", "needs Kafka 3.9.0 or later"), ("raft", "4.3.1", "unknown quorum 'raft'")],
+    ("quorum", "version", "mv", "message"),
+    [
+        ("dynamic", "3.8.1", None, "needs Kafka 3.9.0 or later"),
+        ("raft", "4.3.1", None, "unknown quorum 'raft'"),
+        ("dynamic", "4.3.1", "3.8-IV0", "needs metadata version 3.9-IV0 or later, not 3.8-IV0"),
+        ("dynamic", "4.3.1", "4.x", "malformed metadata version '4.x'"),
+    ],
 )
-def test_a_quorum_the_version_cannot_run_is_a_usage_error(quorum, version, message):
+def test_a_quorum_the_version_cannot_run_is_a_usage_error(quorum, version, mv, message):
     with pytest.raises(UsageError, match=message):
-        check_quorum(quorum, version)
-    check_quorum("static", version if version != "3.8.1" else "3.4.1")
+        check_quorum(quorum, version, mv)
+    check_quorum("static", "3.4.1", "3.4-IV0")
     check_quorum("dynamic", "3.9.0")
+    check_quorum("dynamic", "4.3.1", "3.9-IV0")
 
 
 @pytest.mark.parametrize(("brokers", "rf", "min_isr"), [(1, "1", "1"), (2, "2", "2"), (3, "3", "2"), (5, "3", "2")])

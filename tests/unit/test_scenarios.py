@@ -319,6 +319,13 @@ def test_a_divergence_names_who_holds_which_record():
     )
 
 
+def test_two_long_records_that_differ_only_at_their_end_are_told_apart():
+    head = "PARTITION_CHANGE_RECORD " + "x" * 120
+    example = {"offset": 9, "high_watermark": 20, "records": {"a": head + " (epoch 1)", "b": head + " (epoch 2)"}}
+    said = explain("metadata-divergence", example)
+    assert said.count("holds") == 2 and "(epoch 1)" in said and "(epoch 2)" in said
+
+
 def test_an_example_without_its_sentence_is_shown_by_its_fields():
     assert explain("quorum-split-brain", {"nodes": ["a"]}) == "nodes=['a']"
     assert explain("metadata-divergence", {"offset": 7, "nodes": ["a", "b"]}) == "offset=7, nodes=['a', 'b']"
