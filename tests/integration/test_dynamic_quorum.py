@@ -1,6 +1,11 @@
 """A dynamic quorum (KIP-853) on a live cluster: its controllers formatted as the first voters,
 each with the directory id it was given, and a controller whose disk is lost comes back formatted
-as a replaced disk is (a new directory id, no voters): an observer, not a voter again."""
+as a replaced disk is (a new directory id, no voters): an observer, not a voter again.
+
+The cluster is pinned at the oldest metadata version a dynamic quorum runs (3.9-IV0), so that every
+format goes through Kafka's own tool (the first voters' with --release-version, the wiped one's
+with --no-initial-controllers) rather than the image's formatted template, which the static
+quorum's wipe test covers."""
 
 import time
 
@@ -19,7 +24,8 @@ pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("dynamic-quorum-clust
 
 @pytest.fixture(scope="module")
 def cluster():
-    with KafkaCluster(DEFAULT_VERSION).with_dedicated_controllers(3, 1).with_quorum("dynamic") as c:
+    cluster = KafkaCluster(DEFAULT_VERSION).with_dedicated_controllers(3, 1).with_metadata_version("3.9-IV0")
+    with cluster.with_quorum("dynamic") as c:
         yield c
 
 
