@@ -219,15 +219,16 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
             out["cp_divergence"] = divergence(recs, samples, ids)
     if claims:
         every = claims[0] if len(claims) == 1 else claims[0].unionByName(claims[1])
-        out["cp_double"] = (
-            every.groupBy("epoch")
-            .agg(
-                F.expr("size(collect_set(leader))").alias("leaders"),
-                F.expr(
-                    "slice(array_sort(collect_list(named_struct('time', time, 'leader', leader, 'node', node,"
-                    " 'source', source))), 1, 20)"
-                ).alias("claims"),
+        # Each leader's first claim of the epoch: the example shows both sides, however many times
+        # one of them was sampled before the other claimed.
+        firsts = every.groupBy("epoch", "leader").agg(
+            F.expr("min_by(named_struct('time', time, 'leader', leader, 'node', node, 'source', source), time)").alias(
+                "first"
             )
+        )
+        out["cp_double"] = (
+            firsts.groupBy("epoch")
+            .agg(F.count("*").alias("leaders"), F.expr("slice(array_sort(collect_list(first)), 1, 20)").alias("claims"))
             .where("leaders > 1")
         )
     return out

@@ -52,7 +52,13 @@ def divergence(ex: dict[str, Any]) -> str:
     return f"at offset {ex['offset']}, below the final high watermark {ex['high_watermark']}: {parts}"
 
 
+def double_leader(ex: dict[str, Any]) -> str:
+    firsts = "; ".join(f"{c['leader']} from {c['time_s']:.1f} s ({c['source']}, on {c['node']})" for c in ex["claims"])
+    return f"epoch {ex['epoch']} had {len(ex['leaders'])} leaders, each first claimed: {firsts}"
+
+
 SENTENCES = {
+    "quorum-double-leader": double_leader,
     "metadata-divergence": divergence,
     "quorum-split-brain": split_brain,
     "unfenced-down-broker": unfenced_down_broker,

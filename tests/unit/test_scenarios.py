@@ -319,6 +319,21 @@ def test_a_divergence_names_who_holds_which_record():
     )
 
 
+def test_a_double_leader_names_each_leaders_first_claim():
+    example = {
+        "epoch": 3,
+        "leaders": [1, 2],
+        "claims": [
+            {"node": "controller-1", "leader": 1, "time_s": 4.7, "source": "LeaderChange at offset 38"},
+            {"node": "controller-3", "leader": 2, "time_s": 13.97, "source": "LeaderChange at offset 41"},
+        ],
+    }
+    assert explain("quorum-double-leader", example) == (
+        "epoch 3 had 2 leaders, each first claimed: 1 from 4.7 s (LeaderChange at offset 38, on controller-1);"
+        " 2 from 14.0 s (LeaderChange at offset 41, on controller-3)"
+    )
+
+
 def test_two_long_records_that_differ_only_at_their_end_are_told_apart():
     head = "PARTITION_CHANGE_RECORD " + "x" * 120
     example = {"offset": 9, "high_watermark": 20, "records": {"a": head + " (epoch 1)", "b": head + " (epoch 2)"}}
