@@ -153,6 +153,7 @@ def test_run_with_check_prints_a_verdict(docker_api, tmp_path):
         "metadata_version",
         "name",
         "nemesis",
+        "quorum",
         "run_id",
         "seed",
         "shape",
