@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from docker.errors import DockerException
 
+from kafka_chaos.harness.config import STATIC
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
 
@@ -96,7 +97,7 @@ def _add_cluster_options(p: argparse.ArgumentParser, workdir: bool = True) -> No
     p.add_argument("--metadata-version", help="format storage at this metadata version, e.g. 3.4-IV0")
     p.add_argument(
         "--quorum",
-        default="static",
+        default=STATIC,
         help="static (controller.quorum.voters, the default) or dynamic (KIP-853, Kafka 3.9.0 on)",
     )
     p.add_argument("--port-base", type=_int, help="publish brokers on 127.0.0.1:PORT, PORT+1, ...")

@@ -28,7 +28,7 @@ from testcontainers.core.network import Network
 
 from kafka_chaos.harness.admin import live_brokers
 from kafka_chaos.harness.cleanup import labels_for, remove_by_label
-from kafka_chaos.harness.config import STATIC, ClusterShape, check_quorum, initial_controllers
+from kafka_chaos.harness.config import DYNAMIC, STATIC, ClusterShape, check_quorum, initial_controllers
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import ClusterStartError
 from kafka_chaos.harness.images import ensure_image
@@ -220,7 +220,9 @@ class KafkaCluster:
         self.network = Network(docker_network_kw={"labels": labels_for(self.run_id), "driver": "bridge"})
         self.network.name = f"kafka-chaos-{self.run_id}"
         self.network.create()
-        voters = initial_controllers(specs, {s.node_id: new_cluster_id() for s in specs if s.is_controller})
+        voters = None  # the format tool's --initial-controllers: a dynamic quorum's first voters
+        if self.quorum == DYNAMIC:
+            voters = initial_controllers(specs, {s.node_id: new_cluster_id() for s in specs if s.is_controller})
         for spec in specs:
             port = ports.get(spec.node_id)
             self.nodes.append(

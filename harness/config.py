@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_chaos.harness.errors import UsageError
-from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.harness.versions import KafkaVersion, metadata_version_key
 
 INTERNAL_PORT = 9092  # broker-to-broker and container-to-container clients
 CONTROLLER_PORT = 9093  # KRaft quorum
@@ -197,20 +197,10 @@ def check_quorum(quorum: str, version: str, metadata_version: str | None = None)
         return
     if KafkaVersion.parse(version) < KafkaVersion.parse(DYNAMIC_QUORUM_SINCE):
         raise UsageError(f"a dynamic quorum (KIP-853) needs Kafka {DYNAMIC_QUORUM_SINCE} or later, not {version}")
-    if metadata_version and _mv_key(metadata_version) < _mv_key(DYNAMIC_QUORUM_MV):
+    if metadata_version and metadata_version_key(metadata_version) < metadata_version_key(DYNAMIC_QUORUM_MV):
         raise UsageError(
             f"a dynamic quorum (KIP-853) needs metadata version {DYNAMIC_QUORUM_MV} or later, not {metadata_version}"
         )
-
-
-def _mv_key(metadata_version: str) -> tuple[int, int, int]:
-    """(3, 9, 0) for "3.9-IV0"; UsageError when it is not of that form."""
-    release, _, iv = metadata_version.partition("-IV")
-    try:
-        major, minor = (int(x) for x in release.split(".")[:2])
-        return major, minor, int(iv or 0)
-    except ValueError:
-        raise UsageError(f"malformed metadata version {metadata_version!r}: expected e.g. 3.9-IV0") from None
 
 
 def parse_overrides(items: list[str]) -> dict[str, str]:

@@ -62,3 +62,14 @@ class KafkaVersion:
     @property
     def has_official_image(self) -> bool:
         return self.tuple >= FIRST_OFFICIAL_IMAGE
+
+
+def metadata_version_key(text: str) -> tuple[int, int, int]:
+    """A metadata version (`--release-version`) as something to compare: (3, 9, 0) for "3.9-IV0"
+    (a bare "3.9" is IV0); UsageError when it is not of that form."""
+    release, _, iv = str(text).partition("-IV")
+    try:
+        major, minor = (int(x) for x in release.split(".")[:2])
+        return major, minor, int(iv or 0)
+    except ValueError:
+        raise UsageError(f"malformed metadata version {text!r}: expected e.g. 3.9-IV0") from None

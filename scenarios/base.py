@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.harness.config import STATIC
+from kafka_chaos.harness.versions import KafkaVersion, metadata_version_key
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.schedule import Schedule
 from kafka_chaos.scenarios.script import Script, ScriptStopped, StepTimeout
@@ -56,7 +57,7 @@ class Scenario:
     #: Format storage at this metadata version (None: the release's newest).
     metadata_version: str | None = None
     #: "static" (`controller.quorum.voters`) or "dynamic" (KIP-853).
-    quorum: str = "static"
+    quorum: str = STATIC
     #: LOSS or SAFE for a version (and the metadata version it is formatted at, None = newest).
     expect: Callable[[KafkaVersion, str | None], str] = lambda version, mv: LOSS
     #: The error anomalies that show the scenario's loss (any of them counts as reproduced);
@@ -122,10 +123,4 @@ def metadata_at_least(metadata_version: str | None, text: str) -> bool:
     """Compare metadata versions like 3.5-IV1 (None: the release's newest, which is enough)."""
     if metadata_version is None:
         return True
-    return _mv_key(metadata_version) >= _mv_key(text)
-
-
-def _mv_key(text: str) -> tuple[int, int, int]:
-    release, _, iv = text.partition("-IV")
-    major, minor = (int(x) for x in release.split(".")[:2])
-    return major, minor, int(iv or 0)
+    return metadata_version_key(metadata_version) >= metadata_version_key(text)

@@ -11,6 +11,7 @@ from kafka_chaos.harness.errors import ClusterStartError
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.harness.smoke import account, produce, produce_and_read_back, read_all
 from kafka_chaos.harness.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
+from tests.integration.storage import meta_properties
 
 pytestmark = pytest.mark.cluster
 
@@ -44,7 +45,7 @@ def test_three_nodes_take_10000_acks_all_records_and_return_them(version, docker
         for node in cluster.nodes:
             # Laid out from the image's template (docker/kafka/entrypoint.sh) as the tool would:
             # a directory id from 3.7 on, none before.
-            meta = dict(line.split("=", 1) for line in (node.data_dir / "meta.properties").read_text().split())
+            meta = meta_properties(node)
             assert meta["cluster.id"] == cluster.cluster_id and meta["node.id"] == str(node.node_id), meta
             assert ("directory.id" in meta) is (version == DEFAULT_VERSION), meta
             assert any(node.data_dir.glob("ten-thousand-*"))

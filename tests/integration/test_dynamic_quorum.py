@@ -17,7 +17,8 @@ from kafka_chaos.harness.control_plane import replication
 from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.nemesis.core import Nemesis
-from tests.integration.quorum import agreed_leader, meta_properties
+from tests.integration.quorum import agreed_leader
+from tests.integration.storage import meta_properties
 
 pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("dynamic-quorum-cluster")]
 

@@ -16,6 +16,7 @@ from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.kill import kill, start, wait_stopped
 from kafka_chaos.nemesis.targets import resolve
 from kafka_chaos.nemesis.unflushed import drop_unflushed
+from tests.integration.storage import meta_properties
 
 # One cluster (a module fixture) serves the module: its tests share an xdist worker.
 pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("nemesis-cluster")]
@@ -202,15 +203,14 @@ def test_hold_endtxn_lets_every_other_request_pass_on_the_open_connections(clust
 def test_wiped_follower_starts_empty_and_catches_up(cluster, nemesis):
     produce(cluster, 500)
     victim = next(n for n in cluster.nodes if n.node_id in isr(cluster) and n.node_id != leader(cluster))
-    cluster_id = (victim.data_dir / "meta.properties").read_text()
+    before = meta_properties(victim)
     kill(victim)
     wait_stopped(victim)
     assert (victim.data_dir / "faults-0").is_dir()
     nemesis.run("wipe", victim.alias)
     # Formatted again with the same cluster id; the partition is fetched anew.
-    wait_for(lambda: (victim.data_dir / "meta.properties").exists(), 30, "the wiped node to format")
-    assert f"cluster.id={cluster.cluster_id}" in (victim.data_dir / "meta.properties").read_text()
-    assert f"cluster.id={cluster.cluster_id}" in cluster_id
+    assert meta_properties(victim)["cluster.id"] == cluster.cluster_id  # once the wiped node has formatted
+    assert before["cluster.id"] == cluster.cluster_id
     wait_for(lambda: victim.node_id in isr(cluster), 90, "the wiped follower to rejoin the ISR")
     other = next(n for n in cluster.nodes if n is not victim)
     size = lambda n: sum(f.stat().st_size for f in (n.data_dir / "faults-0").glob("*.log"))  # noqa: E731

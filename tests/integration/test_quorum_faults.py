@@ -16,7 +16,8 @@ from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.nemesis import partition
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.targets import resolve
-from tests.integration.quorum import agreed_leader, meta_properties, peers_elect_a_later_epoch, reaches, views
+from tests.integration.quorum import agreed_leader, peers_elect_a_later_epoch, reaches, views
+from tests.integration.storage import meta_properties
 
 pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("quorum-cluster")]
 
