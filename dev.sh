@@ -2,7 +2,7 @@
 # The project's two entry points, each doing its own set-up (idempotent):
 #   ./dev.sh demo [ARGS]   the main job (a cluster takes acks=all records and gives them back)
 #   ./dev.sh test [ARGS]   ruff, then the whole test suite (pytest ARGS)
-# Set-up: Debian packages (Docker engine, debootstrap, Maven, Java 17, and Chromium for the
+# Set-up: Debian packages (Docker engine, debootstrap, Maven, Java 17, libfuse2, and Chromium for the
 # report test) when missing and we are root, a running Docker engine, and a virtualenv in .venv
 # with the pinned packages.
 set -euo pipefail
@@ -21,6 +21,7 @@ need_packages() {
   command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
   command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)  # --client java's driver
   command -v mvn >/dev/null || missing+=(maven)
+  /sbin/ldconfig -p 2>/dev/null | grep -q 'libfuse\.so\.2' || missing+=(libfuse2)  # --disk fsync-tracked
   if [ "${1:-}" = browser ]; then
     command -v chromium >/dev/null || missing+=(chromium)
   fi

@@ -8,7 +8,8 @@ Each run is the README's chaos run, `kafka-chaos run --nemesis kill,pause,partit
 --nemesis-interval 8 --time-limit 60` on the safe defaults (a fresh 3-node cluster), with the
 variant's options on top (`--acks 1 --idempotence false`, `--idempotence false`; `librdkafka` and
 `java` are the safe defaults through that client, `safe` is kafka-python's; `group`,
-`group-librdkafka`, `group-java` read as one consumer group with churn; the txn workload runs
+`group-librdkafka`, `group-java` read as one consumer group with churn; `fsync-tracked` runs
+the safe defaults on fsync-tracked disks, the FUSE layer's cost; the txn workload runs
 no acks1 or no-idempotence variant, since transactions need acks=all and idempotence). It reads the liveness that
 the run measured from its history (summary.json, checkers/liveness.py) and prints medians:
 ok operations/s before the first fault, and the ratios in fault windows and in the fault-free
@@ -48,6 +49,8 @@ VARIANTS = {
     "group": ["--consumer", "subscribe", "--group-churn", "7"],
     "group-librdkafka": ["--consumer", "subscribe", "--group-churn", "7", "--client", "librdkafka"],
     "group-java": ["--consumer", "subscribe", "--group-churn", "7", "--client", "java"],
+    # The safe defaults on fsync-tracked disks (harness/fsync_disk.py): the FUSE layer's cost.
+    "fsync-tracked": ["--disk", "fsync-tracked"],
 }
 
 

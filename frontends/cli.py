@@ -27,6 +27,7 @@ from docker.errors import DockerException
 
 from kafka_chaos.harness.config import STATIC
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
+from kafka_chaos.harness.fsync_disk import FSYNC_TRACKED, PAGE_CACHE
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
 
 if TYPE_CHECKING:  # imported where used: every command starts without them
@@ -99,6 +100,12 @@ def _add_cluster_options(p: argparse.ArgumentParser, workdir: bool = True) -> No
         "--quorum",
         default=STATIC,
         help="static (controller.quorum.voters, the default) or dynamic (KIP-853, Kafka 3.9.0 on)",
+    )
+    p.add_argument(
+        "--disk",
+        default=PAGE_CACHE,
+        help=f"{PAGE_CACHE} (the host's folder, the default) or {FSYNC_TRACKED} (a FUSE layer, so that "
+        "lose-unflushed drops exactly what was not fsynced; needs root and libfuse2)",
     )
     p.add_argument("--port-base", type=_int, help="publish brokers on 127.0.0.1:PORT, PORT+1, ...")
     if workdir:
@@ -193,6 +200,7 @@ def _cluster_spec(args: argparse.Namespace) -> ClusterSpec:
         config=parse_overrides(args.config),
         metadata_version=args.metadata_version,
         quorum=args.quorum,
+        disk=args.disk,
     )
 
 
@@ -423,9 +431,14 @@ def cmd_images_build(args: argparse.Namespace) -> int:
 def cmd_clean(args: argparse.Namespace) -> int:
     from kafka_chaos.harness.cleanup import remove_by_label
     from kafka_chaos.harness.engine import docker_client
+    from kafka_chaos.harness.fsync_disk import unmount_stale
 
     containers, networks = remove_by_label(docker_client(start=False), args.run, everything=args.all)
-    print(f"removed {containers} container(s) and {networks} network(s)")
+    stale = unmount_stale()
+    print(
+        f"removed {containers} container(s) and {networks} network(s)"
+        + (f", unmounted {stale} dead disk(s)" if stale else "")
+    )
     return 0
 
 

@@ -31,6 +31,7 @@ from kafka_chaos.harness.cleanup import labels_for, remove_by_label
 from kafka_chaos.harness.config import DYNAMIC, STATIC, ClusterShape, check_quorum, initial_controllers
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import ClusterStartError
+from kafka_chaos.harness.fsync_disk import PAGE_CACHE, check_disk
 from kafka_chaos.harness.images import ensure_image
 from kafka_chaos.harness.names import new_run_id
 from kafka_chaos.harness.node import KafkaNode
@@ -70,6 +71,7 @@ class KafkaCluster:
         self.config: dict[str, str] = {}
         self.metadata_version: str | None = None
         self.quorum = STATIC
+        self.disk = PAGE_CACHE
         self.heap = "-Xms512m -Xmx512m"
         self.jvm_options = NODE_JVM_OPTIONS
         self.port_base: int | None = None
@@ -109,6 +111,13 @@ class KafkaCluster:
         `controller.quorum.bootstrap.servers`)."""
         check_quorum(quorum, str(self.version), self.metadata_version)
         self.quorum = quorum
+        return self
+
+    def with_disk(self, disk: str) -> KafkaCluster:
+        """ "page-cache" (the host's folder, the default) or "fsync-tracked" (a FUSE layer that
+        knows what was fsynced, so `lose-unflushed` drops exactly the rest: harness/fsync_disk.py)."""
+        check_disk(disk)
+        self.disk = disk
         return self
 
     def with_heap(self, heap_opts: str) -> KafkaCluster:
@@ -201,6 +210,9 @@ class KafkaCluster:
         try:
             self._start()
             self.wait_ready(self.startup_timeout_s)
+            for node in self.nodes:
+                if node.disk is not None:
+                    node.disk.sync()  # provisioned: a power loss from now on loses the run's writes only
         except BaseException:
             self.stop()
             raise
@@ -241,10 +253,12 @@ class KafkaCluster:
                     jvm_options=self.jvm_options,
                     quorum=self.quorum,
                     initial_controllers=voters,
+                    disk=self.disk,
                 )
             )
         quorum = ", a dynamic quorum" if self.quorum != STATIC else ""
-        self.log(f"starting Kafka {self.version}: {self.shape.describe()}{quorum} (run {self.run_id})")
+        disk = f", {self.disk} disks" if self.disk != PAGE_CACHE else ""
+        self.log(f"starting Kafka {self.version}: {self.shape.describe()}{quorum}{disk} (run {self.run_id})")
         for node in self.nodes:
             node.start()
 
@@ -322,6 +336,8 @@ class KafkaCluster:
         client = self._client
         if client is not None:
             remove_by_label(client, self.run_id)
+        for node in self.nodes:
+            node.release_disk()
         self.nodes = []
         self.network = None
         if self._own_workdir and self.workdir is not None:

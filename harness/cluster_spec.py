@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.config import STATIC, check_quorum
+from kafka_chaos.harness.fsync_disk import PAGE_CACHE, check_disk
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
 
 
@@ -24,10 +25,12 @@ class ClusterSpec:
     config: dict[str, str] = field(default_factory=dict)
     metadata_version: str | None = None
     quorum: str = STATIC  # or "dynamic" (KIP-853)
+    disk: str = PAGE_CACHE  # or "fsync-tracked" (harness/fsync_disk.py)
 
     def __post_init__(self) -> None:
         KafkaVersion.parse(self.version)  # a malformed version is a UsageError here, not in a container
         check_quorum(self.quorum, self.version, self.metadata_version)
+        check_disk(self.disk)
 
     def build(self, extra_config: dict[str, str] | None = None) -> KafkaCluster:
         cluster = KafkaCluster(self.version)
@@ -38,7 +41,7 @@ class ClusterSpec:
         cluster.with_config({**self.config, **(extra_config or {})})
         if self.metadata_version:
             cluster.with_metadata_version(self.metadata_version)
-        return cluster.with_quorum(self.quorum)
+        return cluster.with_quorum(self.quorum).with_disk(self.disk)
 
     def describe(self) -> str:
         shape = (
@@ -48,4 +51,5 @@ class ClusterSpec:
             f"Kafka {self.version}, {shape}"
             + (f", metadata {self.metadata_version}" if self.metadata_version else "")
             + (f", a {self.quorum} quorum" if self.quorum != STATIC else "")
+            + (f", {self.disk} disks" if self.disk != PAGE_CACHE else "")
         )

@@ -12,6 +12,9 @@ of a dynamic quorum is formatted here instead, on its first start only, by the f
 throwaway container (`--initial-controllers`: the voters and each one's directory id go into its
 log); a wiped one comes back formatted by the entrypoint as a replaced disk is
 (`--no-initial-controllers`: a new directory id and no voters), so it rejoins as an observer.
+
+With an fsync-tracked disk (harness/fsync_disk.py) the container's data folder is a FUSE layer
+over the data directory, started before the container and unmounted after it is removed.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from kafka_chaos.harness.config import (
     render_server_properties,
 )
 from kafka_chaos.harness.engine import docker_client
+from kafka_chaos.harness.fsync_disk import FSYNC_TRACKED, PAGE_CACHE, FsyncDisk
 
 
 class KafkaNode(DockerContainer):
@@ -58,6 +62,7 @@ class KafkaNode(DockerContainer):
         jvm_options: str = "",
         quorum: str = STATIC,
         initial_controllers: str | None = None,
+        disk: str = PAGE_CACHE,
     ) -> None:
         super().__init__(image)
         self.spec = spec
@@ -66,6 +71,10 @@ class KafkaNode(DockerContainer):
         self.quorum = quorum
         self.initial_controllers = initial_controllers  # a dynamic quorum's voters, for the format tool
         self.node_dir = node_dir
+        # With an fsync-tracked disk the container's data folder is the FUSE layer over data_dir.
+        self.disk = None
+        if disk == FSYNC_TRACKED:
+            self.disk = FsyncDisk(self.data_dir, node_dir / "disk", node_dir / "disk.sock")
         self.external_port = external_port
         self.peers = tuple(peers)  # every node of the cluster, this one included
         self.config = dict(config)  # broker settings over the harness's defaults
@@ -83,7 +92,7 @@ class KafkaNode(DockerContainer):
         self.with_envs(**env)
         self.with_name(f"kafka-chaos-{run_id}-{spec.alias}")
         self.with_network(network).with_network_aliases(spec.alias)
-        self.with_volume_mapping(str(self.data_dir), DATA_DIR, "rw")
+        self.with_volume_mapping(str(self.disk.mount if self.disk else self.data_dir), DATA_DIR, "rw")
         self.with_volume_mapping(str(self.logs_dir), LOG_DIR, "rw")
         self.with_volume_mapping(str(node_dir / "config"), CONFIG_DIR, "ro")
         if external_port is not None:
@@ -107,8 +116,15 @@ class KafkaNode(DockerContainer):
         (self.node_dir / "config" / "server.properties").write_text(properties)
         if self.quorum == DYNAMIC and self.spec.is_controller and not (self.data_dir / "meta.properties").exists():
             self._format_initial_voter()
+        if self.disk is not None:
+            self.disk.start()
         super().start()
         return self
+
+    def release_disk(self) -> None:
+        """Unmount an fsync-tracked disk (after the container is gone); data_dir keeps the data."""
+        if self.disk is not None:
+            self.disk.stop()
 
     def _format_initial_voter(self) -> None:
         """Format this controller's storage as one of the dynamic quorum's first voters."""

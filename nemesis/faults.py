@@ -134,7 +134,8 @@ FAULTS: tuple[Fault, ...] = (
         "kill, cut every partition's log back to its recovery point in `recovery-point-offset-checkpoint` "
         "(whole segments after it removed, the segment holding it cut at the first batch at or after it, its "
         'indexes dropped for Kafka to rebuild), start: a power loss, the "last replica standing" fault of '
-        "KIP-966. The metadata log is left alone: KRaft fsyncs it on every append",
+        "KIP-966. The metadata log is left alone: KRaft fsyncs it on every append. On an fsync-tracked disk "
+        "(`--disk fsync-tracked`), every file instead goes back to its content at its last fsync",
         undone_doc="itself",
         random=True,
         closes=(START.name,),

@@ -14,6 +14,10 @@ as of the last checkpoint: what a power loss at that moment is sure to have dest
 
 The metadata log (`__cluster_metadata`) is left alone: KRaft's log flushes on every append,
 so it has nothing unflushed to lose.
+
+On a node with an fsync-tracked disk (harness/fsync_disk.py) there is no guess: every file,
+checkpoints included, goes back to its content at its last fsync. The completion says which
+model cut what (`"disk"`).
 """
 
 from __future__ import annotations
@@ -123,13 +127,29 @@ def lose_unflushed(node: KafkaNode) -> list[Truncation]:
     return truncations
 
 
+def lose_unsynced(node: KafkaNode) -> list[dict]:
+    """The same power loss on an fsync-tracked disk: every file back to its last fsync."""
+    kill(node)
+    wait_stopped(node)
+    reverted = node.disk.crash()
+    start(node)
+    return reverted
+
+
 @dataclass(frozen=True)
 class LoseUnflushed(Fault):
-    """lose_unflushed on each target node; the completion says what it cut, per partition."""
+    """lose_unflushed on each target node; the completion says what it cut, per partition (or,
+    on an fsync-tracked disk, per file)."""
 
     def apply(self, stage: Stage, aim: Aim, args: Mapping[str, Any]) -> dict[str, Any]:
-        cuts = []
+        cuts, reverted = [], []
         for node in aim.nodes:
-            cuts += [{"node": node.alias, **t.as_json()} for t in lose_unflushed(node) if t.bytes_removed]
+            if node.disk is not None:
+                reverted += [{"node": node.alias, **r} for r in lose_unsynced(node)]
+            else:
+                cuts += [{"node": node.alias, **t.as_json()} for t in lose_unflushed(node) if t.bytes_removed]
             stage.book(self, [node.alias])
-        return {"nodes": [n.alias for n in aim.nodes], "truncated": cuts}
+        done: dict[str, Any] = {"nodes": [n.alias for n in aim.nodes], "truncated": cuts}
+        if reverted:
+            done["reverted"] = reverted
+        return done

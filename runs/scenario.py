@@ -44,6 +44,7 @@ def scenario_spec(
         config=scenario.broker_config,
         metadata_version=mv,
         quorum=scenario.quorum,
+        disk=scenario.disk,
     )
     plan = NemesisPlan(
         custom=lambda nemesis: ScenarioSchedule(nemesis, scenario.script, opts.topic), label=scenario.name

@@ -110,6 +110,7 @@ class RunSpec:
             ("the broker config", wanted.config, cluster.config),
             ("the metadata version", wanted.metadata_version, cluster.metadata_version),
             ("the quorum", wanted.quorum, cluster.quorum),
+            ("the disk", wanted.disk, cluster.disk),
         ):
             if asked != there:
                 raise UsageError(f"the run asks for {what} {asked}, the shared cluster has {there}")
@@ -125,6 +126,7 @@ class RunSpec:
             "broker_config": cluster.config,
             "metadata_version": cluster.metadata_version,
             "quorum": cluster.quorum,
+            "disk": cluster.disk,
             "workload": self.workload.to_dict(),
             "nemesis": self.nemesis.describe() if self.nemesis else {},
             "seed": self.seed,

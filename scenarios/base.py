@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_chaos.harness.config import STATIC
+from kafka_chaos.harness.fsync_disk import PAGE_CACHE
 from kafka_chaos.harness.versions import KafkaVersion, metadata_version_key
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.schedule import Schedule
@@ -58,6 +59,8 @@ class Scenario:
     metadata_version: str | None = None
     #: "static" (`controller.quorum.voters`) or "dynamic" (KIP-853).
     quorum: str = STATIC
+    #: "page-cache" or "fsync-tracked" (a power loss drops exactly what was not fsynced).
+    disk: str = PAGE_CACHE
     #: LOSS or SAFE for a version (and the metadata version it is formatted at, None = newest).
     expect: Callable[[KafkaVersion, str | None], str] = lambda version, mv: LOSS
     #: The error anomalies that show the scenario's loss (any of them counts as reproduced);

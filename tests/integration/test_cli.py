@@ -146,6 +146,7 @@ def test_run_with_check_prints_a_verdict(docker_api, tmp_path):
         "client_version",
         "cluster_id",
         "control_plane",
+        "disk",
         "effective_consumer_config",
         "effective_producer_config",
         "history_started_unix_ms",

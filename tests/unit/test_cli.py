@@ -17,6 +17,8 @@ from kafka_chaos.frontends.cli import main
         (["up", "--nodes", "three"], "expected a whole number"),
         (["up", "--controllers", "3"], "--controllers needs --brokers"),
         (["up", "--config", "novalue"], "malformed config override"),
+        (["up", "--disk", "tmpfs"], "disk 'tmpfs': expected one of page-cache, fsync-tracked"),
+        (["run", "--disk", "lazy"], "disk 'lazy': expected one of page-cache, fsync-tracked"),
         (["images", "build", "--kafka", "4"], "malformed Kafka version"),
         (["explode"], "invalid choice"),
         (["demo", "--records", "0"], "--records must be at least 1"),

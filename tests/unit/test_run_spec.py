@@ -92,6 +92,7 @@ def test_the_description_is_config_jsons_first_ten_keys():
     assert sorted(described) == [
         "broker_config",
         "control_plane",
+        "disk",
         "kafka_version",
         "metadata_version",
         "name",
@@ -104,6 +105,7 @@ def test_the_description_is_config_jsons_first_ten_keys():
     assert described["nemesis"] == {"faults": ["kill", "pause"], "interval": 5, "colours": COLOURS}
     assert described["kafka_version"] == "3.9.1" and described["seed"] == 4
     assert described["control_plane"] is True and described["quorum"] == "static"
+    assert described["disk"] == "page-cache"
 
 
 class ClusterThatDoesNotStart:
@@ -112,7 +114,7 @@ class ClusterThatDoesNotStart:
     def __init__(self, real):
         self.version, self.shape, self.config = real.version, real.shape, real.config
         self.metadata_version, self.cluster_id, self.run_id = None, "cid", "rid"
-        self.quorum, self.workdir = real.quorum, None
+        self.quorum, self.disk, self.workdir = real.quorum, real.disk, None
 
     def with_workdir(self, path):
         self.workdir = path
@@ -154,7 +156,7 @@ class StartedCluster:
         real = spec.build()
         self.version, self.shape, self.config = real.version, real.shape, real.config
         self.metadata_version, self.cluster_id, self.run_id = real.metadata_version, "cid", "shared1234"
-        self.quorum = real.quorum
+        self.quorum, self.disk = real.quorum, real.disk
         self.nodes, self.bootstrap_servers, self.entered = ["kafka-1"], "127.0.0.1:1", 0
         self._topics = set(topics)
 
