@@ -16,8 +16,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from kafka import TopicPartition
 from kafka.errors import KafkaError
 
 from kafka_chaos.harness.admin import topic_metadata_from
@@ -26,6 +28,7 @@ from kafka_chaos.harness.quorum_state import path_of, read_view
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.faults import BY_NAME, PARTITION
 from kafka_chaos.nemesis.targets import TargetError, partition_in, resolve
+from kafka_chaos.nemesis.unflushed import CHECKPOINT, read_checkpoint
 
 
 class StepTimeout(Exception):
@@ -122,6 +125,25 @@ class Script:
         result = self.nemesis.act("elect-unclean", {"target": key}, elect)
         self.note(f"forced an unclean election of {key}", result=result)
 
+    def delete_records(self, key: str, before: int, leader: str) -> dict[str, Any]:
+        """An operator's DeleteRecords of `topic/partition` below offset `before`, sent to `leader`
+        alone (recorded as nemesis operation `delete-records`): the log start offset moves, as
+        retention moves it, and the leader-epoch cache is truncated from its start."""
+        topic, _, part = key.rpartition("/")
+        node = self.cluster.node(leader)
+
+        def delete() -> None:
+            with self.cluster.admin(request_timeout_ms=15000, bootstrap_servers=node.bootstrap_server) as admin:
+                admin.delete_records(
+                    {TopicPartition(topic, int(part)): before}, timeout_ms=10000, partition_leader_id=node.node_id
+                )
+
+        result = self.nemesis.act("delete-records", {"target": key, "before": before, "node": leader}, delete)
+        self.note(f"deleted the records of {key} below offset {before}, asked of {leader}", result=result)
+        if "error" in result:
+            raise StepTimeout(f"delete-records {key} failed: {result['error']}")
+        return result
+
     # Questions.
     def partition(self, key: str, ask: str | None = None, patience_s: float = 10.0) -> PartitionState:
         """Leader, ISR and replicas of `topic/partition`, as broker `ask` sees them (any broker
@@ -193,6 +215,26 @@ class Script:
         topic, _, part = key.rpartition("/")
         directory = self.cluster.node(alias).data_dir / f"{topic}-{part}"
         return sum(f.stat().st_size for f in directory.glob("*.log")) if directory.is_dir() else 0
+
+    def epoch_checkpoint(self, alias: str, key: str) -> str | None:
+        """A replica's `leader-epoch-checkpoint` as on its disk (None: no such file)."""
+        path = self._replica_dir(alias, key) / "leader-epoch-checkpoint"
+        return path.read_text(errors="replace") if path.exists() else None
+
+    def recovery_point(self, alias: str, key: str) -> int:
+        """A replica's recovery point as its broker last wrote it down (0: not yet), the offset a
+        restart after a crash recovers from."""
+        topic, _, part = key.rpartition("/")
+        path = self.cluster.node(alias).data_dir / CHECKPOINT
+        return read_checkpoint(path).get(f"{topic}-{part}", 0) if path.exists() else 0
+
+    def segments(self, alias: str, key: str) -> list[int]:
+        """The base offsets of a replica's log segments on disk."""
+        return sorted(int(p.stem) for p in self._replica_dir(alias, key).glob("*.log"))
+
+    def _replica_dir(self, alias: str, key: str) -> Path:
+        topic, _, part = key.rpartition("/")
+        return self.cluster.node(alias).data_dir / f"{topic}-{part}"
 
     def key(self, partition: int = 0) -> str:
         return f"{self.topic}/{partition}"
