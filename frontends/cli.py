@@ -536,7 +536,9 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--rebuild", action="store_true", help="build from Maven jars even if an image exists")
     build.set_defaults(func=cmd_images_build)
 
-    clean = sub.add_parser("clean", help="remove containers and networks that runs left behind")
+    clean = sub.add_parser(
+        "clean", help="remove containers and networks that runs left behind, and unmount dead fsync-tracked disks"
+    )
     clean.add_argument("--run", help="only this run id (live or not)")
     clean.add_argument(
         "--all",

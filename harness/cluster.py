@@ -31,7 +31,7 @@ from kafka_chaos.harness.cleanup import labels_for, remove_by_label
 from kafka_chaos.harness.config import DYNAMIC, STATIC, ClusterShape, check_quorum, initial_controllers
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import ClusterStartError
-from kafka_chaos.harness.fsync_disk import PAGE_CACHE, check_disk
+from kafka_chaos.harness.fsync_disk import PAGE_CACHE, check_disk, check_mountable
 from kafka_chaos.harness.images import ensure_image
 from kafka_chaos.harness.names import new_run_id
 from kafka_chaos.harness.node import KafkaNode
@@ -114,7 +114,7 @@ class KafkaCluster:
         return self
 
     def with_disk(self, disk: str) -> KafkaCluster:
-        """ "page-cache" (the host's folder, the default) or "fsync-tracked" (a FUSE layer that
+        """The nodes' disks: page-cache (the host's folder, the default) or fsync-tracked (a FUSE layer that
         knows what was fsynced, so `lose-unflushed` drops exactly the rest: harness/fsync_disk.py)."""
         check_disk(disk)
         self.disk = disk
@@ -219,6 +219,7 @@ class KafkaCluster:
         return self
 
     def _start(self) -> None:
+        check_mountable(self.disk)  # before any image or container
         client = docker_client()
         self._client = client
         self.image = ensure_image(client, self.version, self.log)

@@ -32,14 +32,20 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import socket
+import stat
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from kafka_chaos.harness.errors import ClusterStartError, KafkaChaosError, UsageError
+
+MODULE = "kafka_chaos.harness.fsync_disk"  # the layer's process runs this module
 FSNAME = "kafka-chaos-disk"
 PAGE_CACHE = "page-cache"  # a node's disk by default: the host's, where a kill loses nothing
 FSYNC_TRACKED = "fsync-tracked"  # this layer
@@ -89,9 +95,9 @@ class Journal:
         self.lock = threading.Lock()
 
     def before_write(self, fd: int, offset: int, length: int) -> None:
-        """Keep the durable bytes a write (or truncation) is about to replace."""
-        st = os.fstat(fd)
+        """Keep the durable bytes a write is about to replace."""
         with self.lock:
+            st = os.fstat(fd)
             state = self.files.get(st.st_ino)
             if state is None:
                 state = self.files[st.st_ino] = FileState(durable_size=st.st_size)
@@ -109,8 +115,8 @@ class Journal:
     def resized(self, fd: int, length: int) -> None:
         """A truncate to `length` (before it happens): the new size is durable at once; bytes
         written past the old durable size and not written back read as zeros after a crash."""
-        st = os.fstat(fd)
         with self.lock:
+            st = os.fstat(fd)
             state = self.files.get(st.st_ino)
             if state is None:
                 return  # nothing unsynced: the file is durable at its new size too
@@ -134,41 +140,48 @@ class Journal:
 
     def forget(self, ino: int) -> None:
         with self.lock:
-            state = self.files.pop(ino, None)
-            if state:
-                self.saved_bytes -= sum(len(b) for b in state.saved.values() if isinstance(b, bytes))
+            self._forget(ino)
+
+    def _forget(self, ino: int) -> None:
+        state = self.files.pop(ino, None)
+        if state:
+            self.saved_bytes -= sum(len(b) for b in state.saved.values() if isinstance(b, bytes))
 
     def write_back(self, expire_s: float = DIRTY_EXPIRE_S) -> int:
         """What the kernel's flusher does: files dirty for expire_s are on the disk now."""
         cutoff = time.monotonic() - expire_s
         with self.lock:
             expired = [ino for ino, state in self.files.items() if state.dirtied_at <= cutoff]
-        for ino in expired:
-            self.forget(ino)
+            for ino in expired:
+                self._forget(ino)
         return len(expired)
 
     def crash(self, root: Path) -> list[dict]:
         """Put every file under root back to its content at its last fsync; what was changed."""
         with self.lock:
-            reverted = []
+            # The whole plan first: a file that fails to revert leaves the journal as it was.
+            plan = []
             for directory, _, names in os.walk(root):
                 for name in names:
                     path = Path(directory, name)
                     st = path.lstat()
-                    state = self.files.pop(st.st_ino, None)
-                    if state is None or not path.is_file():
-                        continue
-                    with open(path, "r+b") as f:
-                        f.truncate(state.durable_size)
-                        for offset, data in state.saved.items():
-                            f.seek(offset)
-                            f.write(bytes(data) if isinstance(data, int) else data)
-                    reverted.append(
-                        {"file": str(path.relative_to(root)), "size": st.st_size, "durable_size": state.durable_size}
-                    )
+                    if stat.S_ISREG(st.st_mode) and st.st_ino in self.files:
+                        plan.append((path, st.st_size, self.files[st.st_ino]))
+            for path, _, state in plan:
+                with open(path, "r+b") as f:
+                    f.truncate(state.durable_size)
+                    for offset, data in state.saved.items():
+                        f.seek(offset)
+                        f.write(bytes(data) if isinstance(data, int) else data)
             self.files.clear()
             self.saved_bytes = 0
-            return sorted(reverted, key=lambda r: r["file"])
+            return sorted(
+                (
+                    {"file": str(path.relative_to(root)), "size": size, "durable_size": state.durable_size}
+                    for path, size, state in plan
+                ),
+                key=lambda r: r["file"],
+            )
 
 
 def _operations(root: Path, journal: Journal):  # noqa: C901 - one passthrough, one method per call
@@ -263,6 +276,10 @@ def _operations(root: Path, journal: Journal):  # noqa: C901 - one passthrough, 
 
         @oserror
         def open(self, path, flags):
+            # Read-write whatever was asked: a write must first read the durable bytes it replaces.
+            # (The kernel sends O_TRUNC as a truncate of its own unless atomic_o_trunc is on.)
+            if (flags & os.O_ACCMODE) == os.O_WRONLY:
+                flags = (flags & ~os.O_ACCMODE) | os.O_RDWR
             fd = os.open(real(path), flags & ~(os.O_TRUNC | getattr(os, "O_DIRECT", 0)))
             if flags & os.O_TRUNC:
                 self.truncate(path, 0, fd)
@@ -320,17 +337,23 @@ def _serve_control(sock_path: Path, root: Path, journal: Journal) -> None:
     while True:
         conn, _ = server.accept()
         with conn:
-            command = conn.makefile().readline().strip()
-            if command == "crash":
-                reply = {"reverted": journal.crash(root)}
-            elif command == "sync":
-                reply = {"synced": journal.write_back(expire_s=0)}
-            elif command == "stats":
-                with journal.lock:
-                    reply = {"unsynced_files": len(journal.files), "saved_bytes": journal.saved_bytes}
-            else:
-                reply = {"error": f"unknown command {command!r}"}
-            conn.sendall((json.dumps(reply) + "\n").encode())
+            try:
+                command = conn.makefile().readline().strip()
+                if command == "crash":
+                    reply: dict[str, Any] = {"reverted": journal.crash(root)}
+                elif command == "sync":
+                    reply = {"synced": journal.write_back(expire_s=0)}
+                elif command == "stats":
+                    with journal.lock:
+                        reply = {"unsynced_files": len(journal.files), "saved_bytes": journal.saved_bytes}
+                else:
+                    reply = {"error": f"unknown command {command!r}"}
+            except Exception as exc:  # answered, and the server goes on
+                reply = {"error": f"{command!r} failed: {type(exc).__name__}: {exc}"}
+            try:
+                conn.sendall((json.dumps(reply) + "\n").encode())
+            except OSError:
+                pass  # the asker gave up
 
 
 def _flusher(journal: Journal) -> None:
@@ -376,21 +399,29 @@ class FsyncDisk:
         self.process: subprocess.Popen | None = None
 
     def start(self) -> FsyncDisk:
+        unmount(self.mount)  # a dead layer's mount left at this path
         self.backing.mkdir(parents=True, exist_ok=True)
         self.mount.mkdir(parents=True, exist_ok=True)
         self.control.unlink(missing_ok=True)
-        log = open(self.mount.parent / "fsync-disk.log", "ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", __spec__.name, str(self.backing), str(self.mount), str(self.control)],
-            stdout=log,
-            stderr=log,
-            start_new_session=True,  # a Ctrl-C of the harness must not end the disk under a node
-        )
+        log_path = self.mount.parent / "fsync-disk.log"
+        with open(log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    MODULE,
+                    *map(str, (self.backing, self.mount, self.control)),
+                ],
+                stdout=log,
+                stderr=log,
+                start_new_session=True,  # a Ctrl-C of the harness must not end the disk under a node
+            )
         deadline = time.monotonic() + 15
-        while not (os.path.ismount(self.mount) and self.control.exists()):
+        while not (self.mount in mounted_under(self.mount) and self.control.exists()):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(f"{self.mount}: the fsync-tracking disk did not mount (see fsync-disk.log)")
+                tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
+                raise ClusterStartError(f"{self.mount}: the fsync-tracked disk did not mount: {' / '.join(tail)}")
             time.sleep(0.05)
         return self
 
@@ -401,7 +432,7 @@ class FsyncDisk:
             s.sendall(f"{command}\n".encode())
             reply = json.loads(s.makefile().readline())
         if "error" in reply:
-            raise RuntimeError(f"fsync disk: {reply['error']}")
+            raise KafkaChaosError(f"{self.mount}: the fsync-tracked disk: {reply['error']}")
         return reply
 
     def sync(self) -> int:
@@ -420,15 +451,18 @@ class FsyncDisk:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+                self.process.wait()
         self.control.unlink(missing_ok=True)
 
 
 def check_disk(disk: str) -> None:
-    """UsageError unless `disk` is a known disk and, for this layer, FUSE works here."""
-    from kafka_chaos.harness.errors import UsageError
-
+    """UsageError unless `disk` is a known disk (what this machine can mount: `check_mountable`)."""
     if disk not in DISKS:
         raise UsageError(f"disk {disk!r}: expected one of {', '.join(DISKS)}")
+
+
+def check_mountable(disk: str) -> None:
+    """UsageError unless this machine can mount `disk`: for this layer, root, /dev/fuse, libfuse2."""
     if disk == FSYNC_TRACKED:
         try:
             import fuse  # noqa: F401 - loads libfuse.so.2
@@ -447,7 +481,7 @@ def unmount(mount: Path) -> None:
 
 def unmount_stale() -> int:
     """Unmount this layer's mounts whose process is gone (killed outright: its mount answers
-    ENOTCONN); how many. A live layer's mount is its run's, whoever owns it."""
+    ENOTCONN), every run's; how many. A live layer's mount is its run's, whoever owns it."""
     stale = 0
     for mount in mounted_under(Path("/")):
         try:
@@ -455,15 +489,20 @@ def unmount_stale() -> int:
         except OSError as exc:
             if exc.errno == errno.ENOTCONN:
                 unmount(mount)
-                stale += 1
+                stale += mount not in mounted_under(mount)
     return stale
 
 
 def mounted_under(folder: Path) -> list[Path]:
     """This layer's mounts under folder (a run's, or every run's), from /proc/mounts."""
+    try:
+        table = Path("/proc/mounts").read_text()
+    except OSError:
+        return []  # not Linux: nothing of this layer's can be mounted
     mounts = []
-    for line in Path("/proc/mounts").read_text().splitlines():
+    for line in table.splitlines():
         fsname, point = line.split()[:2]
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), point)  # \040 is a space
         if fsname == FSNAME and Path(point).is_relative_to(folder):
             mounts.append(Path(point))
     return mounts

@@ -16,8 +16,8 @@ The metadata log (`__cluster_metadata`) is left alone: KRaft's log flushes on ev
 so it has nothing unflushed to lose.
 
 On a node with an fsync-tracked disk (harness/fsync_disk.py) there is no guess: every file,
-checkpoints included, goes back to its content at its last fsync. The completion says which
-model cut what (`"disk"`).
+checkpoints included, goes back to its content at its last fsync. The completion lists those
+files under `reverted` (file, size, durable size), beside the partitions cut under `truncated`.
 """
 
 from __future__ import annotations
@@ -150,6 +150,6 @@ class LoseUnflushed(Fault):
                 cuts += [{"node": node.alias, **t.as_json()} for t in lose_unflushed(node) if t.bytes_removed]
             stage.book(self, [node.alias])
         done: dict[str, Any] = {"nodes": [n.alias for n in aim.nodes], "truncated": cuts}
-        if reverted:
+        if any(node.disk is not None for node in aim.nodes):
             done["reverted"] = reverted
         return done

@@ -43,10 +43,18 @@ def script(s: Script) -> None:
     s.cut((zombie, leader), (zombie, controller))
     s.wait_for("L leads", lambda: s.partition(key, ask=leader).leader == l_id, 45)
     s.sleep(6)  # writes acknowledged by L alone, well past Z's zombie records
-    began = int(s.epoch_checkpoint(leader, key).split()[-1])  # where L's epoch 1 begins (fsynced at assign)
+    epochs = s.epoch_checkpoint(leader, key)  # fsynced when L's epoch began
+    if not epochs:
+        raise StepTimeout(f"L has no leader-epoch checkpoint for {key}")
+    began = int(epochs.split()[-1])  # where L's epoch 1 begins
+
+    def recovered_from_a_later_segment() -> bool:
+        point = s.recovery_point(leader, key)
+        return max(b for b in s.segments(leader, key) if b <= point) > began
+
     s.wait_for(
         "L's recovery point on its disk is in a later segment than its epoch's start",
-        lambda: max(b for b in s.segments(leader, key) if b <= s.recovery_point(leader, key)) > began,
+        recovered_from_a_later_segment,
         60,  # Kafka first writes the recovery points 30 s after it starts (log.initial.task.delay.ms)
     )
 

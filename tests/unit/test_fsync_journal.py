@@ -120,3 +120,43 @@ def test_a_file_grown_past_unsynced_writes_keeps_its_size_and_loses_their_bytes(
         os.close(fd)
     journal.crash(tmp_path)
     assert log.read_bytes() == b"durable" + bytes(13)
+
+
+def test_the_passthrough_keeps_its_books_across_create_rename_unlink_and_truncate(tmp_path):
+    """The layer's own operations (no mount): a rename over a file forgets the file it replaced,
+    an unlink forgets the file, a truncate through a file handle is durable at once."""
+    from kafka_chaos.harness.fsync_disk import _operations
+
+    journal = Journal()
+    ops = _operations(tmp_path, journal)
+    old = ops.create("/cp", 0o644)
+    ops.write("/cp", b"0\n1\n0 0\n", 0, old)
+    ops.fsync("/cp", 0, old)
+    old_ino = os.fstat(old).st_ino
+    ops.release("/cp", old)
+    tmp = ops.create("/cp.tmp", 0o644)
+    ops.write("/cp.tmp", b"0\n1\n0 5\n", 0, tmp)
+    ops.release("/cp.tmp", tmp)
+    ops.rename("/cp.tmp", "/cp")
+    assert old_ino not in journal.files and len(journal.files) == 1
+    gone = ops.create("/gone", 0o644)
+    ops.write("/gone", b"x", 0, gone)
+    ops.release("/gone", gone)
+    ops.unlink("/gone")
+    assert len(journal.files) == 1
+    wo = ops.open("/cp", os.O_WRONLY)  # a write-only open can still save what it overwrites
+    ops.truncate("/cp", 4, wo)
+    ops.write("/cp", b"!", 0, wo)
+    ops.release("/cp", wo)
+    assert journal.crash(tmp_path) == [{"file": "cp", "size": 4, "durable_size": 4}]
+    assert (tmp_path / "cp").read_bytes() == bytes(4)  # its size durable, its unsynced bytes not
+
+
+def test_overwritten_zeros_are_kept_as_a_length_and_written_back_as_zeros(tmp_path):
+    journal = Journal()
+    index = tmp_path / "index"
+    write(journal, index, bytes(3 << 20), 0, create=True, fsync=True)
+    write(journal, index, b"\x01" * (2 << 20), 1 << 20)  # two 1 MB chunks of zeros overwritten
+    assert journal.saved_bytes == 0
+    journal.crash(tmp_path)
+    assert index.read_bytes() == bytes(3 << 20)
