@@ -275,6 +275,7 @@ def _run_spec(args: argparse.Namespace):
 def cmd_run(args: argparse.Namespace) -> int:
     from kafka_chaos.checkers.check import format_summary
     from kafka_chaos.checkers.errors import BadHistory
+    from kafka_chaos.checkers.group_coverage import format_coverage
     from kafka_chaos.checkers.liveness import format_liveness
     from kafka_chaos.runs.run import run
 
@@ -297,6 +298,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     if summary.liveness:
         line += "\n" + format_liveness(summary.liveness)
+    if summary.group_coverage:
+        line += "\n" + format_coverage(summary.group_coverage)
     out: dict[str, Any] = {"run_dir": str(run_dir), "workload": summary.to_json()}
     checked = result.check
     if checked is not None:

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from kafka_chaos.checkers.group_coverage import format_coverage
 from kafka_chaos.checkers.liveness import format_liveness
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
 from kafka_chaos.harness.progress import LiveProgress
@@ -290,4 +291,6 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(f"{nodeid}: Kafka {r.version}, nemesis {r.nemesis}: {r.verdict()}")
         if r.liveness:
             terminalreporter.write_line("    " + format_liveness(r.liveness).replace("\n", "\n    "))
+        if r.group_coverage:
+            terminalreporter.write_line("    " + format_coverage(r.group_coverage))
         terminalreporter.write_line(f"    report: {r.report}")

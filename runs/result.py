@@ -87,6 +87,12 @@ class RunResult:
         return self.summary.liveness if self.summary is not None else None
 
     @property
+    def group_coverage(self) -> dict[str, Any] | None:
+        """For how much of a group run its members held every key, some key (and the rest of
+        checkers/group_coverage.py's measures); None without group members."""
+        return self.summary.group_coverage if self.summary is not None else None
+
+    @property
     def stalled(self) -> bool:
         """The workload fell under half its pre-fault rate between faults."""
         return bool(self.liveness and self.liveness.get("warning"))

@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.checkers import liveness
+from kafka_chaos.checkers import group_coverage, liveness
 from kafka_chaos.checkers.check import check_history
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.control_plane import ControlPlaneSampler
@@ -122,6 +122,9 @@ class WorkloadPhase:
         try:
             counter = liveness.EventCounter()
             taps: list[Callable[[dict[str, Any]], None]] = [counter.add]
+            coverage = group_coverage.CoverageCounter(self.opts.key_names) if self.opts.grouped else None
+            if coverage is not None:
+                taps.append(coverage.add)
             sampler = None
             if self.control_plane:
                 sampler = ControlPlaneSampler(self.cluster, self.run_dir, self.reporter or print)
@@ -154,6 +157,10 @@ class WorkloadPhase:
         summary.liveness = liveness.measure(counter.counts())
         if summary.liveness["warning"] and self.reporter is not None:
             self.reporter(f"warning: {summary.liveness['warning']}")
+        if coverage is not None:
+            summary.group_coverage = coverage.measure()
+            if summary.group_coverage and summary.group_coverage["warning"] and self.reporter is not None:
+                self.reporter(f"warning: {summary.group_coverage['warning']}")
         return summary
 
 

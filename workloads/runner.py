@@ -50,6 +50,9 @@ class WorkloadSummary:
     #: Ok operations/s before, in and between faults: measured from the history after the run
     #: (runs/run.py, checkers/liveness.py).
     liveness: dict[str, Any] | None = None
+    #: A group run's coverage: for how much of the workload its members held every key, some key
+    #: (checkers/group_coverage.py); None without group members.
+    group_coverage: dict[str, Any] | None = None
 
     @property
     def ops_per_s(self) -> float:

@@ -12,6 +12,7 @@ from collections import Counter
 import pytest
 
 from kafka_chaos.checkers.check import check_history
+from kafka_chaos.checkers.group_coverage import count_events
 from kafka_chaos.history.file import read_history
 from kafka_chaos.workloads.clients.api import CLIENTS
 from kafka_chaos.workloads.options import WorkloadOptions
@@ -73,6 +74,10 @@ def test_a_subscribed_group_with_churn_delivers_every_acknowledged_value(group_r
     assert any(e.get("phase") == "final" and e["f"] == "poll" for e in events) or ok_sent <= read_before_final
     result = check_history(done.run_dir, report=False)
     assert result.valid is True, result.anomalies
+    # The group's coverage, counted as the history was written, is the file's.
+    coverage = summary.group_coverage
+    assert coverage == count_events(events, done.spec.workload.key_names)
+    assert coverage["some_key_share"] > 0 and coverage["polls_with_records"] > 0, coverage
 
 
 def test_mixed_consumers_assign_and_subscribe_side_by_side(group_run):
