@@ -107,6 +107,8 @@ class WorkloadOptions:
     txn_timeout_s: float = 15.0  # watchdog on commit and abort
     #: Group members: a member that stops heartbeating (or polling) for this long is removed.
     session_timeout_ms: int = 10000
+    #: Group members learn of a rebalance by a heartbeat's answer: how often they ask.
+    heartbeat_interval_ms: int = 500
     max_poll_interval_ms: int = 30000
 
     def validate(self) -> WorkloadOptions:

@@ -62,6 +62,7 @@ REPORTED_CONSUMER = (
     "default.api.timeout.ms",
     "group.id",
     "session.timeout.ms",
+    "heartbeat.interval.ms",
     "max.poll.interval.ms",
     "auto.commit.interval.ms",
     "group.protocol",
@@ -303,6 +304,7 @@ def group_config(opts: WorkloadOptions, group: Group) -> dict[str, Any]:
         "group.id": group.group_id,
         "enable.auto.commit": group.auto_commit,
         "session.timeout.ms": opts.session_timeout_ms,
+        "heartbeat.interval.ms": opts.heartbeat_interval_ms,
         "max.poll.interval.ms": opts.max_poll_interval_ms,
     }
 

@@ -43,6 +43,7 @@ REPORTED_CONSUMER = (
     "max_poll_records",
     "group_id",
     "session_timeout_ms",
+    "heartbeat_interval_ms",
     "max_poll_interval_ms",
     "auto_commit_interval_ms",
 )
@@ -89,6 +90,7 @@ def group_config(opts: WorkloadOptions, group: Group) -> dict[str, Any]:
         "group_id": group.group_id,
         "enable_auto_commit": group.auto_commit,
         "session_timeout_ms": opts.session_timeout_ms,
+        "heartbeat_interval_ms": opts.heartbeat_interval_ms,
         "max_poll_interval_ms": opts.max_poll_interval_ms,
     }
 

@@ -182,6 +182,7 @@ def group_config(opts: WorkloadOptions, group: Group) -> dict[str, Any]:
         "enable.auto.commit": group.auto_commit,
         "enable.auto.offset.store": group.auto_commit,
         "session.timeout.ms": opts.session_timeout_ms,
+        "heartbeat.interval.ms": opts.heartbeat_interval_ms,
         "max.poll.interval.ms": opts.max_poll_interval_ms,
     }
 
