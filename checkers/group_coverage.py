@@ -28,10 +28,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from kafka_chaos.checkers.liveness import FINAL
 from kafka_chaos.history.events import CLIENT_FS, COMMIT, INFO, NEMESIS, OK, POLL, SUBSCRIBE
 
 HELD_RATIO = 0.5
-FINAL = "final"
 MAX_STRAY_EXAMPLES = 5
 
 

@@ -24,15 +24,16 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.nemesis.fault import Aim, Fault, Stage
 from kafka_chaos.nemesis.kill import kill, start, wait_stopped
 
+T = TypeVar("T")
 CHECKPOINT = "recovery-point-offset-checkpoint"
 _BATCH_HEADER = struct.Struct(">qi")  # baseOffset, batchLength
 _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
@@ -119,21 +120,22 @@ def drop_unflushed(data_dir: Path) -> list[Truncation]:
     return truncations
 
 
-def lose_unflushed(node: KafkaNode) -> list[Truncation]:
+def _power_loss(node: KafkaNode, drop: Callable[[], T]) -> T:
+    """Kill the node, drop what its disk loses while it is down, start it; what `drop` returned."""
     kill(node)
     wait_stopped(node)
-    truncations = drop_unflushed(node.data_dir)
+    dropped = drop()
     start(node)
-    return truncations
+    return dropped
+
+
+def lose_unflushed(node: KafkaNode) -> list[Truncation]:
+    return _power_loss(node, lambda: drop_unflushed(node.data_dir))
 
 
 def lose_unsynced(node: KafkaNode) -> list[dict]:
     """The same power loss on an fsync-tracked disk: every file back to its last fsync."""
-    kill(node)
-    wait_stopped(node)
-    reverted = node.disk.crash()
-    start(node)
-    return reverted
+    return _power_loss(node, node.disk.crash)
 
 
 @dataclass(frozen=True)

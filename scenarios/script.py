@@ -212,8 +212,7 @@ class Script:
 
     def log_bytes(self, alias: str, key: str) -> int:
         """Bytes in a replica's log segments on disk (the page cache: what the broker wrote)."""
-        topic, _, part = key.rpartition("/")
-        directory = self.cluster.node(alias).data_dir / f"{topic}-{part}"
+        directory = self._replica_dir(alias, key)
         return sum(f.stat().st_size for f in directory.glob("*.log")) if directory.is_dir() else 0
 
     def epoch_checkpoint(self, alias: str, key: str) -> str | None:
@@ -224,9 +223,8 @@ class Script:
     def recovery_point(self, alias: str, key: str) -> int:
         """A replica's recovery point as its broker last wrote it down (0: not yet), the offset a
         restart after a crash recovers from."""
-        topic, _, part = key.rpartition("/")
         path = self.cluster.node(alias).data_dir / CHECKPOINT
-        return read_checkpoint(path).get(f"{topic}-{part}", 0) if path.exists() else 0
+        return read_checkpoint(path).get(self._replica_dir(alias, key).name, 0) if path.exists() else 0
 
     def segments(self, alias: str, key: str) -> list[int]:
         """The base offsets of a replica's log segments on disk."""

@@ -21,6 +21,16 @@ def write(journal: Journal, path, data: bytes, offset: int, *, create: bool = Fa
         os.close(fd)
 
 
+def truncate(journal: Journal, path, length: int) -> None:
+    """What the FUSE truncate does: tell the journal, then cut."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        journal.resized(fd, length)
+        os.ftruncate(fd, length)
+    finally:
+        os.close(fd)
+
+
 def test_a_crash_keeps_what_was_fsynced_and_drops_the_rest(tmp_path):
     journal = Journal()
     write(journal, tmp_path / "log", b"durable", 0, create=True, fsync=True)
@@ -91,12 +101,7 @@ def test_a_truncate_is_durable_at_once_and_the_bytes_written_before_it_are_not(t
     index = tmp_path / "index"
     write(journal, index, b"IDX!" + bytes(3 << 20), 0, create=True, fsync=True)
     write(journal, index, b"new!", 0)
-    fd = os.open(index, os.O_RDWR)
-    try:
-        journal.resized(fd, 8)  # what the FUSE truncate asks before cutting
-        os.ftruncate(fd, 8)
-    finally:
-        os.close(fd)
+    truncate(journal, index, 8)
     journal.crash(tmp_path)
     assert index.read_bytes() == b"IDX!" + bytes(4)
 
@@ -106,12 +111,7 @@ def test_a_file_grown_past_unsynced_writes_keeps_its_size_and_loses_their_bytes(
     log = tmp_path / "log"
     write(journal, log, b"durable", 0, create=True, fsync=True)
     write(journal, log, b"unsynced", 7)
-    fd = os.open(log, os.O_RDWR)
-    try:
-        journal.resized(fd, 20)
-        os.ftruncate(fd, 20)
-    finally:
-        os.close(fd)
+    truncate(journal, log, 20)
     journal.crash(tmp_path)
     assert log.read_bytes() == b"durable" + bytes(13)
 
