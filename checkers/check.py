@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 from kafka_chaos.checkers import (
     control_plane,
     cycles,
+    group_coverage,
     liveness,
     load,
     parts,
@@ -106,6 +107,7 @@ def facts_query(ops: DataFrame) -> DataFrame:
         "size(collect_set(process)) AS processes",
         "max(CAST(f = 'poll' AND `type` = 'ok' AS INT)) AS ok_poll",
         "max(CAST(f = 'txn' AS INT)) AS txns",
+        "max(CAST(f = 'subscribe' AS INT)) AS groups",
         *[f"{c} AS {name}" for name, c in liveness.span_columns().items()],
     )
 
@@ -310,6 +312,8 @@ def run_rules(
         **stats.queries(ops),
         **(series.queries(ops, end_ns) if report else {}),
     }
+    if run["groups"]:
+        queries.update(group_coverage.query(ops, micro))
     txns = search_cycles and bool(run["txns"])
     if txns:
         queries.update(cycles.queries(found, ops))
@@ -367,6 +371,10 @@ def build_report(
     result.warnings = loaded.warnings + _warnings(st, facts.ok_poll)
     if result.liveness["warning"]:
         result.warnings.append(result.liveness["warning"])
+    if facts.run["groups"]:
+        result.group_coverage = group_coverage.from_rows(got)
+        if result.group_coverage and result.group_coverage["warning"]:
+            result.warnings.append(result.group_coverage["warning"])
     result.history = history
     lost = facts.found.where(F.col("name") == "lost-write").select(
         "key", F.col("values")[0].alias("value"), F.col("ops")[0].alias("op"), "offsets"
@@ -425,6 +433,8 @@ def format_summary(result: CheckResult) -> str:
     lines += [f"warning: {w}" for w in result.warnings]
     if result.liveness:
         lines.append(liveness.format_liveness(result.liveness, warning=False))
+    if result.group_coverage:
+        lines.append(group_coverage.format_coverage(result.group_coverage))
     for name, a in result.anomalies.items():
         ex = a["examples"][0]
         if "edges" in ex:

@@ -19,6 +19,10 @@ checkers/liveness.py bounds it):
   a key by a member that did not hold it by its latest `subscribe`.
 
 A run whose every-key share is under HELD_RATIO gets a warning, like the stall warning.
+
+Measured twice from one rule: as the run writes its history (`CoverageCounter`, summary.json) and
+by the checker from its cached tables (`query`, then `from_rows`: results.json, with each key's
+held spans for the report's ownership strip).
 """
 
 from __future__ import annotations
@@ -26,13 +30,36 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from kafka_chaos.checkers.liveness import FINAL
 from kafka_chaos.history.events import CLIENT_FS, COMMIT, INFO, NEMESIS, OK, POLL, SUBSCRIBE
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
 HELD_RATIO = 0.5
 MAX_STRAY_EXAMPLES = 5
+#: Held spans kept per key for the report's strip (results.json's `spans`); the measures use all.
+MAX_SPANS = 400
+
+#: The processes' completions the measures are made of, in the order they were written.
+Change = tuple[int, float, frozenset[str]]  # order, time (s), keys
+
+
+@dataclass
+class Members:
+    """The facts coverage is measured from: each member's `subscribe` completions (the keys it held
+    from then on) and `ok` commits, its last completion, the workload's bounds, and how many of its
+    polls returned records after it first subscribed."""
+
+    start: float | None = None
+    end: float = 0.0
+    held: dict[Any, list[Change]] = field(default_factory=lambda: defaultdict(list))
+    commits: dict[Any, list[Change]] = field(default_factory=lambda: defaultdict(list))
+    last: dict[Any, float] = field(default_factory=dict)
+    polls_with_records: int = 0
 
 
 class CoverageCounter:
@@ -40,14 +67,9 @@ class CoverageCounter:
 
     def __init__(self, keys: Iterable[str]) -> None:
         self.keys = list(keys)
+        self._m = Members()
         self._open: dict[Any, dict[str, Any]] = {}
-        self._held: dict[Any, list[tuple[float, frozenset[str]]]] = defaultdict(list)  # member -> changes
-        self._last: dict[Any, float] = {}
-        self._start: float | None = None
-        self._end = 0.0
-        self._polls_with_records = 0
-        self._stray: list[dict[str, Any]] = []
-        self._stray_count = 0
+        self._n = 0
         self._lock = threading.Lock()
 
     def add(self, e: dict[str, Any]) -> None:
@@ -55,51 +77,33 @@ class CoverageCounter:
         if proc == NEMESIS:
             return
         t = int(e["time"]) / 1e9
+        m = self._m
         with self._lock:
+            self._n += 1
             if e["type"] == "invoke":
                 self._open[proc] = e
                 if e.get("phase") != FINAL:
-                    self._start = t if self._start is None else min(self._start, t)
+                    m.start = t if m.start is None else min(m.start, t)
                     if e["f"] in (*CLIENT_FS, SUBSCRIBE, COMMIT):
-                        self._end = max(self._end, t)
+                        m.end = max(m.end, t)
                 return
             inv = self._open.pop(proc, None) or e
             if inv.get("phase") == FINAL:
                 return
-            if proc in self._held:
-                self._last[proc] = t
+            if proc in m.held:
+                m.last[proc] = t
             if e["f"] == SUBSCRIBE and e["type"] in (OK, INFO) and isinstance(e.get("value"), list):
-                self._held[proc].append((t, frozenset(e["value"])))
-                self._last[proc] = t
-            elif e["f"] == POLL and e["type"] == OK and proc in self._held and _returned_records(e.get("value")):
-                self._polls_with_records += 1
-            elif e["f"] == COMMIT and e["type"] == OK and isinstance(e.get("value"), dict) and proc in self._held:
-                holds = self._held[proc][-1][1]
-                for key in e["value"]:
-                    if key not in holds:
-                        self._stray_count += 1
-                        if len(self._stray) < MAX_STRAY_EXAMPLES:
-                            self._stray.append({"process": proc, "key": key, "time_s": round(t, 3)})
+                m.held[proc].append((self._n, t, frozenset(e["value"])))
+                m.last[proc] = t
+            elif e["f"] == POLL and e["type"] == OK and proc in m.held and _returned_records(e.get("value")):
+                m.polls_with_records += 1
+            elif e["f"] == COMMIT and e["type"] == OK and isinstance(e.get("value"), dict) and proc in m.held:
+                m.commits[proc].append((self._n, t, frozenset(e["value"])))
 
-    def measure(self) -> dict[str, Any] | None:
-        """None for a run without group members."""
+    def measure(self, spans: bool = False) -> dict[str, Any] | None:
+        """None for a run without group members; `spans`: each key's held spans too."""
         with self._lock:
-            if not self._held or self._start is None:
-                return None
-            start, end = self._start, max(self._end, self._start)
-            spans: dict[str, list[tuple[float, float]]] = defaultdict(list)  # key -> held intervals
-            for proc, changes in self._held.items():
-                last = min(self._last.get(proc, end), end)
-                for (t, keys), nxt in zip(changes, [*changes[1:], None], strict=True):
-                    until = min(nxt[0] if nxt else last, end)
-                    if until > t:
-                        for key in keys:
-                            spans[key].append((max(t, start), until))
-            return _measure(self.keys, spans, start, end) | {
-                "polls_with_records": self._polls_with_records,
-                "stray_commits": self._stray_count,
-                "stray_commit_examples": list(self._stray),
-            }
+            return measure(self._m, self.keys, spans)
 
 
 def _returned_records(value: Any) -> bool:
@@ -110,17 +114,127 @@ def _returned_records(value: Any) -> bool:
     return False
 
 
-def _measure(keys: list[str], spans: dict[str, list[tuple[float, float]]], start: float, end: float) -> dict:
-    """Shares and stretches from each key's held intervals (which may overlap: two holders)."""
+#: The checker's operations that are not the nemesis's nor the final read's, as SQL.
+_LIVE = f"process != '{NEMESIS}' AND (phase IS NULL OR phase != '{FINAL}')"
+
+
+def query(ops: DataFrame, micro: DataFrame) -> dict[str, DataFrame]:
+    """The same facts from the checker's cached tables (checkers/tables.py), as parts of its one
+    collect (checkers/parts.py): a few rows per member and change, none for a run without members."""
+    from pyspark.sql import functions as F  # not at the top: the run measures without Spark
+
+    live = ops.where(_LIVE)
+    keys = micro.where(f"kind = 'assign' AND f = '{SUBSCRIBE}'").groupBy("op").agg(F.collect_list("key").alias("keys"))
+    held = (
+        live.where(f"f = '{SUBSCRIBE}' AND `type` IN ('{OK}', '{INFO}') AND ctime IS NOT NULL")
+        .select("op", "process", "ctime")
+        .join(keys, "op", "left")
+        .selectExpr("process", "op", "ctime / 1e9 AS t", "coalesce(keys, array()) AS keys")
+    )
+    first = held.groupBy("process").agg(F.min("t").alias("first"))
+    commits = live.where(f"f = '{COMMIT}' AND `type` = '{OK}' AND ctime IS NOT NULL").selectExpr(
+        "process", "op", "ctime / 1e9 AS t", "map_keys(from_json(nvalue, 'map<string,bigint>')) AS keys"
+    )
+    returned = micro.where(f"kind = 'read' AND f = '{POLL}' AND `type` = '{OK}'").select("op").distinct()
+    polls = (
+        live.where(f"f = '{POLL}' AND `type` = '{OK}'")
+        .select("op", "process", "ctime")
+        .join(returned, "op")
+        .join(first, "process")
+        .where("ctime / 1e9 >= first")
+        .groupBy("process")
+        .agg(F.count(F.lit(1)).alias("n"))
+    )
+    last = live.where("ctime IS NOT NULL").groupBy("process").agg((F.max("ctime") / 1e9).alias("t"))
+    fs = ", ".join(f"'{f}'" for f in (*CLIENT_FS, SUBSCRIBE, COMMIT))
+    bounds = live.selectExpr("min(itime) / 1e9 AS start", f"max(CASE WHEN f IN ({fs}) THEN itime END) / 1e9 AS `end`")
+    sent = micro.where(f"kind IN ('send', 'assign') AND process != '{NEMESIS}'").select("key").distinct()
+    return {
+        "group.keys": sent,
+        "group.held": held,
+        "group.commits": commits,
+        "group.polls": polls,
+        "group.last": last.join(first, "process").select("process", "t"),
+        "group.bounds": bounds,
+    }
+
+
+def from_rows(got: dict[str, list[dict[str, Any]]], spans: bool = True) -> dict[str, Any] | None:
+    """`measure` of `query`'s collected rows: over every key sent or held."""
+    keys = sorted({r["key"] for r in got.get("group.keys", []) if r["key"] is not None})
+    m = Members()
+    bounds = (got.get("group.bounds") or [{}])[0]
+    m.start, m.end = bounds.get("start"), bounds.get("end") or 0.0
+    for name, into in (("group.held", m.held), ("group.commits", m.commits)):
+        for r in got.get(name, []):
+            into[_process(r["process"])].append((int(r["op"]), float(r["t"]), frozenset(r["keys"] or ())))
+    for changes in (*m.held.values(), *m.commits.values()):
+        changes.sort()
+    m.last = {_process(r["process"]): float(r["t"]) for r in got.get("group.last", [])}
+    m.polls_with_records = sum(int(r["n"]) for r in got.get("group.polls", []))
+    return measure(m, keys, spans)
+
+
+def _process(p: Any) -> Any:
+    """A process as the history wrote it: a number, or a name (Spark reads each as text)."""
+    return int(p) if isinstance(p, str) and p.isdigit() else p
+
+
+def measure(m: Members, keys: list[str], spans: bool = False) -> dict[str, Any] | None:
+    """The measures of the module's docstring; None for a run without group members."""
+    if not m.held or m.start is None:
+        return None
+    start, end = m.start, max(m.end, m.start)
+    held: dict[str, list[tuple[float, float, Any]]] = defaultdict(list)  # key -> held spans
+    for proc, changes in m.held.items():
+        last = min(m.last.get(proc, end), end)
+        for (_, t, ks), nxt in zip(changes, [*changes[1:], None], strict=True):
+            until = min(nxt[1] if nxt else last, end)
+            if until > t:
+                for key in ks:
+                    held[key].append((max(t, start), until, proc))
+    strays = [
+        {"process": proc, "key": key, "time_s": round(t, 3)}
+        for proc, commits in m.commits.items()
+        for n, t, committed in commits
+        for key in sorted(committed - _holding(m.held.get(proc, []), n))
+    ]
+    strays.sort(key=lambda s: s["time_s"])
+    out = _measure(keys, held, start, end) | {
+        "polls_with_records": m.polls_with_records,
+        "stray_commits": len(strays),
+        "stray_commit_examples": strays[:MAX_STRAY_EXAMPLES],
+    }
+    if spans:
+        out["spans"] = {
+            k: [[p, round(a, 3), round(b, 3)] for a, b, p in sorted(held[k], key=lambda s: s[:2])[:MAX_SPANS]]
+            for k in keys
+            if held.get(k)
+        }
+    return out
+
+
+def _holding(changes: list[Change], n: int) -> frozenset[str]:
+    """The keys a member held by its latest `subscribe` before its `n`th event."""
+    keys: frozenset[str] = frozenset()
+    for order, _, ks in changes:
+        if order > n:
+            break
+        keys = ks
+    return keys
+
+
+def _measure(keys: list[str], spans: dict[str, list[tuple[float, float, Any]]], start: float, end: float) -> dict:
+    """Shares and stretches from each key's held spans (which may overlap: two holders)."""
     window = end - start
-    points = sorted({start, end, *(t for s in spans.values() for span in s for t in span if start <= t <= end)})
+    points = sorted({start, end, *(t for s in spans.values() for span in s for t in span[:2] if start <= t <= end)})
     every = some = 0.0
     double: dict[str, float] = defaultdict(float)
     unheld_run: dict[str, float] = dict.fromkeys(keys, 0.0)
     longest = 0.0
     for a, b in zip(points, points[1:], strict=False):
         mid = (a + b) / 2
-        holders = {k: sum(s <= mid < u for s, u in spans.get(k, ())) for k in keys}
+        holders = {k: sum(s <= mid < u for s, u, _ in spans.get(k, ())) for k in keys}
         if all(holders.values()):
             every += b - a
         if any(holders.values()):
@@ -148,11 +262,11 @@ def _measure(keys: list[str], spans: dict[str, list[tuple[float, float]]], start
     return out
 
 
-def count_events(events: Iterable[dict[str, Any]], keys: Iterable[str]) -> dict[str, Any] | None:
+def count_events(events: Iterable[dict[str, Any]], keys: Iterable[str], spans: bool = False) -> dict[str, Any] | None:
     counter = CoverageCounter(keys)
     for e in events:
         counter.add(e)
-    return counter.measure()
+    return counter.measure(spans)
 
 
 def format_coverage(c: dict[str, Any]) -> str:

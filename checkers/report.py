@@ -196,7 +196,51 @@ def _liveness(live: dict[str, Any]) -> str:
     return '<h3 id="liveness">Liveness: did the workload keep its rate?</h3>' + warn + _table(pd.DataFrame(rows))
 
 
-def _plots(series: Series, live: dict[str, Any] | None = None) -> str:
+#: Members named in the ownership strip's legend (the rest share its colours).
+MAX_MEMBERS_NAMED = 8
+
+
+def _ownership(series: Series, coverage: dict[str, Any]) -> str:
+    """Under the throughput plot: which member held each key when, with the fault bands
+    (checkers/group_coverage.py's spans), and the coverage as numbers."""
+    from kafka_chaos.checkers.group_coverage import format_coverage
+
+    spans = coverage.get("spans") or {}
+    keys = sorted(spans, key=_key_order)
+    members = sorted({p for held in spans.values() for p, _, _ in held}, key=str)
+    colour = {p: PALETTE[i % len(PALETTE)] for i, p in enumerate(members)}
+    n = max(len(keys), 1)
+    chart = Chart(
+        "Who held each key (a bar per member's hold; a gap: nobody)",
+        series.end_s,
+        n - 0.5,
+        "time (s)",
+        "key",
+        y_min=-0.5,
+        y_labels=[(n - 1 - i, k) for i, k in enumerate(keys)],
+    ).windows(series.faults)
+    chart.bars(
+        [
+            (a, b, n - 1 - i, colour[p], f"{k}: member {p} {a:.1f}-{b:.1f} s")
+            for i, k in enumerate(keys)
+            for p, a, b in spans[k]
+        ]
+    )
+    for p in members[:MAX_MEMBERS_NAMED]:
+        chart.key(colour[p], f"member {p}")
+    if len(members) > MAX_MEMBERS_NAMED:
+        chart.key("#ffffff", f"{len(members) - MAX_MEMBERS_NAMED} more")
+    warn = f'<p class="warn">{escape(coverage["warning"])}</p>' if coverage.get("warning") else ""
+    return chart.render() + f'<p id="group-coverage">{escape(format_coverage(coverage))}</p>' + warn
+
+
+def _key_order(key: str) -> tuple[str, int]:
+    """t/2 before t/10."""
+    topic, _, part = key.rpartition("/")
+    return (topic, int(part)) if part.isdigit() else (key, -1)
+
+
+def _plots(series: Series, live: dict[str, Any] | None = None, coverage: dict[str, Any] | None = None) -> str:
     out = []
     lat = series.latency
     y_max = float(lat["p99"].max()) if len(lat) else 1.0
@@ -214,6 +258,8 @@ def _plots(series: Series, live: dict[str, Any] | None = None) -> str:
     for typ, part in thr.groupby("type"):
         chart.line(list(zip(part["t"], part["per_s"], strict=True)), str(typ), colours.get(str(typ)))
     out.append(chart.render())
+    if coverage is not None:
+        out.append(_ownership(series, coverage))
     if live is not None:
         out.append(_liveness(live))
     un = series.unseen
@@ -239,7 +285,9 @@ def _timelines(series: Series, anomalies: dict[str, dict[str, Any]]) -> str:
             2.2,
         )
         marks = []
-        ack = kinds["acknowledged"].set_index("value") if len(kinds["acknowledged"]) else None
+        # A value acknowledged twice (a duplicate) is marked at its first acknowledgement.
+        acked = kinds["acknowledged"].drop_duplicates("value")
+        ack = acked.set_index("value") if len(acked) else None
         for name, a in anomalies.items():
             if not a["errors"]:
                 continue
@@ -347,7 +395,7 @@ def render(result: CheckResult, series: Series | None) -> str:
         _anomaly_tables(result.anomalies),
     ]
     if series is not None:
-        body += ["<h2>Over time</h2>", _plots(series, result.liveness)]
+        body += ["<h2>Over time</h2>", _plots(series, result.liveness, result.group_coverage)]
         if series.timelines:
             body += ["<h2>Anomalous keys</h2>", _timelines(series, result.anomalies)]
     body += ['<h2 id="control-plane">Control plane</h2>', _control_plane(result.control_plane, series)]

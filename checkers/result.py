@@ -33,6 +33,9 @@ class CheckResult:
     #: What was found of the control plane beside its anomalies, or why it was not checked
     #: (checkers/control_plane.py); None in a result written before it was checked.
     control_plane: dict[str, Any] | None = None
+    #: For how much of a group run its members held the keys, with each key's held spans
+    #: (checkers/group_coverage.py); None for a run without group members.
+    group_coverage: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:
@@ -54,6 +57,7 @@ class CheckResult:
             data.get("root_cause"),
             data.get("liveness"),
             data.get("control_plane"),
+            data.get("group_coverage"),
         )
 
     @property
@@ -83,6 +87,7 @@ class CheckResult:
             "values": self.stats.get("values"),
             "warnings": self.warnings,
             "liveness": self.liveness,
+            "group_coverage": _without_spans(self.group_coverage),
             "control_plane": self.control_plane_status,
             "history": str(self.history) if self.history else None,
             "results": str(self.results_path) if self.results_path else None,
@@ -98,9 +103,14 @@ class CheckResult:
             "warnings": self.warnings,
             "liveness": self.liveness,
             "control_plane": self.control_plane,
+            "group_coverage": self.group_coverage,
             "history": str(self.history) if self.history else None,
             **({"root_cause": self.root_cause} if self.root_cause is not None else {}),
         }
+
+
+def _without_spans(coverage: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if coverage is None else {k: v for k, v in coverage.items() if k != "spans"}
 
 
 def describe_cycle(example: dict[str, Any]) -> str:

@@ -43,10 +43,12 @@ class Chart:
         y_label: str,
         y_min: float = 0.0,
         x_labels: Sequence[tuple[float, str]] | None = None,
+        y_labels: Sequence[tuple[float, str]] | None = None,
     ):
-        """`x_labels`: (x, text) ticks for a categorical axis (days), instead of numbers."""
+        """`x_labels`, `y_labels`: (value, text) ticks for a categorical axis (days, keys), instead
+        of numbers."""
         self.title, self.x_label, self.y_label = title, x_label, y_label
-        self.x_labels = x_labels
+        self.x_labels, self.y_labels = x_labels, y_labels
         self.x_max, self.y_min = max(x_max, 1e-9), y_min
         self.y_max = y_max if y_max > y_min else y_min + 1
         self.parts: list[str] = []
@@ -90,6 +92,22 @@ class Chart:
         self.legend.append((colour, label, "dot"))
         return self
 
+    def bars(self, bars: Sequence[tuple[float, float, float, str, str]], height: float = 0.7) -> Chart:
+        """Horizontal bars (start, end, y, colour, tooltip), `height` in y's units: who held what when."""
+        h = abs(self.y(0) - self.y(height))
+        for a, b, row, colour, tip in bars:
+            x0, x1 = self.x(a), max(self.x(b), self.x(a) + 1)
+            self.parts.append(
+                f'<rect class="held" x="{x0:.1f}" y="{self.y(row) - h / 2:.1f}" width="{x1 - x0:.1f}" '
+                f'height="{h:.1f}" fill="{colour}" opacity="0.8"><title>{escape(tip)}</title></rect>'
+            )
+        return self
+
+    def key(self, colour: str, label: str) -> Chart:
+        """A legend entry with nothing drawn for it (the bars' colours)."""
+        self.legend.append((colour, label, "band"))
+        return self
+
     def marks(self, points: Sequence[tuple[float, float, str]], label: str, colour: str = "#d62728") -> Chart:
         for a, b, tip in points:
             cx, cy = self.x(a), self.y(b)
@@ -107,9 +125,10 @@ class Chart:
         for v, text in x_ticks:
             axes.append(f'<line x1="{self.x(v):.1f}" x2="{self.x(v):.1f}" y1="{T}" y2="{H - B}" class="grid"/>')
             axes.append(f'<text x="{self.x(v):.1f}" y="{H - B + 14}" text-anchor="middle">{escape(text)}</text>')
-        for v in _ticks(self.y_min, self.y_max):
+        y_ticks = self.y_labels if self.y_labels is not None else [(v, _fmt(v)) for v in _ticks(self.y_min, self.y_max)]
+        for v, text in y_ticks:
             axes.append(f'<line x1="{L}" x2="{W - R}" y1="{self.y(v):.1f}" y2="{self.y(v):.1f}" class="grid"/>')
-            axes.append(f'<text x="{L - 6}" y="{self.y(v) + 4:.1f}" text-anchor="end">{_fmt(v)}</text>')
+            axes.append(f'<text x="{L - 6}" y="{self.y(v) + 4:.1f}" text-anchor="end">{escape(text)}</text>')
         axes.append(f'<text x="{(L + W - R) / 2}" y="{H - 4}" text-anchor="middle">{escape(self.x_label)}</text>')
         axes.append(
             f'<text transform="translate(14,{(T + H - B) / 2}) rotate(-90)" text-anchor="middle">'

@@ -19,12 +19,14 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from kafka_chaos.checkers.sql import in_list
-from kafka_chaos.history.events import ASSIGNS, CLIENT_FS, NEMESIS
+from kafka_chaos.history.events import ASSIGNS, CLIENT_FS, COMMIT, NEMESIS
 
 
 @dataclass
 class Tables:
-    ops: DataFrame  # op, invoke, process, f, type, itime, ctime, error, phase, problem, nvalue (nemesis only)
+    #: op, invoke, process, f, type, itime, ctime, error, phase, problem, nvalue (the nemesis's
+    #: and commits' values only)
+    ops: DataFrame
     #: kind ("send", "read", "assign"), key, op, process, f, type, pos (orders a key's rows in the
     #: op), offset, value, n_assign and mode (the process's assignments so far, the latest one's
     #: function), time (the op's completion, ns; null when it never completed)
@@ -79,8 +81,10 @@ def pair(events: DataFrame) -> DataFrame:
             "phase",
             "`value` AS ivalue",
             "c.`value` AS cvalue",
-            # A nemesis operation's value (how its fault ends: checkers/faults.py); null for clients.
-            f"CASE WHEN process = '{NEMESIS}' THEN to_json(coalesce(c.`value`, `value`)) END AS nvalue",
+            # The value of a nemesis operation (how its fault ends: checkers/faults.py) and of a
+            # commit (its keys: checkers/group_coverage.py); null for the others.
+            f"CASE WHEN process = '{NEMESIS}' OR f = '{COMMIT}'"
+            " THEN to_json(coalesce(c.`value`, `value`)) END AS nvalue",
             "problem",
             "n_assign",
             "mode",

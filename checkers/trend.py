@@ -60,6 +60,9 @@ class TrendRow:
     stalled: int = 0
     #: Median over the runs of ok operations/s between faults / before the first fault.
     kept: float | None = None
+    #: Median over the group runs of the share of the workload in which every key was held by
+    #: some member (checkers/group_coverage.py); None when no run had group members.
+    held: float | None = None
     #: Runs whose control plane was checked (results.json's `control_plane`), and those of them
     #: with a control-plane error.
     control_checked: int = 0
@@ -144,6 +147,7 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
     pick = Window.partitionBy("run_id").orderBy(is_link.cast("int"), "dir")
     runs = runs.withColumn("_n", F.row_number().over(pick)).where("_n = 1").drop("_n")
     kept, warning = "$.liveness.ratios.ops_per_s.between_faults", "$.liveness.warning"
+    held = "$.group_coverage.every_key_share"
     results = files.where(F.col("name") == RESULTS).select(
         "dir",
         j("value", "$.valid").alias("valid"),
@@ -151,11 +155,15 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
         j("value", kept).cast("double").alias("r_kept"),
         j("value", warning).alias("r_warning"),
         j("value", "$.liveness").isNotNull().alias("r_live"),
+        j("value", held).cast("double").alias("r_held"),
         (j("value", "$.control_plane.checked") == "true").alias("control_checked"),
     )
     # Liveness from the checker, else from the run's own summary (a run never checked).
     summaries = files.where(F.col("name") == SUMMARY).select(
-        "dir", j("value", kept).cast("double").alias("s_kept"), j("value", warning).alias("s_warning")
+        "dir",
+        j("value", kept).cast("double").alias("s_kept"),
+        j("value", warning).alias("s_warning"),
+        j("value", held).cast("double").alias("s_held"),
     )
     verdict = (
         F.when(F.col("valid") == "true", "valid")
@@ -181,6 +189,7 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
             ).alias("control_invalid"),
             F.when(F.col("r_live"), F.col("r_kept")).otherwise(F.col("s_kept")).alias("kept"),
             F.when(F.col("r_live"), F.col("r_warning")).otherwise(F.col("s_warning")).isNotNull().alias("stalled"),
+            F.coalesce("r_held", "s_held").alias("held"),
         )
     )
 
@@ -195,6 +204,7 @@ def aggregate(runs: DataFrame) -> tuple[list[dict[str, Any]], list[dict[str, Any
         F.sum(F.col("control_checked").cast("int")).alias("control_checked"),
         F.sum(F.col("control_invalid").cast("int")).alias("control_invalid"),
         F.percentile_approx("kept", 0.5).alias("kept"),
+        F.percentile_approx("held", 0.5).alias("held"),
     )
     errors = (
         runs.select(*keys, "dir", F.explode("anomalies").alias("name", "a"))
@@ -290,6 +300,7 @@ def _cells(r: TrendRow) -> tuple:
         r.unchecked,
         r.stalled,
         kept,
+        "" if r.held is None else f"{r.held:.0%}",
         _control_cell(r),
         _anomaly_cell(r),
     )
@@ -307,6 +318,7 @@ HEADER = (
     "unchecked",
     "stalled",
     "kept between faults (median)",
+    "every key held (median of group runs)",
     "control plane: invalid of checked",
     "anomalies: runs (instances)",
 )
@@ -362,7 +374,7 @@ def write(t: Trend, out: Path) -> dict[str, Path]:
     with paths["csv"].open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(
-            ["day", "version", "nemesis", "client", "runs", *VERDICTS, "stalled", "kept", "control_checked"]
+            ["day", "version", "nemesis", "client", "runs", *VERDICTS, "stalled", "kept", "held", "control_checked"]
             + ["control_invalid", "anomalies"]
         )
         for r in t.rows:
@@ -379,6 +391,7 @@ def write(t: Trend, out: Path) -> dict[str, Path]:
                     r.unchecked,
                     r.stalled,
                     "" if r.kept is None else r.kept,
+                    "" if r.held is None else r.held,
                     r.control_checked,
                     r.control_invalid,
                     ";".join(f"{n}={a['runs']}/{a['errors']}" for n, a in r.anomalies.items()),

@@ -27,6 +27,7 @@ def make_run(
     liveness: dict | None = None,  # written into results.json when checked, else into summary.json
     client: str | None = None,  # None: a run from before config.json named its client
     control_plane: dict | None = None,  # results.json's control_plane object (None: a result from before it)
+    held: float | None = None,  # a group run's every-key share, where liveness goes
 ) -> Path:
     run_dir = store / path
     run_dir.mkdir(parents=True)
@@ -39,8 +40,11 @@ def make_run(
         config["history_started_unix_ms"] = started_ms
     (run_dir / "config.json").write_text(json.dumps(config))
     summary = {"complete": valid is not None}
+    coverage = None if held is None else {"every_key_share": held}
     if liveness is not None and valid is None:
         summary["liveness"] = liveness
+    if coverage is not None and valid is None:
+        summary["group_coverage"] = coverage
     (run_dir / "summary.json").write_text(json.dumps(summary))
     if valid is not None:
         anomalies = {n: {"count": c, "errors": c, "examples": []} for n, c in (errors or {}).items()}
@@ -50,6 +54,8 @@ def make_run(
             results["control_plane"] = control_plane
         if liveness is not None:
             results["liveness"] = liveness
+        if coverage is not None:
+            results["group_coverage"] = coverage
         (run_dir / "results.json").write_text(json.dumps(results))
     return run_dir
 
@@ -103,14 +109,14 @@ def test_files_tables_and_plots(tmp_path, spark_session):
     paths = trend.write(t, tmp_path / "out")
     md = paths["md"].read_text()
     assert md.splitlines()[0].startswith("| day | Kafka | nemesis | client | runs |")
-    assert "| 2026-11-21 | 3.9.1 | none | kafka-python | 1 | 0 | 1 | 0 | 0 | 0 |  | - | - |" in md
+    assert "| 2026-11-21 | 3.9.1 | none | kafka-python | 1 | 0 | 1 | 0 | 0 | 0 |  |  | - | - |" in md
     assert paths["svg"].read_text().count("<polyline") == 2  # one line per version
     assert "11-20" in paths["svg"].read_text() and "11-21" in paths["svg"].read_text()
     html = paths["html"].read_text()
     assert html.count('<svg class="plot"') == 2 and "<table>" in html
     assert json.loads(paths["json"].read_text())["runs"] == 3
     header = (
-        "day,version,nemesis,client,runs,valid,invalid,unknown,unchecked,stalled,kept,control_checked,control_invalid,"
+        "day,version,nemesis,client,runs,valid,invalid,unknown,unchecked,stalled,kept,held,control_checked,control_invalid,"
         "anomalies"
     )
     assert paths["csv"].read_text().splitlines()[0] == header
@@ -158,6 +164,19 @@ def test_stalled_runs_and_the_rate_kept_between_faults(tmp_path, spark_session):
     assert (row.runs, row.stalled, row.kept) == (4, 2, pytest.approx(0.3))
     md = trend.markdown(trend.trend(tmp_path, session=spark_session))
     assert "| 2 | 30% |" in md
+
+
+def test_the_median_share_of_a_group_run_with_every_key_held(tmp_path, spark_session):
+    kill = {"faults": ["kill"]}
+    make_run(tmp_path, "a/1", nemesis=kill, held=0.9)
+    make_run(tmp_path, "a/2", nemesis=kill, held=0.4)
+    make_run(tmp_path, "a/3", nemesis=kill, valid=None, held=0.7)  # never checked: from its summary
+    make_run(tmp_path, "a/4", nemesis=kill)  # no group members: not in the median
+    t = trend.trend(tmp_path, session=spark_session)
+    assert t.rows[0].held == pytest.approx(0.7)
+    assert "| 70% |" in trend.markdown(t)
+    make_run(tmp_path / "b", "b/1", nemesis=kill)
+    assert trend.trend(tmp_path / "b", session=spark_session).rows[0].held is None
 
 
 def test_each_client_is_a_row_of_its_own(tmp_path, spark_session):
