@@ -75,17 +75,19 @@ class RunSpec:
             )
         if self.workload.min_insync_replicas > self.workload.replication_factor:
             raise UsageError("min.insync.replicas cannot exceed the replication factor")
+        version = KafkaVersion.parse(self.cluster.version)
         if self.workload.client == "java":
-            self.workload.java_version(KafkaVersion.parse(self.cluster.version))
+            self.workload.java_version(version)
+        self.workload.check_group_protocol(version)
         return self
 
     def build_cluster(self) -> KafkaCluster:
-        """The cluster, not started: the spec's, with the nemesis plan's broker defaults under the
-        user's settings."""
+        """The cluster, not started: the spec's, with the workload's and the nemesis plan's broker
+        defaults under the user's settings."""
         cluster = self.cluster.build()
-        if self.nemesis is not None:
-            for key, value in self.nemesis.broker_defaults().items():
-                cluster.config.setdefault(key, value)
+        defaults = {**self.workload.broker_defaults(), **(self.nemesis.broker_defaults() if self.nemesis else {})}
+        for key, value in defaults.items():
+            cluster.config.setdefault(key, value)
         if self.port_base:
             cluster.with_port_base(self.port_base)
         return cluster

@@ -28,6 +28,13 @@ CONSUMERS = ("assign", "subscribe", "mixed")
 #: --commit: what a subscribed member commits. `sync`: after each poll, what it returned;
 #: `auto`: the client's auto-commit; `none`: nothing.
 COMMITS = ("sync", "auto", "none")
+#: Group protocols: `classic` (the member's client assigns, every rebalance a join round) and
+#: `consumer` (KIP-848: the coordinator assigns, incrementally; generally available from Kafka 4.0).
+GROUP_PROTOCOLS = ("classic", "consumer")
+#: The first Kafka release, broker and Java client, whose `consumer` group protocol is generally available.
+KIP_848_GA = KafkaVersion(4, 0, 0)
+#: The clients that speak KIP-848's protocol (kafka-python does not).
+KIP_848_CLIENTS = ("java", "librdkafka")
 
 
 def flag(name: str, help: str | None = None) -> dict[str, str | None]:
@@ -91,6 +98,13 @@ class WorkloadOptions:
     member_crashes: float = field(
         default=0.0, metadata=flag("--member-crashes", "subscribe: share of polls a member crashes after (default 0)")
     )
+    #: The group protocol of subscribed members (KIP-848's `consumer`, or `classic`). With
+    #: `consumer`, heartbeats and sessions are the coordinator's: the run sets the brokers'
+    #: group.consumer.* settings to this workload's heartbeat and session (`broker_defaults`).
+    group_protocol: str = field(
+        default="classic",
+        metadata=flag("--group-protocol", "subscribe: classic or consumer (KIP-848: java, librdkafka; Kafka 4.0+)"),
+    )
     #: txn workload: transactions deliberately aborted.
     txn_abort_fraction: float = field(default=0.1, metadata=flag("--abort-fraction", "txn: deliberate aborts"))
     # No flag: set from Python (chaos_run's keywords) or a scenario.
@@ -110,6 +124,11 @@ class WorkloadOptions:
     #: Group members learn of a rebalance by a heartbeat's answer: how often they ask.
     heartbeat_interval_ms: int = 500
     max_poll_interval_ms: int = 30000
+    #: A kafka-python member in a rebalance (its keys revoked, none assigned yet) polls this long at
+    #: least: kafka-python 3.0.12 sends a new JoinGroup when the last one completed on its IO thread
+    #: between two polls, so members polling for `poll_timeout_ms` rejoined over and over and kept
+    #: the group rebalancing (docs/history.md, "Coverage").
+    rebalance_poll_timeout_ms: int = 100
 
     def validate(self) -> WorkloadOptions:
         """UsageError naming the first bad option by its flag (or keyword, where it has none).
@@ -149,6 +168,20 @@ class WorkloadOptions:
             raise UsageError(f"{n('consumer')} must be one of {', '.join(CONSUMERS)}; got {self.consumer!r}")
         if self.commit not in COMMITS:
             raise UsageError(f"{n('commit')} must be one of {', '.join(COMMITS)}; got {self.commit!r}")
+        if self.group_protocol not in GROUP_PROTOCOLS:
+            raise UsageError(
+                f"{n('group_protocol')} must be one of {', '.join(GROUP_PROTOCOLS)}; got {self.group_protocol!r}"
+            )
+        if self.group_protocol == "consumer":
+            if self.consumer == "assign":
+                raise UsageError(
+                    f"{n('group_protocol')} consumer applies to group members: add {n('consumer')} subscribe or mixed"
+                )
+            if self.client not in KIP_848_CLIENTS:
+                raise UsageError(
+                    f"{n('group_protocol')} consumer needs {n('client')} java or librdkafka: "
+                    f"{self.client} speaks only the classic protocol"
+                )
         if not self.group_churn >= 0:
             raise UsageError(f"{n('group_churn')} must be 0 (off) or more seconds, got {self.group_churn:g}")
         if self.acks != "all" and self.enable_idempotence:
@@ -170,6 +203,36 @@ class WorkloadOptions:
                 f"{named('client_version')} {version} is too old: the Java client runs from {JAVA_CLIENT_MINIMUM} on"
             )
         return version
+
+    def check_group_protocol(self, cluster_version: KafkaVersion) -> None:
+        """UsageError when the cluster or the Java client cannot speak the group protocol asked for."""
+        if self.group_protocol != "consumer":
+            return
+        if cluster_version < KIP_848_GA:
+            raise UsageError(
+                f"{named('group_protocol')} consumer needs Kafka {KIP_848_GA} or later (KIP-848), "
+                f"the cluster is {cluster_version}"
+            )
+        if self.client == "java" and (v := self.java_version(cluster_version)) < KIP_848_GA:
+            raise UsageError(
+                f"{named('group_protocol')} consumer needs kafka-clients {KIP_848_GA} or later (KIP-848), "
+                f"{named('client_version')} is {v}"
+            )
+
+    def broker_defaults(self) -> dict[str, str]:
+        """Broker settings the workload needs (under the user's): with the `consumer` protocol the
+        coordinator sets each member's heartbeat interval and session timeout, so the classic
+        members' values (`heartbeat_interval_ms`, `session_timeout_ms`) go to the brokers, with the
+        bounds lowered to allow them (Kafka's defaults: 5 s and 45 s, also the minimums)."""
+        if self.group_protocol != "consumer" or not self.grouped:
+            return {}
+        heartbeat, session = str(self.heartbeat_interval_ms), str(self.session_timeout_ms)
+        return {
+            "group.consumer.min.heartbeat.interval.ms": heartbeat,
+            "group.consumer.heartbeat.interval.ms": heartbeat,
+            "group.consumer.min.session.timeout.ms": session,
+            "group.consumer.session.timeout.ms": session,
+        }
 
     def subscribes(self, process: int) -> bool:
         """Whether this process's consumer joins the run's group (--consumer)."""

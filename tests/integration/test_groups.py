@@ -13,15 +13,32 @@ import pytest
 
 from kafka_chaos.checkers.check import check_history
 from kafka_chaos.checkers.group_coverage import count_events
+from kafka_chaos.harness.cluster_spec import ClusterSpec
+from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.history.file import read_history
 from kafka_chaos.workloads.clients.api import CLIENTS
-from kafka_chaos.workloads.options import WorkloadOptions
+from kafka_chaos.workloads.options import KIP_848_CLIENTS, WorkloadOptions
+from tests.integration.conftest import SharedCluster
 from tests.integration.history_facts import sent_and_read
 
 # One worker runs the group tests (these and tests/chaos/test_groups.py), one cluster at a time:
 # beside the suite's other cluster tests, four group runs at once overloaded the two cores. The
 # runs here share the module's cluster (tests/integration/conftest.py), each on its own topic.
 pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("consumer-groups")]
+
+
+#: The brokers' settings of a KIP-848 run (WorkloadOptions.broker_defaults), given to the module's
+#: cluster so that classic and KIP-848 runs share it.
+KIP_848_BROKERS = WorkloadOptions(client="java", consumer="subscribe", group_protocol="consumer").broker_defaults()
+
+
+@pytest.fixture(scope="module")
+def shared_cluster(docker_api, tmp_path_factory):
+    """The module's one cluster (tests/integration/conftest.py), with the KIP-848 brokers' settings."""
+    spec = ClusterSpec(DEFAULT_VERSION, config=KIP_848_BROKERS)
+    cluster = spec.build().with_workdir(tmp_path_factory.mktemp("shared-cluster"))
+    with cluster.with_log(lambda m: None):
+        yield SharedCluster(spec, cluster)
 
 
 @pytest.fixture
@@ -78,6 +95,34 @@ def test_a_subscribed_group_with_churn_delivers_every_acknowledged_value(group_r
     coverage = summary.group_coverage
     assert coverage == count_events(events, done.spec.workload.key_names)
     assert coverage["some_key_share"] > 0 and coverage["polls_with_records"] > 0, coverage
+    # The checker's, on Spark, is the run's, with each key's holds for the report.
+    assert {k: v for k, v in result.group_coverage.items() if k != "spans"} == coverage
+
+
+@pytest.mark.parametrize("client", KIP_848_CLIENTS)
+def test_a_kip_848_group_with_churn_holds_its_keys_and_delivers_every_value(group_run, client):
+    """--group-protocol consumer: the coordinator assigns, incrementally, so a member's leaving or
+    joining moves only the keys that change hands; the same events, the same drain."""
+    done, events, config = group_run(
+        client=client, consumer="subscribe", group_protocol="consumer", group_churn=7, time_limit=30, concurrency=8
+    )
+    summary = done.summary
+    assert config["workload"]["group_protocol"] == "consumer"
+    assert config["effective_member_config"]["group.protocol"] == "consumer"
+    assert "session.timeout.ms" not in config["effective_member_config"]  # the coordinator's, not the client's
+    assert config["broker_config"]["group.consumer.heartbeat.interval.ms"] == "500"
+    ok_sent, _, read, _ = sent_and_read(events)
+    assert len(ok_sent) > 50, summary.counts
+    assert ok_sent <= read, f"acknowledged, never delivered by the group: {sorted(ok_sent - read)[:10]}"
+    assert summary.members_churned >= 3, summary.members_churned
+    held = {key for e in _completions(events, "subscribe") for key in e["value"]}
+    assert held == set(done.spec.workload.key_names), held
+    assert Counter(e["type"] for e in _completions(events, "commit"))["ok"] > 0
+    assert summary.final_read_complete
+    result = check_history(done.run_dir, report=False)
+    assert result.valid is True, result.anomalies
+    # The goal (docs/history.md, "Coverage"): every key held by some member for 90% of the run.
+    assert summary.group_coverage["every_key_share"] >= 0.9, summary.group_coverage
 
 
 def test_mixed_consumers_assign_and_subscribe_side_by_side(group_run):

@@ -31,6 +31,24 @@ from kafka_chaos.frontends.cli import main
         (["run", "--client-version", "3.9.1"], "--client-version applies to --client java only"),
         (["run", "--client", "java", "--client-version", "3.3.0"], "--client-version 3.3.0 is too old"),
         (["run", "--client", "java", "--kafka", "4.3.1", "--client-version", "4.x"], "--client-version must be"),
+        (["run", "--group-protocol", "kip848"], "--group-protocol must be one of classic, consumer; got 'kip848'"),
+        (
+            ["run", "--consumer", "subscribe", "--group-protocol", "consumer"],
+            "--group-protocol consumer needs --client java or librdkafka: kafka-python speaks only the classic",
+        ),
+        (
+            ["run", "--client", "java", "--group-protocol", "consumer"],
+            "--group-protocol consumer applies to group members: add --consumer subscribe or mixed",
+        ),
+        (
+            ["run", "--client", "java", "--consumer", "subscribe", "--group-protocol", "consumer", "--kafka", "3.9.1"],
+            "--group-protocol consumer needs Kafka 4.0.0 or later (KIP-848), the cluster is 3.9.1",
+        ),
+        (
+            ["run", "--client", "java", "--client-version", "3.9.1", "--consumer", "subscribe"]
+            + ["--group-protocol", "consumer"],
+            "--group-protocol consumer needs kafka-clients 4.0.0 or later (KIP-848), --client-version is 3.9.1",
+        ),
         (["run", "--nemesis", "kill", "--nemesis-targets", "all"], "unknown nemesis target pool 'all'"),
         (["run", "--nemesis-targets", "controllers"], "--nemesis-targets picks the targets of a random fault list"),
         (["run", "--replication-factor", "5"], "replication factor 5 needs at least as many brokers (3)"),

@@ -64,6 +64,20 @@ def test_near_misses_of_the_bad_specs_are_valid():
     RunSpec(ClusterSpec(), WorkloadOptions(client="librdkafka")).validate()
     RunSpec(ClusterSpec(), WorkloadOptions(client="java", client_version="3.4.0")).validate()
     RunSpec(ClusterSpec(version="3.9.1"), WorkloadOptions(client="java")).validate()
+    kip848 = {"consumer": "mixed", "group_protocol": "consumer"}
+    RunSpec(ClusterSpec(version="4.0.0"), WorkloadOptions(client="librdkafka", **kip848)).validate()
+    RunSpec(ClusterSpec(), WorkloadOptions(client="java", client_version="4.0.0", **kip848)).validate()
+    RunSpec(ClusterSpec(version="3.9.1"), WorkloadOptions(client="java", consumer="subscribe")).validate()
+
+
+def test_a_kip_848_run_gives_its_members_heartbeat_and_session_to_the_brokers():
+    opts = WorkloadOptions(client="java", consumer="subscribe", group_protocol="consumer", heartbeat_interval_ms=700)
+    config = RunSpec(ClusterSpec(config={"group.consumer.session.timeout.ms": "20000"}), opts).build_cluster().config
+    assert config["group.consumer.heartbeat.interval.ms"] == "700"
+    assert config["group.consumer.min.heartbeat.interval.ms"] == "700"
+    assert config["group.consumer.session.timeout.ms"] == "20000"  # the user's, over the workload's
+    classic = RunSpec(ClusterSpec(), WorkloadOptions(client="java", consumer="subscribe")).build_cluster().config
+    assert not any(k.startswith("group.consumer.") for k in classic)
 
 
 def test_broker_config_goes_on_top_and_leaves_the_original_alone():

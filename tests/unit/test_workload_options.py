@@ -111,6 +111,7 @@ def test_every_flagged_option_is_a_run_flag_that_reaches_the_option():
             "client": "java",
             "consumer": "mixed",
             "commit": "auto",
+            "group_protocol": "consumer",
         }
         value = (strings | {"client_version": "3.9.1"}).get(option.name)
         if value is None:
@@ -120,8 +121,8 @@ def test_every_flagged_option_is_a_run_flag_that_reaches_the_option():
     opts = _workload_options(build_parser().parse_args(argv))
     assert {name: getattr(opts, name) for name in want} == want
     # the 18 flags `kafka-chaos run` had before they were generated, --client, --client-version,
-    # --consumer, --commit, --group-churn, --member-crashes
-    assert len(want) == 24
+    # --consumer, --commit, --group-churn, --member-crashes, --group-protocol
+    assert len(want) == 25
 
 
 @pytest.mark.parametrize(

@@ -70,6 +70,11 @@ REPORTED_CONSUMER = (
 )
 
 
+#: Member settings KIP-848's protocol does not use (the coordinator sets the heartbeat and session
+#: and assigns): not reported for such a member, whose client still holds its defaults.
+CLASSIC_ONLY = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
+
+
 def _source_digest() -> str:
     digest = hashlib.sha256()
     for path in sorted(SOURCE.rglob("*")):
@@ -298,15 +303,16 @@ def consumer_config(opts: WorkloadOptions, isolation_level: str) -> dict[str, An
 
 
 def group_config(opts: WorkloadOptions, group: Group) -> dict[str, Any]:
-    """A group member's settings on top of consumer_config's (the client's own group protocol
-    and assignors: what applications run)."""
-    return {
-        "group.id": group.group_id,
-        "enable.auto.commit": group.auto_commit,
-        "session.timeout.ms": opts.session_timeout_ms,
-        "heartbeat.interval.ms": opts.heartbeat_interval_ms,
-        "max.poll.interval.ms": opts.max_poll_interval_ms,
-    }
+    """A group member's settings on top of consumer_config's (the client's own assignors: what
+    applications run). With KIP-848's protocol the coordinator assigns and sets the heartbeat and
+    session (the brokers' group.consumer.* settings: WorkloadOptions.broker_defaults); the client
+    refuses its own."""
+    config = {"group.id": group.group_id, "enable.auto.commit": group.auto_commit}
+    if opts.group_protocol == "consumer":
+        config["group.protocol"] = "consumer"
+    else:
+        config |= {"session.timeout.ms": opts.session_timeout_ms, "heartbeat.interval.ms": opts.heartbeat_interval_ms}
+    return config | {"max.poll.interval.ms": opts.max_poll_interval_ms}
 
 
 def _build(driver: JavaDriver, kind: str, name: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -383,7 +389,10 @@ class JavaConsumer:
         config = {"bootstrap.servers": bootstrap, "client.id": client_id, **consumer_config(opts, isolation_level)}
         if group is not None:
             config.update(group_config(opts, group))
-        self.config = _reported(_build(driver, "consumer", name, config), REPORTED_CONSUMER)
+        reported = _reported(_build(driver, "consumer", name, config), REPORTED_CONSUMER)
+        if config.get("group.protocol") == "consumer":  # the coordinator's to set: the client's are unused
+            reported = {k: v for k, v in reported.items() if k not in CLASSIC_ONLY}
+        self.config = reported
 
     def assign(self, keys: list[str]) -> None:
         self.driver.call("assign", self.name, keys=[list(split_key(k)) for k in keys]).result(self._timeout_s)

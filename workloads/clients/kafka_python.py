@@ -166,20 +166,24 @@ def _key(tp: TopicPartition) -> str:
 
 class _Rebalances(ConsumerRebalanceListener):
     """Notes what the member holds after each revocation and each assignment (the eager
-    protocol revokes everything, and the assignment may complete in a later poll); kafka-python
-    calls it inside poll(), on the polling thread."""
+    protocol revokes everything, and the assignment may complete in a later poll), and whether
+    a rebalance is under way (revoked, not yet assigned); kafka-python calls it from its IO
+    thread while poll() waits."""
 
     def __init__(self) -> None:
         self.current: set[str] = set()
         self.held: list[str] | None = None
+        self.rebalancing = False
 
     def on_partitions_revoked(self, revoked: Any) -> None:
         self.current -= {_key(tp) for tp in revoked}
         self.held = sorted(self.current)
+        self.rebalancing = True
 
     def on_partitions_assigned(self, assigned: Any) -> None:
         self.current = {_key(tp) for tp in assigned}
         self.held = sorted(self.current)
+        self.rebalancing = False
 
 
 class PythonConsumer:
@@ -200,6 +204,10 @@ class PythonConsumer:
         self.consumer.seek_to_beginning(*parts)
 
     def poll(self, timeout_ms: int) -> dict[str, list[tuple[int, bytes | None]]]:
+        """A member in a rebalance waits `rebalance_poll_timeout_ms` at least (WorkloadOptions:
+        kafka-python completes a join only inside a poll that is waiting for it)."""
+        if self._rebalances.rebalancing:
+            timeout_ms = max(timeout_ms, self.opts.rebalance_poll_timeout_ms)
         batches = self.consumer.poll(timeout_ms=timeout_ms, max_records=self.opts.max_poll_records)
         return {_key(tp): [(r.offset, r.value) for r in records] for tp, records in batches.items()}
 

@@ -176,15 +176,19 @@ class RdProducer:
 
 def group_config(opts: WorkloadOptions, group: Group) -> dict[str, Any]:
     """A group member's settings on top of consumer_config's: with auto-commit, librdkafka
-    commits the offsets it stored for what consume() returned (enable.auto.offset.store)."""
-    return {
+    commits the offsets it stored for what consume() returned (enable.auto.offset.store). With
+    KIP-848's protocol the coordinator sets the heartbeat and session (the brokers'
+    group.consumer.* settings: WorkloadOptions.broker_defaults); the client takes neither."""
+    config = {
         "group.id": group.group_id,
         "enable.auto.commit": group.auto_commit,
         "enable.auto.offset.store": group.auto_commit,
-        "session.timeout.ms": opts.session_timeout_ms,
-        "heartbeat.interval.ms": opts.heartbeat_interval_ms,
-        "max.poll.interval.ms": opts.max_poll_interval_ms,
     }
+    if opts.group_protocol == "consumer":
+        config["group.protocol"] = "consumer"
+    else:
+        config |= {"session.timeout.ms": opts.session_timeout_ms, "heartbeat.interval.ms": opts.heartbeat_interval_ms}
+    return config | {"max.poll.interval.ms": opts.max_poll_interval_ms}
 
 
 class RdConsumer:
@@ -282,9 +286,10 @@ class RdConsumer:
             raise _from_exception(exc) from exc
 
     def _on_assign(self, consumer: Any, partitions: list[TopicPartition]) -> None:
-        # Called inside consume(); the wrapper assigns the partitions when this returns.
-        self._held = sorted(f"{tp.topic}/{tp.partition}" for tp in partitions)
-        self.keys = list(self._held)
+        # Called inside consume(); the wrapper assigns the partitions when this returns. Eager
+        # rebalances revoke everything first; incremental ones (KIP-848) assign only what is new.
+        self.keys = sorted(set(self.keys) | {f"{tp.topic}/{tp.partition}" for tp in partitions})
+        self._held = list(self.keys)
 
     def _on_revoke(self, consumer: Any, partitions: list[TopicPartition]) -> None:
         # Called inside consume() before the partitions go (all of them, under the eager protocol).
