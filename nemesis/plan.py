@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.harness.config import FAULT_DETECTION
+from kafka_chaos.harness.config import FAULT_DETECTION, NodeSpec
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.faults import COLOURS
@@ -26,6 +26,7 @@ from kafka_chaos.nemesis.schedule import (
     parse_fault_list,
     parse_script,
 )
+from kafka_chaos.nemesis.targets import check_target
 
 
 @dataclass
@@ -53,6 +54,13 @@ class NemesisPlan:
         if self.faults:
             return RandomSchedule(nemesis, self.faults, self.interval, seed, start=self.start, targets=self.targets)
         return None
+
+    def check_targets(self, nodes: list[NodeSpec]) -> None:
+        """UsageError for a fault aimed at a target that names nothing in a cluster of `nodes`."""
+        aimed = [f.partition("@")[2] for f in self.faults if "@" in f]
+        aimed += [step.target for step in self.script or []]
+        for target in aimed:
+            check_target(target, nodes)
 
     def broker_defaults(self) -> dict[str, str]:
         """Broker settings this plan needs unless the user set them: fast failure detection

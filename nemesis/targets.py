@@ -24,6 +24,7 @@ A+B               the nodes of target A and of target B, acted on together (cont
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +34,8 @@ from kafka.errors import KafkaError
 
 from kafka_chaos.harness.admin import describe_quorum
 from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.config import NodeSpec
+from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.names import (
     OFFSETS_PARTITIONS,
     TXN_STATE_PARTITIONS,
@@ -61,6 +64,43 @@ KINDS = (
     "NODE[,NODE]",
     "A+B",
 )
+
+
+#: Targets named by a word alone, and by a prefix with what follows it (nemesis/targets.py's docstring).
+WORDS = (
+    "random",
+    "random-broker",
+    "random-controller",
+    "controller",
+    "controllers",
+    "voters",
+    "quorum-majority",
+    "quorum-minority",
+    "minority",
+    "majority",
+)
+PREFIXES = ("leader:", "follower:", "group-coordinator:", "txn-coordinator:")
+
+
+def check_target(target: str, nodes: list[NodeSpec]) -> None:
+    """UsageError unless `target` can name something in a cluster of `nodes`: a target that names
+    nothing would fail at each fault's moment, and the run would pass without its faults."""
+    for part in (p.strip() for p in target.split("+")):
+        if part in WORDS or part in ("group-coordinator", "txn-coordinator"):
+            continue
+        prefix = next((p for p in PREFIXES if part.startswith(p)), None)
+        if prefix is not None:
+            rest = part[len(prefix) :]
+            if prefix in ("leader:", "follower:") and not re.fullmatch(r".+/\d+", rest):
+                raise UsageError(f"target {part!r}: expected a key, topic/partition (e.g. {prefix}chaos/0)")
+            continue
+        names = {n.alias for n in nodes} | {str(n.node_id) for n in nodes}
+        for name in (n.strip() for n in part.split(",")):
+            if name not in names:
+                raise UsageError(
+                    f"unknown target {name!r}: expected a node ({', '.join(n.alias for n in nodes)}, or its id) "
+                    f"or one of {', '.join(k for k in KINDS if k != 'NODE[,NODE]')}"
+                )
 
 
 class TargetError(Exception):

@@ -50,6 +50,10 @@ from kafka_chaos.frontends.cli import main
             "--group-protocol consumer needs kafka-clients 4.0.0 or later (KIP-848), --client-version is 3.9.1",
         ),
         (["run", "--nemesis", "kill", "--nemesis-targets", "all"], "unknown nemesis target pool 'all'"),
+        # A target that names nothing would fail at every fault, and the run pass without faults.
+        (["run", "--nemesis", "kill@kafka-4"], "unknown target 'kafka-4': expected a node (kafka-1, kafka-2, kafka-3"),
+        (["run", "--controllers", "3", "--brokers", "3", "--nemesis", "pause@kafka-1"], "unknown target 'kafka-1'"),
+        (["run", "--nemesis", "kill@leader:chaos"], "target 'leader:chaos': expected a key, topic/partition"),
         (["run", "--nemesis-targets", "controllers"], "--nemesis-targets picks the targets of a random fault list"),
         (["run", "--replication-factor", "5"], "replication factor 5 needs at least as many brokers (3)"),
         # run keeps its cluster's files in the run directory: a --workdir it ignored was a silent lie

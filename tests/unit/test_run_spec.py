@@ -12,6 +12,7 @@ from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.history.reporter import silent
 from kafka_chaos.nemesis.faults import COLOURS
 from kafka_chaos.nemesis.plan import NemesisPlan, nemesis_plan
+from kafka_chaos.nemesis.schedule import Step
 from kafka_chaos.runs import run as run_mod
 from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
@@ -68,6 +69,22 @@ def test_near_misses_of_the_bad_specs_are_valid():
     RunSpec(ClusterSpec(version="4.0.0"), WorkloadOptions(client="librdkafka", **kip848)).validate()
     RunSpec(ClusterSpec(), WorkloadOptions(client="java", client_version="4.0.0", **kip848)).validate()
     RunSpec(ClusterSpec(version="3.9.1"), WorkloadOptions(client="java", consumer="subscribe")).validate()
+
+
+@pytest.mark.parametrize(
+    "target", ["kafka-2", "3", "kafka-1,kafka-3", "leader:chaos/0", "controller+leader:chaos/0", "group-coordinator:g"]
+)
+def test_targets_that_name_something_in_the_cluster_are_valid(target):
+    RunSpec(ClusterSpec(), nemesis=NemesisPlan(faults=[f"kill@{target}"])).validate()
+    script = [Step(at=1, fault="pause", target=target)]
+    RunSpec(ClusterSpec(), nemesis=NemesisPlan(script=script)).validate()
+
+
+def test_a_scripted_step_aimed_at_no_node_is_a_usage_error():
+    script = [Step(at=1, fault="pause", target="broker-4")]  # a dedicated cluster's first broker
+    with pytest.raises(UsageError, match="unknown target 'broker-4'"):
+        RunSpec(ClusterSpec(), nemesis=NemesisPlan(script=script)).validate()
+    RunSpec(ClusterSpec(controllers=3, brokers=3), nemesis=NemesisPlan(script=script)).validate()
 
 
 def test_a_kip_848_run_gives_its_members_heartbeat_and_session_to_the_brokers():
