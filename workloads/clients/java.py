@@ -305,8 +305,8 @@ def consumer_config(opts: WorkloadOptions, isolation_level: str) -> dict[str, An
 def group_config(opts: WorkloadOptions, group: Group) -> dict[str, Any]:
     """A group member's settings on top of consumer_config's (the client's own assignors: what
     applications run). With KIP-848's protocol the coordinator assigns and sets the heartbeat and
-    session (the brokers' group.consumer.* settings: WorkloadOptions.broker_defaults); the client
-    refuses its own."""
+    session (the brokers' group.consumer.* settings: WorkloadOptions.broker_defaults), which
+    replace the client's own."""
     config = {"group.id": group.group_id, "enable.auto.commit": group.auto_commit}
     if opts.group_protocol == "consumer":
         config["group.protocol"] = "consumer"
