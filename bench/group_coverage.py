@@ -134,7 +134,9 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=60)
     parser.add_argument("--interval", type=float, default=8)
     parser.add_argument("--out", type=Path, default=None, help="JSON lines, one per run (appended)")
-    parser.add_argument("--store", type=Path, default=None, help="keep the run directories here (default: removed)")
+    parser.add_argument(
+        "--store", type=Path, default=None, help="keep the run directories here (default: a new temporary directory)"
+    )
     args = parser.parse_args()
     cells = args.cells.split(",")
     unknown = sorted(set(cells) - set(CELLS))

@@ -372,7 +372,7 @@ def build_report(
     if result.liveness["warning"]:
         result.warnings.append(result.liveness["warning"])
     if facts.run["groups"]:
-        result.group_coverage = group_coverage.from_rows(got)
+        result.group_coverage = group_coverage.from_rows(got, group_coverage.run_keys(_config(run_dir)))
         if result.group_coverage and result.group_coverage["warning"]:
             result.warnings.append(result.group_coverage["warning"])
     result.history = history
@@ -395,13 +395,20 @@ def build_report(
 def _fault_colours(run_dir: Path | None) -> dict[str, str]:
     """The run's fault colours from its config.json (the nemesis plan writes them), or none: a
     history checked on its own gets the report's spare colours."""
+    config = _config(run_dir)
+    return colours_of(config) if config else {}
+
+
+def _config(run_dir: Path | None) -> dict[str, Any]:
+    """The run's config.json, or {} for a history checked without its run directory."""
     config = RunDir(run_dir).config if run_dir is not None else None
     if config is None or not config.is_file():
         return {}
     try:
-        return colours_of(json.loads(config.read_text(encoding="utf-8")))
+        data = json.loads(config.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _warnings(st: dict[str, Any], ok_poll: bool) -> list[str]:

@@ -132,8 +132,12 @@ def query(ops: DataFrame, micro: DataFrame) -> dict[str, DataFrame]:
         .selectExpr("process", "op", "ctime / 1e9 AS t", "coalesce(keys, array()) AS keys")
     )
     first = held.groupBy("process").agg(F.min("t").alias("first"))
-    commits = live.where(f"f = '{COMMIT}' AND `type` = '{OK}' AND ctime IS NOT NULL").selectExpr(
-        "process", "op", "ctime / 1e9 AS t", "map_keys(from_json(nvalue, 'map<string,bigint>')) AS keys"
+    commits = (  # a member's, once it has subscribed (as the counter takes them)
+        live.where(f"f = '{COMMIT}' AND `type` = '{OK}' AND ctime IS NOT NULL")
+        .selectExpr("process", "op", "ctime / 1e9 AS t", "map_keys(from_json(nvalue, 'map<string,bigint>')) AS keys")
+        .join(first, "process")
+        .where("t >= first")
+        .drop("first")
     )
     returned = micro.where(f"kind = 'read' AND f = '{POLL}' AND `type` = '{OK}'").select("op").distinct()
     polls = (
@@ -159,9 +163,13 @@ def query(ops: DataFrame, micro: DataFrame) -> dict[str, DataFrame]:
     }
 
 
-def from_rows(got: dict[str, list[dict[str, Any]]], spans: bool = True) -> dict[str, Any] | None:
-    """`measure` of `query`'s collected rows: over every key sent or held."""
-    keys = sorted({r["key"] for r in got.get("group.keys", []) if r["key"] is not None})
+def from_rows(
+    got: dict[str, list[dict[str, Any]]], keys: list[str] | None = None, spans: bool = True
+) -> dict[str, Any] | None:
+    """`measure` of `query`'s collected rows, over `keys`: the run's (config.json's workload, as the
+    run measured them) or, for a history checked without its run, every key sent or held."""
+    if keys is None:
+        keys = sorted({r["key"] for r in got.get("group.keys", []) if r["key"] is not None})
     m = Members()
     bounds = (got.get("group.bounds") or [{}])[0]
     m.start, m.end = bounds.get("start"), bounds.get("end") or 0.0
@@ -173,6 +181,13 @@ def from_rows(got: dict[str, list[dict[str, Any]]], spans: bool = True) -> dict[
     m.last = {_process(r["process"]): float(r["t"]) for r in got.get("group.last", [])}
     m.polls_with_records = sum(int(r["n"]) for r in got.get("group.polls", []))
     return measure(m, keys, spans)
+
+
+def run_keys(config: dict[str, Any]) -> list[str] | None:
+    """The keys of a run's workload, from its config.json (None when it does not say)."""
+    workload = config.get("workload") or {}
+    topic, keys = workload.get("topic"), workload.get("keys")
+    return [f"{topic}/{p}" for p in range(keys)] if isinstance(topic, str) and isinstance(keys, int) else None
 
 
 def _process(p: Any) -> Any:

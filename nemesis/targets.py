@@ -84,8 +84,10 @@ PREFIXES = ("leader:", "follower:", "group-coordinator:", "txn-coordinator:")
 
 def check_target(target: str, nodes: list[NodeSpec]) -> None:
     """UsageError unless `target` can name something in a cluster of `nodes`: a target that names
-    nothing would fail at each fault's moment, and the run would pass without its faults."""
-    for part in (p.strip() for p in target.split("+")):
+    nothing would fail at each fault's moment, and the run would pass without its faults. A cut's
+    target (`SIDE|SIDE;SIDE|SIDE`, nemesis/partition.py) is checked side by side."""
+    sides = [side for pair in target.split(";") for side in pair.split("|")]
+    for part in (p.strip() for side in sides for p in side.split("+")):
         if part in WORDS or part in ("group-coordinator", "txn-coordinator"):
             continue
         prefix = next((p for p in PREFIXES if part.startswith(p)), None)

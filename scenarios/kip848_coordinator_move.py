@@ -23,7 +23,7 @@ What the runs show instead is availability: a member that leaves while no coordi
 (its leave heartbeat fails) keeps its keys in the group's state until its session expires, and a
 coordinator that loads the group starts every member's session again; the killed broker took the
 group back on restart and handed it on 4.5 s later, and two keys stayed with departed members for
-21 s. The group's coverage says so (every key held for about a quarter of the run).
+15 and 17 s. The group's coverage says so (every key held for about a quarter of the run).
 """
 
 from __future__ import annotations

@@ -227,12 +227,18 @@ class WorkloadOptions:
         if self.group_protocol != "consumer" or not self.grouped:
             return {}
         heartbeat, session = str(self.heartbeat_interval_ms), str(self.session_timeout_ms)
-        return {
+        out = {
             "group.consumer.min.heartbeat.interval.ms": heartbeat,
             "group.consumer.heartbeat.interval.ms": heartbeat,
             "group.consumer.min.session.timeout.ms": session,
             "group.consumer.session.timeout.ms": session,
         }
+        # Past Kafka's maximums (15 s and 60 s) the brokers would refuse to start: raise them too.
+        if self.heartbeat_interval_ms > 15000:
+            out["group.consumer.max.heartbeat.interval.ms"] = heartbeat
+        if self.session_timeout_ms > 60000:
+            out["group.consumer.max.session.timeout.ms"] = session
+        return out
 
     def subscribes(self, process: int) -> bool:
         """Whether this process's consumer joins the run's group (--consumer)."""

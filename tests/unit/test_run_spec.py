@@ -72,12 +72,28 @@ def test_near_misses_of_the_bad_specs_are_valid():
 
 
 @pytest.mark.parametrize(
-    "target", ["kafka-2", "3", "kafka-1,kafka-3", "leader:chaos/0", "controller+leader:chaos/0", "group-coordinator:g"]
+    "target",
+    [
+        "kafka-2",
+        "3",
+        "kafka-1,kafka-3",
+        "leader:chaos/0",
+        "controller+leader:chaos/0",
+        "group-coordinator:g",
+        "leader:chaos/0|controller",  # a cut's sides (nemesis/partition.py)
+        "kafka-1|kafka-2;kafka-2|kafka-3",
+    ],
 )
 def test_targets_that_name_something_in_the_cluster_are_valid(target):
     RunSpec(ClusterSpec(), nemesis=NemesisPlan(faults=[f"kill@{target}"])).validate()
     script = [Step(at=1, fault="pause", target=target)]
     RunSpec(ClusterSpec(), nemesis=NemesisPlan(script=script)).validate()
+
+
+def test_a_cut_with_a_side_that_names_nothing_is_a_usage_error():
+    script = [Step(at=1, fault="partition", target="kafka-1|kafka-9", options={"shape": "cut"})]
+    with pytest.raises(UsageError, match="unknown target 'kafka-9'"):
+        RunSpec(ClusterSpec(), nemesis=NemesisPlan(script=script)).validate()
 
 
 def test_a_scripted_step_aimed_at_no_node_is_a_usage_error():
@@ -93,6 +109,9 @@ def test_a_kip_848_run_gives_its_members_heartbeat_and_session_to_the_brokers():
     assert config["group.consumer.heartbeat.interval.ms"] == "700"
     assert config["group.consumer.min.heartbeat.interval.ms"] == "700"
     assert config["group.consumer.session.timeout.ms"] == "20000"  # the user's, over the workload's
+    assert "group.consumer.max.session.timeout.ms" not in config
+    long = WorkloadOptions(client="java", consumer="subscribe", group_protocol="consumer", session_timeout_ms=90000)
+    assert long.broker_defaults()["group.consumer.max.session.timeout.ms"] == "90000"  # else the brokers refuse it
     classic = RunSpec(ClusterSpec(), WorkloadOptions(client="java", consumer="subscribe")).build_cluster().config
     assert not any(k.startswith("group.consumer.") for k in classic)
 

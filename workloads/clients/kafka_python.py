@@ -8,6 +8,7 @@ so the txn workload runs them under a watchdog (workloads/txn.py).
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -174,16 +175,25 @@ class _Rebalances(ConsumerRebalanceListener):
         self.current: set[str] = set()
         self.held: list[str] | None = None
         self.rebalancing = False
+        self._lock = threading.Lock()
 
     def on_partitions_revoked(self, revoked: Any) -> None:
-        self.current -= {_key(tp) for tp in revoked}
-        self.held = sorted(self.current)
-        self.rebalancing = True
+        with self._lock:
+            self.current -= {_key(tp) for tp in revoked}
+            self.held = sorted(self.current)
+            self.rebalancing = True
 
     def on_partitions_assigned(self, assigned: Any) -> None:
-        self.current = {_key(tp) for tp in assigned}
-        self.held = sorted(self.current)
-        self.rebalancing = False
+        with self._lock:
+            self.current = {_key(tp) for tp in assigned}
+            self.held = sorted(self.current)
+            self.rebalancing = False
+
+    def take(self) -> list[str] | None:
+        """What the member holds since the last call, if a rebalance changed it (else None)."""
+        with self._lock:
+            held, self.held = self.held, None
+            return held
 
 
 class PythonConsumer:
@@ -221,8 +231,7 @@ class PythonConsumer:
         self.consumer.subscribe(topics, listener=self._rebalances)
 
     def rebalanced(self) -> list[str] | None:
-        held, self._rebalances.held = self._rebalances.held, None
-        return held
+        return self._rebalances.take()
 
     def commit(self, offsets: dict[str, int]) -> None:
         self.consumer.commit(_offsets(offsets), timeout_ms=self.opts.request_timeout_ms)
