@@ -11,7 +11,8 @@ of the offsets it stored for what consume() returned), so the group's committed 
 past the records nobody handled. The member that takes the partition over resumes there: the
 records are skipped. The checker sees acknowledged values that no member delivered while later
 values of the same key were delivered: `lost-write` (lost to the application, not to Kafka; the
-log still holds them).
+log still holds them), and `unseen` for skipped values that no later delivered value of their
+key follows (a skip at a key's end: the group's drain resumes past them too).
 
 With `--commit sync` the member commits {key: next offset} only after it handled a poll's
 records; a crash before that commits nothing, the next member resumes at the last commit and
@@ -58,6 +59,7 @@ SCENARIO = Scenario(
     brokers=3,
     workload={**_WORKLOAD, "commit": "auto"},
     expect=lambda version, mv: LOSS,
+    shows=("lost-write", "unseen"),
     references=(
         "KafkaConsumer documentation (auto-commit): at-least-once only when every record a poll returned "
         "is handled before the next poll or close",

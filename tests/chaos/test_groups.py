@@ -68,7 +68,10 @@ def test_auto_commit_skips_what_a_crashed_member_never_handled(chaos_run):
     crashed = lossy.workload["members_crashed"]
     if crashed < 3:  # a skip naming the count, not a pass: the run could not tell
         pytest.skip(f"auto-commit-crash: {crashed} member crashes in 30 s (the group barely held keys in this load)")
-    assert set(lossy.anomalies) == {"lost-write"} and lossy.lost > 0, lossy.anomalies
+    # A skip is lost-write, or unseen where no later value of its key was delivered: since
+    # kafka-python's members hold their keys (issue 38) the skips reach a key's end too.
+    assert "lost-write" in lossy.anomalies and set(lossy.anomalies) <= {"lost-write", "unseen"}, lossy.anomalies
+    assert lossy.lost > 0, lossy.anomalies
     control = chaos_run(scenario="sync-commit-crash")
     assert control.script == "completed"
     assert control.valid is True, control.anomalies
