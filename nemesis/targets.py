@@ -66,7 +66,7 @@ KINDS = (
 )
 
 
-#: Targets named by a word alone, and by a prefix with what follows it (nemesis/targets.py's docstring).
+#: Targets named by a word alone, and by a prefix with what follows it (this module's docstring).
 WORDS = (
     "random",
     "random-broker",
