@@ -26,11 +26,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kafka_chaos.checkers.faults import fault_windows
 from kafka_chaos.checkers.group_coverage import count_events as coverage_of
+from kafka_chaos.checkers.group_coverage import every_key_share
 from kafka_chaos.checkers.liveness import count_events as liveness_counts
+from kafka_chaos.checkers.liveness import stretches
 from kafka_chaos.history.file import read_history
-from kafka_chaos.history.run_dir import RunDir
+from kafka_chaos.history.run_dir import RunDir, workload_keys
 
 ROOT = Path(__file__).resolve().parent.parent
 CELLS = ("kafka-python/classic", "java/classic", "librdkafka/classic", "java/consumer", "librdkafka/consumer")
@@ -52,48 +53,25 @@ def one_run(cell: str, seed: int, args: argparse.Namespace, store: Path) -> dict
     run_dir = Path(printed["run_dir"])
     files = RunDir(run_dir)
     events = list(read_history(files.history))
-    options = json.loads(files.config.read_text())["workload"]
+    config = json.loads(files.config.read_text())
     workload = printed["workload"]
     return {
         "coverage": workload["group_coverage"],
         "liveness": workload["liveness"],
         "valid": printed.get("check", {}).get("valid"),
-        "held": held_in_and_between_faults(events, [f"{options['topic']}/{p}" for p in range(options["keys"])]),
+        "held": held_in_and_between_faults(events, workload_keys(config) or []),
         "run_dir": str(run_dir),
     }
 
 
 def held_in_and_between_faults(events: list[dict], keys: list[str]) -> dict[str, float | None]:
-    """The share of the time in fault windows, and between them, in which every key was held."""
+    """The share of the time in fault windows, and between them, in which every key was held (the
+    liveness's stretches, checkers/liveness.py)."""
     coverage = coverage_of(events, keys, spans=True)
-    counts = liveness_counts(events)
-    end = counts.end_s
-    windows = sorted((w["start"], min(w["end"], end)) for w in fault_windows(counts.nemesis, end) if w["start"] < end)
-    merged: list[tuple[float, float]] = []
-    for a, b in windows:
-        if merged and a <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
-        elif b > a:
-            merged.append((a, b))
-    if not merged or coverage is None:
+    spans = stretches(liveness_counts(events))
+    if not spans["in_faults"] or coverage is None:
         return {"in_faults": None, "between_faults": None}
-    between = [(b, a2) for (_, b), (a2, _) in zip(merged, [*merged[1:], (end, end)], strict=True) if a2 > b]
-    spans = coverage["spans"]
-    return {"in_faults": _every_key(spans, keys, merged), "between_faults": _every_key(spans, keys, between)}
-
-
-def _every_key(spans: dict[str, list], keys: list[str], intervals: list[tuple[float, float]]) -> float | None:
-    total = sum(b - a for a, b in intervals)
-    if not total:
-        return None
-    held = 0.0
-    for a, b in intervals:
-        points = sorted({a, b, *(t for k in keys for _, s, u in spans.get(k, []) for t in (s, u) if a < t < b)})
-        for x, y in zip(points, points[1:], strict=False):
-            mid = (x + y) / 2
-            if all(any(s <= mid < u for _, s, u in spans.get(k, [])) for k in keys):
-                held += y - x
-    return held / total
+    return {k: every_key_share(coverage["spans"], keys, spans[k]) for k in ("in_faults", "between_faults")}
 
 
 def median(values: list[float | None]) -> float | None:

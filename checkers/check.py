@@ -44,7 +44,7 @@ from kafka_chaos.checkers.result import CheckResult, describe_cycle, describe_ex
 from kafka_chaos.checkers.sql import literal
 from kafka_chaos.history.events import NEMESIS
 from kafka_chaos.history.reporter import Reporter
-from kafka_chaos.history.run_dir import REPORT, RESULTS, RunDir
+from kafka_chaos.history.run_dir import REPORT, RESULTS, RunDir, workload_keys
 
 MAX_EXAMPLES = 10
 
@@ -372,7 +372,7 @@ def build_report(
     if result.liveness["warning"]:
         result.warnings.append(result.liveness["warning"])
     if facts.run["groups"]:
-        result.group_coverage = group_coverage.from_rows(got, group_coverage.run_keys(_config(run_dir)))
+        result.group_coverage = group_coverage.from_rows(got, workload_keys(_config(run_dir)))
         if result.group_coverage and result.group_coverage["warning"]:
             result.warnings.append(result.group_coverage["warning"])
     result.history = history

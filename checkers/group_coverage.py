@@ -183,13 +183,6 @@ def from_rows(
     return measure(m, keys, spans)
 
 
-def run_keys(config: dict[str, Any]) -> list[str] | None:
-    """The keys of a run's workload, from its config.json (None when it does not say)."""
-    workload = config.get("workload") or {}
-    topic, keys = workload.get("topic"), workload.get("keys")
-    return [f"{topic}/{p}" for p in range(keys)] if isinstance(topic, str) and isinstance(keys, int) else None
-
-
 def _process(p: Any) -> Any:
     """A process as the history wrote it: a number, or a name (Spark reads each as text)."""
     return int(p) if isinstance(p, str) and p.isdigit() else p
@@ -227,6 +220,18 @@ def measure(m: Members, keys: list[str], spans: bool = False) -> dict[str, Any] 
             if held.get(k)
         }
     return out
+
+
+def every_key_share(
+    spans: dict[str, list[list[Any]]], keys: list[str], intervals: list[tuple[float, float]]
+) -> float | None:
+    """The share of `intervals` in which every key was held, from `measure`'s `spans`
+    ([member, from s, until s] per key): the same sweep as the measures, over each interval."""
+    total = sum(b - a for a, b in intervals)
+    if not total:
+        return None
+    held = {k: [(a, b, p) for p, a, b in spans.get(k, [])] for k in keys}
+    return sum(_measure(keys, held, a, b)["every_key_s"] for a, b in intervals) / total
 
 
 def _holding(changes: list[Change], n: int) -> frozenset[str]:

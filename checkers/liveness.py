@@ -112,19 +112,26 @@ def _gaps(spans: list[tuple[float, float]], start: float, end: float) -> list[tu
     return gaps
 
 
-def measure(c: Counts) -> dict[str, Any]:
-    """The liveness section of summary.json and results.json."""
-    width_s = c.width_ns / 1e9
+def stretches(c: Counts) -> dict[str, list[tuple[float, float]]]:
+    """The workload's stretches (STRETCHES, the module's docstring) as (start, end) spans in s."""
     end = c.end_s
     windows = [(w["start"], min(w["end"], end)) for w in fault_windows(c.nemesis, end) if w["start"] < end]
     faulted = _merge([(a, b) for a, b in windows if b > a])
     first = faulted[0][0] if faulted else None
     quiet_end = first if first is not None else end
-    spans: dict[str, list[tuple[float, float]]] = {
+    return {
         "before_faults": [((c.start_s + quiet_end) / 2, quiet_end)],
         "in_faults": faulted,
         "between_faults": _gaps(faulted, first, end) if first is not None else [],
     }
+
+
+def measure(c: Counts) -> dict[str, Any]:
+    """The liveness section of summary.json and results.json."""
+    width_s = c.width_ns / 1e9
+    end = c.end_s
+    spans = stretches(c)
+    first = spans["in_faults"][0][0] if spans["in_faults"] else None
     out: dict[str, Any] = {
         "bucket_s": round(width_s, 3),
         "first_fault_s": None if first is None else round(first, 3),

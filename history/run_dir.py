@@ -32,6 +32,13 @@ def workload_topic(config: dict) -> str:
     return config.get("workload", {}).get("topic", "chaos")
 
 
+def workload_keys(config: dict) -> list[str] | None:
+    """The workload's keys ("topic/partition") in a run's config.json; None when it does not say
+    how many (a history checked without its run directory)."""
+    keys = config.get("workload", {}).get("keys")
+    return [f"{workload_topic(config)}/{p}" for p in range(keys)] if isinstance(keys, int) else None
+
+
 @dataclass(frozen=True)
 class RunDir:
     """One run directory; each property is the path of one of its files."""

@@ -66,20 +66,11 @@ KINDS = (
 )
 
 
-#: Targets named by a word alone, and by a prefix with what follows it (this module's docstring).
-WORDS = (
-    "random",
-    "random-broker",
-    "random-controller",
-    "controller",
-    "controllers",
-    "voters",
-    "quorum-majority",
-    "quorum-minority",
-    "minority",
-    "majority",
-)
-PREFIXES = ("leader:", "follower:", "group-coordinator:", "txn-coordinator:")
+#: Targets named by a word alone, by a prefix and what follows it, and by a word that may take a
+#: suffix (`group-coordinator[:GROUP]`): KINDS' own spellings, which check_target reads.
+WORDS = tuple(k for k in KINDS if re.fullmatch(r"[a-z-]+", k))
+PREFIXES = tuple(re.sub(r"\[?:.*", ":", k) for k in KINDS if ":" in k)
+OPTIONAL = tuple(k.partition("[")[0] for k in KINDS if "[:" in k)
 
 
 def check_target(target: str, nodes: list[NodeSpec]) -> None:
@@ -88,7 +79,7 @@ def check_target(target: str, nodes: list[NodeSpec]) -> None:
     target (`SIDE|SIDE;SIDE|SIDE`, nemesis/partition.py) is checked side by side."""
     sides = [side for pair in target.split(";") for side in pair.split("|")]
     for part in (p.strip() for side in sides for p in side.split("+")):
-        if part in WORDS or part in ("group-coordinator", "txn-coordinator"):
+        if part in WORDS or part in OPTIONAL:
             continue
         prefix = next((p for p in PREFIXES if part.startswith(p)), None)
         if prefix is not None:
