@@ -29,18 +29,10 @@ from kafka_chaos.checkers import fault_timing, metadata_rules, node_faults, quor
 from kafka_chaos.checkers.anomalies import CONTROL_NAMES, Fact, is_error
 from kafka_chaos.checkers.metadata_replay import bumps_on_isr_shrink
 from kafka_chaos.history.events import NEMESIS
+from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS as DEFAULTS
+from kafka_chaos.history.kraft import SLACK_S
 from kafka_chaos.history.run_dir import RunDir
 
-#: The slack S of every timing bound: sampling, and a loaded machine (../shared/anomalies.md).
-SLACK_S = 5.0
-#: Kafka's defaults of the settings the rules use, for a run whose evidence does not say them.
-DEFAULTS = {
-    "controller.quorum.fetch.timeout.ms": 2000,
-    "controller.quorum.election.timeout.ms": 1000,
-    "broker.session.timeout.ms": 9000,
-    "broker.heartbeat.interval.ms": 2000,
-    "replica.lag.time.max.ms": 30000,
-}
 #: How long after a heal completed its epochs are counted (unless the next nemesis operation comes first).
 HEAL_SETTLE_S = 10.0
 MAX_EXAMPLES = 10

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from docker.errors import DockerException
 
-from kafka_chaos.harness.config import STATIC
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
 from kafka_chaos.harness.fsync_disk import FSYNC_TRACKED, PAGE_CACHE
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
+from kafka_chaos.history.kraft import STATIC
 
 if TYPE_CHECKING:  # imported where used: every command starts without them
     from kafka_chaos.harness.cluster_spec import ClusterSpec

@@ -28,7 +28,7 @@ from testcontainers.core.network import Network
 
 from kafka_chaos.harness.admin import live_brokers
 from kafka_chaos.harness.cleanup import labels_for, remove_by_label
-from kafka_chaos.harness.config import DYNAMIC, STATIC, ClusterShape, check_quorum, initial_controllers
+from kafka_chaos.harness.config import ClusterShape, check_quorum, initial_controllers
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import ClusterStartError
 from kafka_chaos.harness.fsync_disk import PAGE_CACHE, check_disk, check_mountable
@@ -37,6 +37,7 @@ from kafka_chaos.harness.names import new_run_id
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.harness.ports import allocate
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
+from kafka_chaos.history.kraft import DYNAMIC, STATIC
 from kafka_chaos.history.reporter import Reporter
 
 logger = logging.getLogger(__name__)

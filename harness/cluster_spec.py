@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kafka_chaos.harness.cluster import KafkaCluster
-from kafka_chaos.harness.config import STATIC, check_quorum
+from kafka_chaos.harness.config import check_quorum
 from kafka_chaos.harness.fsync_disk import PAGE_CACHE, check_disk
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
+from kafka_chaos.history.kraft import STATIC
 
 
 @dataclass

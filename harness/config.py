@@ -15,14 +15,12 @@ from dataclasses import dataclass
 
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.versions import KafkaVersion, metadata_version_key
+from kafka_chaos.history.kraft import DYNAMIC, QUORUMS, STATIC
 
 INTERNAL_PORT = 9092  # broker-to-broker and container-to-container clients
 CONTROLLER_PORT = 9093  # KRaft quorum
 EXTERNAL_PORT = 9094  # published on 127.0.0.1 for host clients
-#: How the controllers know their quorum: `controller.quorum.voters` (static, every version), or
-#: the voters recorded in the metadata log itself (dynamic, KIP-853: from DYNAMIC_QUORUM_SINCE).
-STATIC, DYNAMIC = "static", "dynamic"
-QUORUMS = (STATIC, DYNAMIC)
+#: A dynamic quorum (KIP-853) needs this release and this metadata version at least.
 DYNAMIC_QUORUM_SINCE = "3.9.0"
 DYNAMIC_QUORUM_MV = "3.9-IV0"  # kraft.version 1
 DATA_DIR = "/var/lib/kafka/data"
@@ -45,16 +43,6 @@ FAULT_DETECTION = {
     "controller.quorum.fetch.timeout.ms": "1000",
     "controller.quorum.election.timeout.ms": "500",
     "controller.quorum.election.backoff.max.ms": "500",
-}
-
-#: Kafka's own defaults of the timing settings the control-plane rules are held to (each run's
-#: own values, these under its broker config, go into control-plane/nodes.json).
-KAFKA_TIMING_DEFAULTS = {
-    "controller.quorum.fetch.timeout.ms": 2000,
-    "broker.session.timeout.ms": 9000,
-    "replica.lag.time.max.ms": 30000,
-    "controller.quorum.election.timeout.ms": 1000,
-    "broker.heartbeat.interval.ms": 2000,
 }
 
 

@@ -31,9 +31,10 @@ from typing import Any, TextIO
 from kafka_chaos.harness import quorum_state
 from kafka_chaos.harness.admin import describe_quorum
 from kafka_chaos.harness.cluster import KafkaCluster
-from kafka_chaos.harness.config import KAFKA_TIMING_DEFAULTS, STATIC, NodeSpec
+from kafka_chaos.harness.config import NodeSpec
 from kafka_chaos.history.events import INVOKE, NEMESIS
 from kafka_chaos.history.file import HistoryWriter
+from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS, STATIC
 from kafka_chaos.history.reporter import Reporter, silent
 from kafka_chaos.history.run_dir import RunDir
 

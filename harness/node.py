@@ -31,15 +31,14 @@ from kafka_chaos.harness.cleanup import labels_for, remove_by_label
 from kafka_chaos.harness.config import (
     CONFIG_DIR,
     DATA_DIR,
-    DYNAMIC,
     EXTERNAL_PORT,
     LOG_DIR,
-    STATIC,
     NodeSpec,
     render_server_properties,
 )
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.fsync_disk import FSYNC_TRACKED, PAGE_CACHE, FsyncDisk
+from kafka_chaos.history.kraft import DYNAMIC, STATIC
 
 
 class KafkaNode(DockerContainer):

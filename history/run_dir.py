@@ -24,6 +24,7 @@ CONTROL_PLANE = "control-plane"  # the quorum and the metadata log, on the histo
 CONTROL_PLANE_NODES = "nodes.json"  # every node's id and roles, the voters, the timing settings
 QUORUM_VIEWS = "quorum-views.jsonl"  # each node's own quorum-state, sampled
 QUORUM_REPLICATION = "quorum-replication.jsonl"  # DescribeQuorum, sampled
+CONTROL_PLANE_GAPS = "gaps.json"  # evidence expected but not collected whole: {"metadata"|"views"|"replication": why}
 METADATA_LOGS = "metadata"  # <alias>.jsonl: each node's metadata log, decoded (harness/metadata_log.py)
 
 
@@ -88,6 +89,10 @@ class RunDir:
     @property
     def control_plane_nodes(self) -> Path:
         return self.control_plane / CONTROL_PLANE_NODES
+
+    @property
+    def control_plane_gaps(self) -> Path:
+        return self.control_plane / CONTROL_PLANE_GAPS
 
     @property
     def quorum_views(self) -> Path:

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_chaos.harness.config import STATIC
 from kafka_chaos.harness.fsync_disk import PAGE_CACHE
 from kafka_chaos.harness.versions import KafkaVersion, metadata_version_key
+from kafka_chaos.history.kraft import STATIC
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.schedule import Schedule
 from kafka_chaos.scenarios.script import Script, ScriptStopped, StepTimeout
