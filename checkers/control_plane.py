@@ -25,7 +25,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kafka_chaos.checkers import fault_timing, metadata_rules, node_faults, quorum_rules
+from kafka_chaos.checkers import cp_rules, fault_timing, metadata_rules, node_faults, quorum_rules
 from kafka_chaos.checkers.anomalies import CONTROL_NAMES, Fact, is_error
 from kafka_chaos.checkers.metadata_replay import bumps_on_isr_shrink
 from kafka_chaos.history.events import NEMESIS
@@ -61,6 +61,8 @@ class Evidence:
     kafka_version: str | None = None
     logs: dict[str, Path] = field(default_factory=dict)
     quorum: str = "static"  # or "dynamic" (KIP-853): a wiped voter comes back an observer
+    #: evidence the run expected and could not collect whole (control-plane/gaps.json): kind -> why
+    gaps: dict[str, str] = field(default_factory=dict)
 
     @property
     def bump_on_shrink(self) -> bool:
@@ -120,6 +122,7 @@ def evidence(run_dir: Path) -> Evidence:
         config.get("kafka_version"),
         run.metadata_logs() if run.control_plane.is_dir() else {},
         str(described.get("quorum") or "static"),
+        {str(k): str(v) for k, v in _read_json(run.control_plane_gaps).items()},
     )
 
 
@@ -229,22 +232,27 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
 def divergence(recs: DataFrame, samples: DataFrame, ids: dict[str, int]) -> DataFrame:
     """Offsets at which two nodes' logs hold different records, below the final high watermark.
 
-    Each node's log is compared up to the lesser of the final high watermark and its log end offset
-    in the last sample: below the offset a node last fetched up to, Raft has made its log the
-    leader's (a fetch that diverges is answered with the offset to truncate to, and not counted),
-    while a node restarted late, not yet fetching, may still hold an uncommitted tail of an old
-    epoch (it is not compared, as a node the last sample does not list). And, whatever the last
-    sample says of it, up to the highest high watermark the samples gave while that node led the
-    quorum: what it held below there was committed, and no node may later hold something else
+    Each node's log is compared up to the lesser of its log end offset and the high watermark in
+    the latest sample that lists it (the last one, for a node still fetching): below the offset a
+    node last fetched up to, Raft had made its log the leader's (a fetch that diverges is answered
+    with the offset to truncate to, and not counted), and below that sample's high watermark it was
+    committed; above, a node restarted late, not yet fetching, may still hold an uncommitted tail
+    of an old epoch. A node no sample lists is not compared, and checkers/cp_rules.py says so.
+    And, whatever the samples say of it, up to the highest high watermark the samples gave while
+    that node led the quorum: what it held below there was committed, and no node may later hold something else
     there (a voter back with an empty disk that elects a leader without those records, KAFKA-14077;
     the node that held them dies on the truncation below its high watermark and keeps them)."""
     good = samples.where("error IS NULL AND high_watermark IS NOT NULL")
-    last = good.selectExpr(
-        "max_by(named_struct('hw', high_watermark, 'members',"
-        " concat(coalesce(voters, array()), coalesce(observers, array()))), time) AS s"
+    final_hw = good.selectExpr("max_by(high_watermark, time) AS final_hw")
+    # Each node's latest sample that lists it: its log end offset and that sample's high watermark.
+    fetched = (
+        good.selectExpr(
+            "time", "high_watermark AS hw", "inline(concat(coalesce(voters, array()), coalesce(observers, array())))"
+        )
+        .groupBy("id")
+        .agg(F.expr("max_by(named_struct('hw', hw, 'leo', log_end_offset), time) AS s"))
+        .selectExpr("id", "s.hw AS hw", "s.leo AS leo")
     )
-    final_hw = last.selectExpr("s.hw AS final_hw")
-    fetched = last.selectExpr("inline(s.members)").selectExpr("id", "log_end_offset AS leo")
     led = (
         good.where("leader_id IS NOT NULL")
         .groupBy(F.col("leader_id").alias("id"))
@@ -258,7 +266,7 @@ def divergence(recs: DataFrame, samples: DataFrame, ids: dict[str, int]) -> Data
         .selectExpr(
             "node",
             "final_hw",
-            "least(final_hw, greatest(coalesce(leo, -1), coalesce(led_hw, -1))) AS upto",
+            "greatest(least(coalesce(hw, -1), coalesce(leo, -1)), least(final_hw, coalesce(led_hw, -1))) AS upto",
         )
     )
     below = recs.join(F.broadcast(limits), "node").where("`offset` < upto")
@@ -315,30 +323,6 @@ def _entry(name: str, examples: list[dict[str, Any]]) -> dict[str, Any]:
     return {"count": len(examples), "errors": len(examples) if error else 0, "examples": shown}
 
 
-def _record_hits(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """The record rules' hits, one per record however many nodes' logs hold it."""
-    merged: dict[tuple, dict[str, Any]] = {}
-    for r in rows:
-        if r["kind"] != "hit":
-            continue
-        key = (r["name"], r["subject"], r["offset"], r["record"], r["detail"])
-        if key not in merged:
-            detail = json.loads(r["detail"]) if r["detail"] else {}
-            merged[key] = {
-                "partition": r["subject"],
-                "offset": r["offset"],
-                "time_s": _s(r["time"]),
-                "record": r["record"],
-                **detail,
-                "nodes": [],
-            }
-        merged[key]["nodes"] = sorted({*merged[key]["nodes"], r["node"]})
-    out: dict[str, list[dict[str, Any]]] = {}
-    for (name, *_), ex in sorted(merged.items(), key=lambda kv: (kv[0][0], kv[1]["offset"])):
-        out.setdefault(name, []).append(ex)
-    return out
-
-
 @dataclass
 class Judged:
     anomalies: dict[str, dict[str, Any]]
@@ -381,19 +365,28 @@ def not_checked(why: str) -> dict[str, Any]:
     return {"checked": False, "why": why}
 
 
+def _absent(ev: Evidence, got: dict[str, list[dict[str, Any]]], samples: list[dict[str, Any]]) -> dict[str, str | None]:
+    """Each kind of evidence (checkers/cp_rules.py) -> why it is missing, or None: it is there."""
+    logs = got.get("cp_logs", [])
+    views = [v for v in got.get("cp_views", []) if v["error"] is None]
+    have: dict[str, str | None] = {
+        cp_rules.VIEWS: None if views else ("no readable quorum view" if ev.has_views else "no quorum-views.jsonl"),
+        cp_rules.METADATA: None
+        if any(r["records"] for r in logs)
+        else ("no metadata log holds a record" if ev.logs else "no metadata log"),
+        cp_rules.REPLICATION: None
+        if samples
+        else ("no quorum-replication sample" if ev.has_replication else "no quorum-replication.jsonl"),
+        cp_rules.IDS: None
+        if any("id" in n for n in ev.nodes.values())
+        else "no node ids in nodes.json: the faulted nodes' ids are unknown",
+    }
+    return have
+
+
 def judge(got: dict[str, list[dict[str, Any]]], nemesis_rows: list[dict[str, Any]], ev: Evidence, end: int) -> Judged:
     """Every control-plane anomaly and the object results.json holds beside them, from the
-    collected queries and the nemesis's operations."""
-    missing: dict[str, str] = {}
-    found: dict[str, list[dict[str, Any]]] = {}
-    slack = int(SLACK_S * 1e9)
-    fetch = ev.settings["controller.quorum.fetch.timeout.ms"]
-    bounds = {
-        "quorum-split-brain": 1.5 * fetch / 1000 + SLACK_S,
-        "unfenced-down-broker": ev.settings["broker.session.timeout.ms"] / 1000 + SLACK_S,
-        "stale-isr-member": 1.5 * ev.settings["replica.lag.time.max.ms"] / 1000 + SLACK_S,
-        "stuck-broker-metadata": 30 + SLACK_S,
-    }
+    collected queries and the nemesis's operations: the rules of checkers/cp_rules.py, run in turn."""
     ops = node_faults.nemesis_ops(nemesis_rows)
     ws = node_faults.windows(ops, end)
     views = got.get("cp_views", [])
@@ -402,99 +395,28 @@ def judge(got: dict[str, list[dict[str, Any]]], nemesis_rows: list[dict[str, Any
     logs = got.get("cp_logs", [])
     aliases = {a: int(n["id"]) for a, n in ev.nodes.items() if "id" in n}
     by_id = {i: a for a, i in aliases.items()}
-
-    if not ev.has_views:
-        for name in ("quorum-split-brain", "quorum-epoch-regression"):
-            missing[name] = "no quorum-views.jsonl"
-        if not ev.logs:
-            missing["quorum-double-leader"] = "no quorum-views.jsonl and no metadata log"
-    if not any(r["records"] for r in logs):
-        why = "no metadata log holds a record" if ev.logs else "no metadata log"
-        for name in (
-            "leader-not-in-isr",
-            "partition-epoch-regression",
-            "inactive-leader",
-            "fenced-in-isr",
-            "metadata-divergence",
-            "unfenced-down-broker",
-            "stale-isr-member",
-        ):
-            missing[name] = why
-    if not samples:
-        why = "no quorum-replication sample" if ev.has_replication else "no quorum-replication.jsonl"
-        for name in ("metadata-divergence", "unfenced-down-broker", "stale-isr-member", "stuck-broker-metadata"):
-            missing.setdefault(name, why)
-    if not aliases:
-        for name in ("unfenced-down-broker", "stale-isr-member", "stuck-broker-metadata"):
-            missing.setdefault(name, "no nodes.json: the faulted nodes' ids are unknown")
-
-    if views:
-        found["quorum-split-brain"] = quorum_rules.split_brain(views, ws, int(bounds["quorum-split-brain"] * 1e9))
-    found["quorum-double-leader"] = [
-        {
-            "epoch": r["epoch"],
-            "leaders": sorted({c["leader"] for c in r["claims"]}),
-            "claims": [
-                {"node": c["node"], "leader": c["leader"], "time_s": _s(c["time"]), "source": c["source"]}
-                for c in r["claims"][:6]
-            ],
-        }
-        for r in sorted(got.get("cp_double", []), key=lambda r: r["epoch"])
-    ]
-    found["quorum-epoch-regression"] = [
-        {
-            "node": r["node"],
-            "epochs": [r["previous"], r["leader_epoch"]],
-            "from_s": _s(r["previous_time"]),
-            "time_s": _s(r["time"]),
-        }
-        for r in sorted(got.get("cp_regressions", []), key=lambda r: (r["time"], r["node"]))
-    ]
-    found["metadata-divergence"] = [
-        {
-            "offset": r["offset"],
-            "high_watermark": r["final_hw"],
-            "records": {
-                x["node"]: f"{x['type']} {x['data']}"
-                + (f" (epoch {x['batch_epoch']})" if x["batch_epoch"] is not None else "")
-                for x in r["records"]
-            },
-        }
-        for r in sorted(got.get("cp_divergence", []), key=lambda r: r["offset"])
-    ]
-    found.update(_record_hits(replay))
-
     states = [r for r in replay if r["kind"] != "hit"]
     members = got.get("cp_members", [])
     brokers = [a for a, n in ev.nodes.items() if "broker" in (n.get("roles") or [])]
     voters = [by_id[v] for v in ev.voter_ids if v in by_id]
     writes = {(r["nop"], r["key"]): r["first"] for r in got.get("cp_writes", [])}
     timing = fault_timing.Evidence(
-        ws, aliases, brokers, voters, ev.settings, slack, views, samples, members, states, end, writes
+        ws, aliases, brokers, voters, ev.settings, int(SLACK_S * 1e9), views, samples, members, states, end, writes
     )
     if ev.quorum == "dynamic":
         timing.lost = node_faults.seats_lost(ws, voters)
-    faults: list[dict[str, Any]] = []
-    if aliases:
-        if "unfenced-down-broker" not in missing:
-            found["unfenced-down-broker"] = fault_timing.unfenced_down_broker(timing, missing)
-        if "stale-isr-member" not in missing:
-            found["stale-isr-member"] = fault_timing.stale_isr_member(timing, missing)
-        if "stuck-broker-metadata" not in missing:
-            undos = [op for op in ops if op.heals is not None and op.type != "fail"]
-            open_at_end = any(w.undone >= end and w.f not in node_faults.RESTARTS for w in ws)
-            restarts = [w.healed for w in ws if w.f in node_faults.RESTARTS]  # a wiped node fetches from nothing
-            last = None if open_at_end else max([*(op.ctime or op.itime for op in undos), *restarts], default=0)
-            found["stuck-broker-metadata"] = fault_timing.stuck_broker_metadata(timing, last)
-        faults = fault_timing.reaction_times(timing)
+    ctx = cp_rules.Context(got, dict(ev.settings), ws, ops, timing, ev.logs, end)
+    found = cp_rules.judge(ctx, _absent(ev, got, samples), ev.gaps)
+    faults = fault_timing.reaction_times(timing) if aliases else []
 
     anomalies = {name: _entry(name, found[name]) for name in CONTROL_NAMES if found.get(name)}
+    missing = ctx.not_checked
     summary = {
         "checked": True,
         "slack_s": SLACK_S,
         "settings": dict(ev.settings),
         "settings_from": dict(ev.sources),
-        "bounds_s": bounds,
+        "bounds_s": cp_rules.bounds(ev.settings),
         "metadata_version": ev.metadata_version,
         "kafka_version": ev.kafka_version,
         "leader_epoch_bump_on_isr_shrink": ev.bump_on_shrink,
@@ -504,6 +426,8 @@ def judge(got: dict[str, list[dict[str, Any]]], nemesis_rows: list[dict[str, Any
         "faults": faults,
         "heals": _heals(ops, views, end),
         "metadata_lag": _lag(members, by_id),
+        "rules": len(CONTROL_NAMES),
+        "rules_checked": len(CONTROL_NAMES) - len([n for n in CONTROL_NAMES if n in missing]),
         "not_checked": {name: missing[name] for name in CONTROL_NAMES if name in missing},
     }
     return Judged(anomalies, summary, timelines(aliases, views, states, members))

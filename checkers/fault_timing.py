@@ -69,8 +69,11 @@ class Evidence:
     lost: dict[str, int] = field(default_factory=dict)
     brokers_state: dict[str, States] = field(init=False)
     partitions: dict[str, States] = field(init=False)
+    #: the views that are a running node's claim to lead the quorum (quorum_rules.live_claims)
+    claims: list[dict[str, Any]] = field(init=False)
 
     def __post_init__(self) -> None:
+        self.claims = quorum_rules.live_claims(self.views, self.ws)
         self.brokers_state = by_subject(self.states, "broker")
         self.partitions = by_subject(self.states, "partition")
         self.samples = sorted(self.samples, key=lambda s: s["time"])
@@ -90,16 +93,34 @@ def _s(t: int | None) -> float | None:
     return None if t is None else round(t / NS, 3)
 
 
+def session_start(ev: Evidence, w: Window) -> int | None:
+    """When the controller's clock of a faulted broker's session starts, by the contract: the latest
+    of the fault taking effect; the next quorum leader's election, when the fault (its nemesis
+    operation) took down or cut off the active controller, since a controller that takes over
+    starts every broker's session afresh; and a majority of the voters reaching each other again,
+    if they could not then. None: never before the fault was undone."""
+    start = majority_back(ev.ws, ev.voters, w.effect, w.undone, ev.lost)
+    if start is None:
+        return None
+    leader = quorum_rules.leader_at(ev.views, w.invoke - 1, ev.ws)
+    if leader is not None and any(x.op == w.op and _on(x, leader[0], ev.voters) for x in ev.ws):
+        elected = quorum_rules.next_leader(ev.claims, w.invoke, leader, w.undone)
+        if elected is None:
+            return None
+        start = max(start, elected)
+    return start
+
+
 def unfenced_down_broker(ev: Evidence, not_checked: dict[str, str]) -> list[dict[str, Any]]:
     """A broker the nemesis killed, stopped or paused, that stayed so, still unfenced in the
-    committed metadata `broker.session.timeout.ms` + S after the fault took effect (or after a
-    majority of the voters could reach each other again, if they could not then)."""
+    committed metadata `broker.session.timeout.ms` + S after its session's clock started
+    (`session_start`)."""
     found = []
     session = ev.setting_ns("broker.session.timeout.ms")
     for w in ev.ws:
         if w.f not in DOWN or w.node not in ev.brokers or w.stayed is None:
             continue
-        start = majority_back(ev.ws, ev.voters, w.effect, w.undone, ev.lost)
+        start = session_start(ev, w)
         if start is None:
             continue
         deadline = start + session + ev.slack_ns
@@ -119,6 +140,7 @@ def unfenced_down_broker(ev: Evidence, not_checked: dict[str, str]) -> list[dict
                     "fault": w.f,
                     "op": w.op,
                     "took_effect_s": _s(w.effect),
+                    "session_from_s": _s(start),
                     "deadline_s": _s(deadline),
                     "high_watermark": hw,
                     "offset": state["offset"],
@@ -128,8 +150,9 @@ def unfenced_down_broker(ev: Evidence, not_checked: dict[str, str]) -> list[dict
 
 
 def _active_controllers(ev: Evidence, a: int, b: int) -> set[str]:
-    """The nodes that led the quorum at some moment of [a, b]."""
-    leaders = {v["node"] for v in ev.views if a <= v["time"] <= b and quorum_rules.leads(v)}
+    """The running nodes that led the quorum at some moment of [a, b] (a dead node's leftover view
+    leads nothing: the active controller's own kill would otherwise exempt every fault on it)."""
+    leaders = {v["node"] for v in ev.claims if a <= v["time"] <= b}
     first = quorum_rules.leader_at(ev.views, a, ev.ws)
     return leaders | ({first[0]} if first else set())
 
@@ -290,7 +313,7 @@ def reaction_times(ev: Evidence) -> list[dict[str, Any]]:
                     )
         leader = quorum_rules.leader_at(ev.views, w.invoke - 1, ev.ws)  # before the fault's own window
         if leader is not None and _on(w, leader[0], ev.voters):
-            t = quorum_rules.next_leader(ev.views, w.invoke, leader, w.undone)
+            t = quorum_rules.next_leader(ev.claims, w.invoke, leader, w.undone)
             entry["active_controller"] = leader[0]
             entry["next_quorum_leader_after_s"] = _s(t - w.effect) if t is not None else None
             entry["live_brokers_fenced_after_s"] = _live_fencings(ev, w)

@@ -6,7 +6,8 @@ after it is applied:
 - `leader-not-in-isr`: the partition's leader is >= 0 and not in its ISR;
 - `partition-epoch-regression`: its leader epoch or partition epoch is lower than before;
 - `inactive-leader`: the record makes a broker leader (a PartitionRecord's leader, or a change's
-  leader other than the one it had) that is fenced or in controlled shutdown at that offset;
+  `Leader` other than -2, even one naming the leader it had: the contract's replay sets the leader
+  and bumps its epoch all the same) that is fenced or in controlled shutdown at that offset;
 - `fenced-in-isr`: the record adds to the ISR a broker fenced at that offset.
 A broker the log never registered (its registration before a snapshot this log starts after) is
 not judged. The node whose log is longest (the reference: `ref`) also returns its brokers' and
@@ -68,7 +69,7 @@ def judge(brokers_before: dict[int, Broker], step: Any, on_hit: Callable[[str, s
                 "partition_epoch": [before.partition_epoch, after.partition_epoch],
             },
         )
-    made = step.led and after.leader >= 0 and (before is None or before.leader != after.leader)
+    made = step.led and after.leader >= 0
     leader = brokers_before.get(after.leader) if made else None
     if leader is not None and leader.epoch >= 0 and (leader.fenced or leader.shutdown or not leader.registered):
         on_hit(

@@ -27,6 +27,8 @@ from typing import Any
 
 #: Faults that leave a node down (not running) until undone.
 DOWN = ("kill", "stop", "pause")
+#: The fault that freezes a node's processes: they resume as they were, claims and all.
+PAUSE = "pause"
 #: Faults that kill, change the disk and start the node again within the one operation.
 RESTARTS = ("wipe", "lose-unflushed")
 #: The fault that empties a node's disk: its quorum-state starts again from nothing.
@@ -173,6 +175,16 @@ def down(ws: list[Window]) -> dict[str, list[Interval]]:
     out: dict[str, list[Interval]] = {}
     for w in ws:
         if w.node is not None and (w.f in DOWN or w.f in RESTARTS):
+            out.setdefault(w.node, []).append((w.invoke, w.healed))
+    return out
+
+
+def restarted(ws: list[Window]) -> dict[str, list[Interval]]:
+    """node -> when its process may have been stopped and started again (killed, stopped, wiped,
+    its unflushed writes lost): invoke to undo done. Not a pause: a paused process resumes as it was."""
+    out: dict[str, list[Interval]] = {}
+    for w in ws:
+        if w.node is not None and w.f != PAUSE and (w.f in DOWN or w.f in RESTARTS):
             out.setdefault(w.node, []).append((w.invoke, w.healed))
     return out
 

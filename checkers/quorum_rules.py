@@ -7,6 +7,8 @@ a few thousand rows, collected by checkers/control_plane.py with the nemesis's f
   a claim from the first sample that shows it to the last one that still does (what was surely
   seen; the slack covers the time between samples); the stretch a node may have been down is cut
   out (a dead node's last view is not a claim).
+A pause carries no claim over: a paused leader resumes still leader, and must not hide what it
+claims later (only the stretch it was paused is cut out).
 - `quorum-double-leader` and `quorum-epoch-regression` are queries on Spark (control_plane.py).
 
 Beside them: who led the quorum when (the active controller at a moment), and the epochs that
@@ -18,7 +20,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
-from kafka_chaos.checkers.node_faults import Interval, Window, cut_between, down, is_down, subtract
+from kafka_chaos.checkers.node_faults import Interval, Window, cut_between, down, is_down, restarted, subtract
 
 View = dict[str, Any]  # time, node, node_id, leader_id, leader_epoch, error
 
@@ -28,23 +30,21 @@ def leads(v: View) -> bool:
     return v["error"] is None and v["leader_id"] is not None and v["leader_id"] == v["node_id"]
 
 
-def claims(views: list[View], dn: dict[str, list[Interval]] | None = None) -> dict[str, list[tuple[int, Interval]]]:
-    """node -> (epoch, [first, last sample]) of each run of samples in which it held itself leader.
-
-    A node that was down (`dn`: killed, stopped, paused, restarting) and held itself leader when
-    that began keeps the same view in its file after it, written back by its own start (KRaft
-    starts a former leader as resigned, in the same epoch): that is no claim until its view
-    changes."""
-    out: dict[str, list[tuple[int, Interval]]] = {}
+def _marked(views: list[View], restarts: dict[str, list[Interval]]) -> dict[str, list[tuple[View, bool]]]:
+    """node -> its views in time order, each with whether it is a claim: it holds itself leader,
+    and it is not the view the node held when a restart began (its file keeps that view, written
+    back by its own start: KRaft starts a former leader as resigned, in the same epoch), until
+    the view changes. A pause carries nothing: a paused process resumes as it was, still leader."""
+    out: dict[str, list[tuple[View, bool]]] = {}
     by_node: dict[str, list[View]] = {}
     for v in views:
         by_node.setdefault(v["node"], []).append(v)
     for node, vs in by_node.items():
-        gaps = sorted((dn or {}).get(node, []))
-        run: tuple[int, int, int] | None = None  # epoch, first, last
-        carried: tuple[Any, Any] | None = None  # the view held when the node went down, until it changes
+        gaps = sorted(restarts.get(node, []))
+        carried: tuple[Any, Any] | None = None
         last_view: tuple[Any, Any] | None = None
         last_time: int | None = None
+        marked = out.setdefault(node, [])
         for v in sorted(vs, key=lambda v: v["time"]):
             view = (v["leader_id"], v["leader_epoch"]) if v["error"] is None else None
             if last_time is not None and any(last_time < s <= v["time"] for s, _ in gaps):
@@ -52,7 +52,20 @@ def claims(views: list[View], dn: dict[str, list[Interval]] | None = None) -> di
             last_time, last_view = v["time"], view
             if carried is not None and view != carried:
                 carried = None
-            epoch = v["leader_epoch"] if leads(v) and view != carried else None
+            marked.append((v, leads(v) and view != carried))
+    return out
+
+
+def claims(
+    views: list[View], restarts: dict[str, list[Interval]] | None = None
+) -> dict[str, list[tuple[int, Interval]]]:
+    """node -> (epoch, [first, last sample]) of each run of samples in which it claimed to lead
+    (`_marked`; `restarts`: when each node's process may have been started again)."""
+    out: dict[str, list[tuple[int, Interval]]] = {}
+    for node, marked in _marked(views, restarts or {}).items():
+        run: tuple[int, int, int] | None = None  # epoch, first, last
+        for v, claim in marked:
+            epoch = v["leader_epoch"] if claim else None
             if run is not None and epoch == run[0]:
                 run = (run[0], run[1], v["time"])
                 continue
@@ -64,10 +77,22 @@ def claims(views: list[View], dn: dict[str, list[Interval]] | None = None) -> di
     return out
 
 
+def live_claims(views: list[View], ws: list[Window]) -> list[View]:
+    """The views that are a running node's claim to lead: not taken while the node may have been
+    down (a dead or paused node's file still names it), and not carried over its restart."""
+    dn = down(ws)
+    return [
+        v
+        for marked in _marked(views, restarted(ws)).values()
+        for v, claim in marked
+        if claim and not is_down(dn, v["node"], v["time"])
+    ]
+
+
 def split_brain(views: list[View], ws: list[Window], bound_ns: int) -> list[dict[str, Any]]:
     """Pairs of claims in different epochs that overlap, both nodes running, for longer than the bound."""
     dn = down(ws)
-    held = claims(views, dn)
+    held = claims(views, restarted(ws))
     everyone = sorted({v["node"] for v in views})
     found = []
     for a, b in combinations(sorted(held), 2):
@@ -99,16 +124,18 @@ def split_brain(views: list[View], ws: list[Window], bound_ns: int) -> list[dict
 
 
 def leader_at(views: list[View], t: int, ws: list[Window] | None = None) -> tuple[str, int] | None:
-    """The active controller at `t`: of the nodes' latest views up to `t`, the running one that holds
-    itself leader in the highest epoch."""
+    """The active controller at `t`: of the nodes' latest views up to `t`, the one that is a
+    running node's claim (`live_claims`) in the highest epoch, its node not down at `t`."""
+    ws = ws or []
     latest: dict[str, View] = {}
     for v in views:
         if v["time"] <= t and (v["node"] not in latest or v["time"] >= latest[v["node"]]["time"]):
             latest[v["node"]] = v
-    dn = down(ws or [])
+    live = {(v["node"], v["time"]) for v in live_claims(views, ws)} if latest else set()
+    dn = down(ws)
     best = None
     for node, v in latest.items():
-        if leads(v) and not is_down(dn, node, t) and (best is None or v["leader_epoch"] > best[1]):
+        if (node, v["time"]) in live and not is_down(dn, node, t) and (best is None or v["leader_epoch"] > best[1]):
             best = (node, v["leader_epoch"])
     return best
 

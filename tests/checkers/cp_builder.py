@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafka_chaos.history.kraft import stuck_window_s
 from kafka_chaos.history.run_dir import RunDir
 from kafka_chaos.nemesis.faults import named_ends
 
@@ -100,6 +101,16 @@ class Run:
     sample_errors: list[tuple[float, float]] = field(default_factory=list)
     #: when an acknowledged send to chaos/0 is invoked (each is read at the end)
     writes: list[float] = field(default_factory=lambda: [float(t) for t in range(2, 58)])
+    #: until when the evidence is sampled (None: as a run does, `sampled_until`)
+    until: float | None = None
+
+    def sampled_until(self) -> float:
+        """Until when the evidence is sampled: the run's end, or, as a run does (runs/run.py), the
+        window of `stuck-broker-metadata` after the last nemesis operation, whichever is later."""
+        if self.until is not None:
+            return self.until
+        last = max((done for _, done, *_ in self.nemesis), default=0.0)
+        return max(END, last + stuck_window_s() + 1) if self.nemesis else END
 
     def add(self, *records: dict[str, Any], nodes: tuple[str, ...] = tuple(NODES)) -> Run:
         for node in nodes:
@@ -214,7 +225,7 @@ class Run:
                 {"nodes": nodes, "voters": sorted(NODES.values()), "quorum": self.quorum, "settings": self.settings}
             )
         )
-        ticks = [i / 2 for i in range(int(END * 2) + 1)]
+        ticks = [i / 2 for i in range(int(self.sampled_until() * 2) + 1)]
         run.quorum_views.write_text("".join(json.dumps(self._view(t, node)) + "\n" for t in ticks for node in NODES))
         run.quorum_replication.write_text("".join(json.dumps(self._sample(t)) + "\n" for t in ticks if t == int(t)))
         for alias, log in self.logs.items():

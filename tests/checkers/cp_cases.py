@@ -34,6 +34,21 @@ def split_brain_after_restart(bad: bool) -> Run:
     return r.add(fence(8, 15, 1), rec(9, 12, "NO_OP_RECORD", batch_epoch=2))
 
 
+def split_brain_after_a_pause(bad: bool) -> Run:
+    """kafka-1, the quorum leader, paused for 0.5 s at 8 s, then cut off from 16 s to 46 s while
+    kafka-2 leads epoch 2 from 18 s; kafka-1 keeps holding itself leader of epoch 1 (KAFKA-15489,
+    as a 3.6.2 cluster did). A pause carries no claim over: this is a split brain (checked VALID at
+    192bec4). Near miss: kafka-1 is killed at 16 s instead of cut off: its last view is no claim."""
+    r = Run().fault("pause", ["kafka-1"], 8).fault("resume", ["kafka-1"], 8.5)
+    others = {"kafka-1": ["kafka-2", "kafka-3"], "kafka-2": ["kafka-1"], "kafka-3": ["kafka-1"]}
+    if bad:
+        r.fault("partition", ["kafka-1"], 16, grudge=others, shape="isolate").fault("heal", list(r.logs), 46)
+    else:
+        r.fault("kill", ["kafka-1"], 16).fault("start", ["kafka-1"], 46)
+    r.views("kafka-2", 18, 60, (2, 2)).views("kafka-3", 18, 60, (2, 2)).views("kafka-1", 46.5, 60, (2, 2))
+    return r.add(fence(8, 22, 1), rec(9, 18, "NO_OP_RECORD", batch_epoch=2))
+
+
 def double_leader(bad: bool) -> Run:
     """From 30 s kafka-2 holds itself leader of epoch 1, which kafka-1 led (near miss: of epoch 2)."""
     epoch = 1 if bad else 2
@@ -147,6 +162,13 @@ def inactive_leader_shutdown(bad: bool) -> Run:
     return r.add(change(10, 6, leader=3))
 
 
+def inactive_leader_named_again(bad: bool) -> Run:
+    """Broker 2, chaos/0's leader, is fenced at 5 s; a change at 6 s names it leader again (the
+    contract's replay: any `Leader` other than -2 sets the leader, even the same one; exempt at
+    192bec4). Near miss: the change at 6 s leaves the leader alone (-2) and only shrinks the ISR."""
+    return Run().add(fence(8, 5, 2), change(9, 6, leader=2 if bad else -2, isr=[2]))
+
+
 def fenced_in_isr(bad: bool) -> Run:
     """Broker 1 is fenced, then added to the ISR (near miss: added first, fenced after)."""
     if bad:
@@ -159,6 +181,20 @@ def unfenced_down_broker(bad: bool) -> Run:
     at = 30 if bad else 19
     r = Run().fault("kill", ["kafka-3"], 10).fault("start", ["kafka-3"], 40)
     return r.add(change(8, at, isr=[2]), fence(9, at, 3), fence(10, 42, 3, fenced=-1))
+
+
+def unfenced_after_a_slow_election(bad: bool) -> Run:
+    """kafka-1, the quorum leader and a broker, killed at 10 s (until 50 s); the next leader, kafka-2,
+    is elected only at 15 s (DescribeQuorum fails meanwhile). A controller that takes over starts
+    every broker's session afresh, so the bound runs from 15 s: 15 + 9 + 5 = 29 s. Near miss:
+    kafka-1 fenced at 28 s (past the bound from the kill, 24 s: the false alarm of 4.3.1 under
+    load); bad: at 30 s."""
+    r = Run().fault("kill", ["kafka-1"], 10).fault("start", ["kafka-1"], 50)
+    r.sample_errors = [(10.5, 15)]
+    r.leads("kafka-2", 15, 1000, 2)
+    r.views("kafka-2", 15, 60, (2, 2)).views("kafka-3", 15, 60, (2, 2)).views("kafka-1", 50.5, 60, (2, 2))
+    at = 30 if bad else 28
+    return r.add(rec(8, 15, "NO_OP_RECORD", batch_epoch=2), fence(9, at, 1), fence(10, 52, 1, fenced=-1))
 
 
 def unfenced_after_quorum_loss(bad: bool) -> Run:
@@ -213,6 +249,22 @@ def stale_isr_member(bad: bool) -> Run:
     grudge = {"kafka-3": ["kafka-2"], "kafka-2": ["kafka-3"]}
     r = Run().fault("partition", ["kafka-3"], 5, grudge=grudge, shape="cut").fault("heal", ["kafka-1"], 58)
     return r.add(change(8, 57 if bad else 40, isr=[2]))
+
+
+def stale_isr_member_of_the_active_controller(bad: bool) -> Run:
+    """kafka-3, a follower in chaos/0's ISR and the quorum leader (epoch 1), is killed at 5 s and
+    started at 58 s; kafka-1 leads epoch 2 from 7 s, and chaos/0's leader (kafka-2) reaches it
+    throughout. kafka-3's leftover quorum-state still names it leader while it is dead: that is no
+    active controller (at 192bec4 it exempted every fault on it). Bad: kafka-3 stays in the ISR;
+    near miss: the ISR drops it at 20 s."""
+    r = Run().fault("kill", ["kafka-3"], 5).fault("start", ["kafka-3"], 58)
+    for node in ("kafka-1", "kafka-2", "kafka-3"):
+        r.views(node, 0, 7, (3, 1))
+    r.views("kafka-1", 7, 60, (1, 2)).views("kafka-2", 7, 60, (1, 2)).views("kafka-3", 58.5, 60, (1, 2))
+    r.leads("kafka-3", 0, 5, 1).leads("kafka-1", 7, 1000, 2)
+    r.sample_errors = [(5, 7)]
+    r.add(rec(8, 7, "NO_OP_RECORD", batch_epoch=2), fence(9, 12, 3))
+    return r if bad else r.add(change(10, 20, isr=[2]))
 
 
 def stale_isr_member_quorum_only(bad: bool) -> Run:
@@ -281,13 +333,13 @@ def stuck_broker_metadata(bad: bool) -> Run:
 Case = Callable[[bool], Run]
 #: name -> the builders whose bad run has exactly that anomaly
 CASES: dict[str, list[Case]] = {
-    "quorum-split-brain": [split_brain, split_brain_after_restart],
+    "quorum-split-brain": [split_brain, split_brain_after_restart, split_brain_after_a_pause],
     "quorum-double-leader": [double_leader, double_leader_in_log],
     "quorum-epoch-regression": [epoch_regression],
     "metadata-divergence": [divergence, divergence_shorter, divergence_not_fetched, divergence_committed_by_its_leader],
     "leader-not-in-isr": [leader_not_in_isr, leader_not_in_isr_elected],
     "partition-epoch-regression": [partition_epoch_regression],
-    "inactive-leader": [inactive_leader, inactive_leader_shutdown],
+    "inactive-leader": [inactive_leader, inactive_leader_shutdown, inactive_leader_named_again],
     "fenced-in-isr": [fenced_in_isr],
     "unfenced-down-broker": [
         unfenced_down_broker,
@@ -296,6 +348,7 @@ CASES: dict[str, list[Case]] = {
         unfenced_without_a_dynamic_seat,
         unfenced_while_unsampled,
         unfenced_after_pause_and_kill,
+        unfenced_after_a_slow_election,
     ],
     "stale-isr-member": [
         stale_isr_member,
@@ -304,6 +357,7 @@ CASES: dict[str, list[Case]] = {
         stale_isr_member_deleted,
         stale_isr_member_replaced,
         stale_isr_member_quorum_only,
+        stale_isr_member_of_the_active_controller,
     ],
     "stuck-broker-metadata": [stuck_broker_metadata],
 }

@@ -10,8 +10,9 @@ import pytest
 
 from kafka_chaos.checkers.anomalies import CONTROL_NAMES
 from kafka_chaos.checkers.check import check_history, format_summary
+from kafka_chaos.history.run_dir import RunDir
 from tests.checkers import cp_cases
-from tests.checkers.cp_builder import Run, fence, rec
+from tests.checkers.cp_builder import Run, change, fence, rec
 from tests.checkers.histories import lost_write
 
 pytestmark = pytest.mark.spark
@@ -127,3 +128,84 @@ def test_live_brokers_fenced_while_the_active_controller_is_paused_are_reported(
     assert pause["live_brokers_fenced_after_s"] == (
         {"kafka-2": pytest.approx(4.99, abs=0.02)} if touched is None else {}
     )
+
+
+def _not_checked(check_run, r: Run) -> dict[str, str]:
+    result = check_run(r)
+    return result.control_plane["not_checked"]
+
+
+def test_a_rule_whose_window_did_not_elapse_is_not_checked(check_run):
+    """The last heal at 50 s and the samples ending at 60 s: stuck-broker-metadata needs 35 s after
+    it. Near miss: the samples go on to 86 s."""
+    r = Run().fault("kill", ["kafka-3"], 10).fault("start", ["kafka-3"], 50)
+    r.add(change(8, 15, isr=[2]), fence(9, 15, 3), fence(10, 52, 3, fenced=-1))
+    r.until = 60.0
+    missing = _not_checked(check_run, r)
+    assert set(missing) == {"stuck-broker-metadata"}, missing
+    assert "end 10.0 s after the last heal, before the rule's 35 s" in missing["stuck-broker-metadata"]
+    r.until = 86.0
+    assert _not_checked(check_run, r) == {}
+
+
+def test_a_fault_still_in_place_at_the_end_leaves_stuck_unchecked(check_run):
+    r = Run().fault("kill", ["kafka-3"], 10).add(change(8, 15, isr=[2]), fence(9, 15, 3))
+    missing = _not_checked(check_run, r)
+    assert set(missing) == {"stuck-broker-metadata"}
+    assert "still in place when the run ended" in missing["stuck-broker-metadata"]
+
+
+def test_divergence_without_node_ids_is_not_checked(spark_session, tmp_path):
+    history = Run().write(tmp_path / "ids")
+    nodes = history.parent / "control-plane" / "nodes.json"
+    described = json.loads(nodes.read_text())
+    described["nodes"] = {a: {"roles": n["roles"]} for a, n in described["nodes"].items()}
+    nodes.write_text(json.dumps(described))
+    missing = check_history(history, report=False, session=spark_session).control_plane["not_checked"]
+    assert {"metadata-divergence", "unfenced-down-broker", "stale-isr-member", "stuck-broker-metadata"} <= set(missing)
+    assert all("no node ids in nodes.json" in missing[n] for n in missing)
+
+
+def test_a_log_whose_node_no_sample_lists_is_not_compared_and_says_so(spark_session, tmp_path):
+    """kafka-3's log holds another record at offset 8 and no replication sample lists kafka-3
+    (at 192bec4: not compared, and not said)."""
+    r = Run().add(rec(8, 5, "NO_OP_RECORD"), rec(9, 6, "NO_OP_RECORD"), nodes=("kafka-1", "kafka-2"))
+    r.add(rec(8, 5, "NO_OP_RECORD", batch_epoch=2), nodes=("kafka-3",))
+    history = r.write(tmp_path / "unsampled")
+    path = history.parent / "control-plane" / "quorum-replication.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    for s in lines:
+        s["voters"] = [v for v in s["voters"] if v["id"] != 3]
+    path.write_text("".join(json.dumps(s) + "\n" for s in lines))
+    result = check_history(history, report=False, session=spark_session)
+    assert "kafka-3 in no replication sample" in result.control_plane["not_checked"]["metadata-divergence"]
+
+
+TIMING = {"unfenced-down-broker", "stale-isr-member"}
+
+
+@pytest.mark.parametrize(
+    ("gap", "rules"),
+    [
+        ("metadata", set(CONTROL_NAMES) - {"quorum-split-brain", "quorum-epoch-regression", "stuck-broker-metadata"}),
+        ("views", {"quorum-split-brain", "quorum-double-leader", "quorum-epoch-regression"} | TIMING),
+        ("replication", {"metadata-divergence", "stuck-broker-metadata"} | TIMING),
+    ],
+)
+def test_evidence_the_run_could_not_collect_whole_leaves_its_rules_unchecked(spark_session, tmp_path, gap, rules):
+    """control-plane/gaps.json: the run says which evidence it expected and did not get whole (a
+    decode that failed, a sampler that died); every rule that reads it is not checked, with the reason."""
+    history = Run().write(tmp_path / gap)
+    RunDir(history.parent).control_plane_gaps.write_text(json.dumps({gap: f"{gap} broke: boom"}))
+    cp = check_history(history, report=False, session=spark_session).control_plane
+    assert set(cp["not_checked"]) == rules
+    assert set(cp["not_checked"].values()) == {f"{gap} broke: boom"}
+    assert cp["rules_checked"] == len(CONTROL_NAMES) - len(rules)
+
+
+def test_the_docs_table_is_the_rules():
+    from kafka_chaos.checkers import cp_rules
+
+    docs = Path(__file__).parents[2] / "docs" / "checker.md"
+    assert cp_rules.markdown_table() in docs.read_text()
+    assert [r.name for r in cp_rules.RULES] == list(CONTROL_NAMES)
