@@ -27,10 +27,10 @@ from pyspark.sql import functions as F
 
 from kafka_chaos.checkers import cp_rules, fault_timing, metadata_rules, node_faults, quorum_rules
 from kafka_chaos.checkers.anomalies import CONTROL_NAMES, Fact, is_error
-from kafka_chaos.checkers.metadata_replay import bumps_on_isr_shrink
 from kafka_chaos.history.events import NEMESIS
 from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS as DEFAULTS
 from kafka_chaos.history.kraft import SLACK_S
+from kafka_chaos.history.metadata_replay import bumps_on_isr_shrink
 from kafka_chaos.history.run_dir import RunDir
 
 #: How long after a heal completed its epochs are counted (unless the next nemesis operation comes first).

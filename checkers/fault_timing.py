@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_chaos.checkers import quorum_rules
-from kafka_chaos.checkers.metadata_replay import REGISTER
 from kafka_chaos.checkers.node_faults import DOWN, Window, cut_between, down, is_down, majority_back
+from kafka_chaos.history.metadata_replay import REGISTER
 
 NS = 1_000_000_000
 MS = 1_000_000

@@ -1,7 +1,7 @@
 """The record rules of ../shared/anomalies.md ("Control plane") over one node's metadata log.
 
 `node_pass` is what Spark's applyInPandas runs per node (checkers/control_plane.py): the node's
-decoded records in offset order, replayed (checkers/metadata_replay.py), each record judged
+decoded records in offset order, replayed (history/metadata_replay.py), each record judged
 after it is applied:
 - `leader-not-in-isr`: the partition's leader is >= 0 and not in its ISR;
 - `partition-epoch-regression`: its leader epoch or partition epoch is lower than before;
@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from kafka_chaos.checkers.metadata_replay import Broker, Replay
+from kafka_chaos.history.metadata_replay import Broker, Replay
 
 #: What the pass returns per node: a rule hit (`kind` "hit"), or the reference log's state after a
 #: broker record ("broker": subject the broker id, fenced, active) or a partition record

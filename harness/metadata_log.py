@@ -8,9 +8,10 @@ DumpLogSegments with --cluster-metadata-decoder prints them as JSON; this module
 in order and writes `metadata-timeline.json` into the run directory, each event with its time
 on the history's clock (seconds since the history's time 0, from config.json).
 
-Leader epochs are not in PartitionChangeRecord; they are replayed by checkers/metadata_replay.py
-(the one copy of the rules): +1 for any leader named, and on an ISR shrink before 3.6.0 (KAFKA-15021).
-Partition epochs are exact: +1 per change record.
+Leader and partition epochs are not in PartitionChangeRecord; the one replay of the log,
+history/metadata_replay.py (which the checker's record rules use too), keeps them: +1 leader epoch
+for any leader named, and on an ISR shrink below metadata version 3.6 (KAFKA-15021), decided by
+the run's metadata version as the contract says; +1 partition epoch per change record.
 
 Every node's log is decoded too, as it printed, for the control-plane checker: one JSON line per
 record in `control-plane/metadata/<alias>.jsonl` (`node_logs_request`, `write_node_logs`).
@@ -22,10 +23,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.checkers.metadata_replay import PartitionState, changed, created
 from kafka_chaos.harness.logdump import DumpRequest, decoded, records, segment_files
 from kafka_chaos.harness.quorum_state import METADATA_DIR
 from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.history.metadata_replay import PARTITION, PARTITION_CHANGE, Replay, bumps_on_isr_shrink
 from kafka_chaos.history.run_dir import RunDir, workload_topic
 
 
@@ -36,11 +37,10 @@ def metadata_source(run_dir: Path) -> Path | None:
     return max(controllers, key=lambda p: sum(f.stat().st_size for f in p.glob("*.log")), default=None)
 
 
-def replay(entries: list[dict[str, Any]], topic: str, version: KafkaVersion, t0_ms: float) -> list[dict[str, Any]]:
-    """Timeline events from decoded metadata records (pure: unit-tested on hand-made records)."""
-    topic_ids: dict[str, str] = {}
-    partitions: dict[int, PartitionState] = {}
-    bump_on_shrink = version < KafkaVersion(3, 6, 0)
+def replay(entries: list[dict[str, Any]], topic: str, bump_on_shrink: bool, t0_ms: float) -> list[dict[str, Any]]:
+    """Timeline events from decoded metadata records (pure: unit-tested on hand-made records);
+    `bump_on_shrink`: whether an ISR shrink bumps the leader epoch (bumps_on_isr_shrink)."""
+    log = Replay(bump_on_shrink)
     events: list[dict[str, Any]] = []
 
     def event(entry: dict[str, Any], kind: str, **facts: Any) -> None:
@@ -86,27 +86,26 @@ def replay(entries: list[dict[str, Any]], topic: str, version: KafkaVersion, t0_
             event(entry, what, broker=data.get("brokerId"), broker_epoch=data.get("brokerEpoch"))
         elif kind == "UNREGISTER_BROKER_RECORD":
             event(entry, "unregister", broker=data.get("brokerId"), broker_epoch=data.get("brokerEpoch"))
-        elif kind == "TOPIC_RECORD":
-            topic_ids[data.get("topicId")] = data.get("name")
-        elif kind == "PARTITION_RECORD" and topic_ids.get(data.get("topicId")) == topic:
-            state = created(data)
-            partitions[data.get("partitionId")] = state
-            event(entry, "partition", key=f"{topic}/{data.get('partitionId')}", change="created", **state.facts())
-        elif kind == "PARTITION_CHANGE_RECORD" and topic_ids.get(data.get("topicId")) == topic:
-            part = data.get("partitionId")
-            before = partitions.get(part) or PartitionState()
-            state, changes = changed(before, data, bump_on_shrink)
-            partitions[part] = state
-            event(
-                entry,
-                "partition",
-                key=f"{topic}/{part}",
-                change="+".join(changes) or "other",
-                previous_leader=before.leader,
-                previous_isr=list(before.isr),
-                unclean=data.get("leaderRecoveryState") == 1,
-                **state.facts(),
-            )
+        if kind not in (PARTITION, PARTITION_CHANGE):
+            log.step(entry["offset"], kind, data)
+            continue
+        step = log.step(entry["offset"], kind, data)
+        if step.after is None or step.partition is None or step.partition.rsplit("/", 1)[0] != topic:
+            continue
+        if kind == PARTITION:
+            event(entry, "partition", key=step.partition, change="created", **step.after.facts())
+            continue
+        assert step.before is not None
+        event(
+            entry,
+            "partition",
+            key=step.partition,
+            change="+".join(step.changes) or "other",
+            previous_leader=step.before.leader,
+            previous_isr=list(step.before.isr),
+            unclean=data.get("leaderRecoveryState") == 1,
+            **step.after.facts(),
+        )
     return events
 
 
@@ -183,7 +182,8 @@ def write_timeline(run_dir: Path, version: KafkaVersion, output: str) -> Path:
     config = json.loads(RunDir(run_dir).config.read_text())
     topic = workload_topic(config)
     t0 = float(config.get("history_started_unix_ms") or 0)
-    events = replay(list(records(by_node(output).get(source.parent.parent.name, ""))), topic, version, t0)
+    bump = bumps_on_isr_shrink(config.get("metadata_version"), str(version))
+    events = replay(list(records(by_node(output).get(source.parent.parent.name, ""))), topic, bump, t0)
     path = RunDir(run_dir).timeline
     path.write_text(
         json.dumps({"source": str(source.relative_to(run_dir)), "topic": topic, "events": events}, indent=1) + "\n"

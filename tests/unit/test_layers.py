@@ -62,6 +62,20 @@ def _graph() -> dict[str, set[str]]:
     return {m: _imports(p, modules) - {m} for m, p in modules.items()}
 
 
+#: Floors that must not import one another although the order would allow it: the run directory's
+#: evidence is written by the harness and judged by the checkers, and what both must agree on lives
+#: below both, on the history's floor (history/kraft.py, history/metadata_replay.py).
+APART = {("harness", "checkers")}
+
+
+def apart(graph: dict[str, set[str]]) -> list[str]:
+    return [f"{m} -> {t}" for m, ts in graph.items() for t in sorted(ts) if (m.split(".")[0], t.split(".")[0]) in APART]
+
+
+def test_the_harness_imports_nothing_from_the_checkers():
+    assert apart(_graph()) == []
+
+
 def upward(graph: dict[str, set[str]]) -> list[str]:
     """Imports of a floor above, or across a shared floor, as `importer -> imported` lines."""
     bad = []

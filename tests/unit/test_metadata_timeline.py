@@ -4,7 +4,7 @@ import json
 
 from kafka_chaos.harness.logdump import records
 from kafka_chaos.harness.metadata_log import replay
-from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.history.metadata_replay import bumps_on_isr_shrink
 
 T0 = 1_000_000.0
 
@@ -40,7 +40,7 @@ def history(isr_after_shrink=(3,)):
 
 
 def test_replay_follows_registrations_and_the_workload_topic_only():
-    events = replay(history(), "chaos", KafkaVersion(3, 4, 1), T0)
+    events = replay(history(), "chaos", bumps_on_isr_shrink(None, "3.4.1"), T0)
     assert [e["kind"] for e in events] == ["register", "unfence", "partition", "partition", "partition", "partition"]
     assert events[0] == {
         "t_s": 0.0,
@@ -58,14 +58,14 @@ def test_replay_follows_registrations_and_the_workload_topic_only():
 
 
 def test_leader_epoch_bumps_on_isr_shrink_only_before_3_6():
-    old = replay(history(), "chaos", KafkaVersion(3, 4, 1), T0)
-    new = replay(history(), "chaos", KafkaVersion(3, 6, 0), T0)
+    old = replay(history(), "chaos", bumps_on_isr_shrink(None, "3.4.1"), T0)
+    new = replay(history(), "chaos", bumps_on_isr_shrink(None, "3.6.0"), T0)
     assert [e.get("leader_epoch") for e in old if e["kind"] == "partition"] == [0, 1, 1, 2]
     assert [e.get("leader_epoch") for e in new if e["kind"] == "partition"] == [0, 0, 0, 1]
 
 
 def test_a_change_that_repeats_the_isr_is_not_an_isr_change():
-    events = replay(history(isr_after_shrink=(2, 3)), "chaos", KafkaVersion(3, 4, 1), T0)
+    events = replay(history(isr_after_shrink=(2, 3)), "chaos", bumps_on_isr_shrink(None, "3.4.1"), T0)
     assert events[3]["change"] == "other"
 
 

@@ -3,8 +3,9 @@ registration and fencing, record by record, by the replay rules of ../shared/ano
 ("Control plane").
 
 Pure Python over decoded records (DumpLogSegments `--cluster-metadata-decoder`: `type`, `data`),
-so that the checker's per-node replay (checkers/control_plane.py) and the scenarios' metadata
-timeline (harness/metadata_log.py) read the log one way.
+so that the checker's per-node replay (checkers/metadata_rules.py) and the scenarios' metadata
+timeline (harness/metadata_log.py) read the log one way: it lives on the history's floor, below
+both.
 
 - `PartitionRecord` sets a partition's leader, ISR and both epochs; `RemoveTopicRecord` deletes
   its topic's partitions (the harness deletes its readiness topic before every run).
