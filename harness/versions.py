@@ -7,11 +7,12 @@ its jars are resolved (harness/maven.py), not by a list kept here.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import total_ordering
 
 from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.history import versions as history_versions
+from kafka_chaos.history.versions import release_key
 
 #: Newest release whose artifacts all resolve from Maven Central when this was written.
 DEFAULT_VERSION = "4.3.1"
@@ -20,8 +21,6 @@ OLDEST_SUPPORTED = "3.4.1"
 MINIMUM = (3, 4, 0)
 #: apache/kafka images exist on Docker Hub from this release on.
 FIRST_OFFICIAL_IMAGE = (3, 7, 0)
-
-_VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 
 
 @total_ordering
@@ -34,10 +33,12 @@ class KafkaVersion:
     @classmethod
     def parse(cls, text: str) -> KafkaVersion:
         """Parse MAJOR.MINOR.PATCH and check it is a supported release; UsageError otherwise."""
-        match = _VERSION_RE.match(text.strip()) if isinstance(text, str) else None
-        if not match:
-            raise UsageError(f"malformed Kafka version {text!r}: expected MAJOR.MINOR.PATCH, such as {DEFAULT_VERSION}")
-        version = cls(*(int(part) for part in match.groups()))
+        try:
+            version = cls(*release_key(text))
+        except ValueError:
+            raise UsageError(
+                f"malformed Kafka version {text!r}: expected MAJOR.MINOR.PATCH, such as {DEFAULT_VERSION}"
+            ) from None
         if version.tuple < MINIMUM:
             raise UsageError(
                 f"Kafka {version} is not supported: KRaft clusters need {'.'.join(map(str, MINIMUM))} or later"
@@ -67,9 +68,7 @@ class KafkaVersion:
 def metadata_version_key(text: str) -> tuple[int, int, int]:
     """A metadata version (`--release-version`) as something to compare: (3, 9, 0) for "3.9-IV0"
     (a bare "3.9" is IV0); UsageError when it is not of that form."""
-    release, _, iv = str(text).partition("-IV")
     try:
-        major, minor = (int(x) for x in release.split(".")[:2])
-        return major, minor, int(iv or 0)
-    except ValueError:
-        raise UsageError(f"malformed metadata version {text!r}: expected e.g. 3.9-IV0") from None
+        return history_versions.metadata_version_key(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None

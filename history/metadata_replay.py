@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kafka_chaos.history.versions import feature_key
+
 NO_CHANGE = -2  # PartitionChangeRecord.leader when the leader stays
 NO_LEADER = -1
 
@@ -41,19 +43,11 @@ PARTITION_CHANGE = "PARTITION_CHANGE_RECORD"
 BROKER_TYPES = (REGISTER, UNREGISTER, FENCE, UNFENCE, REGISTRATION_CHANGE)
 
 
-def version_key(text: str) -> tuple[int, int, int]:
-    """A metadata version (3.5-IV2) or a release (3.6.2) as (major, minor, IV or patch)."""
-    release, _, iv = str(text).partition("-IV")
-    parts = [int(x) for x in release.split(".")[:3]]
-    major, minor = parts[0], parts[1] if len(parts) > 1 else 0
-    return major, minor, int(iv or 0)
-
-
 def bumps_on_isr_shrink(metadata_version: str | None, kafka_version: str | None) -> bool:
     """Whether an ISR shrink bumps the leader epoch: metadata versions below 3.6 (KAFKA-15021). A
     run that set none runs its release's newest metadata version, so the release decides."""
     given = metadata_version or kafka_version
-    return given is not None and version_key(given)[:2] < (3, 6)
+    return given is not None and feature_key(given) < (3, 6)
 
 
 @dataclass(frozen=True)
