@@ -10,11 +10,18 @@ control-plane/ folder (history/run_dir.py names the files; the format is the che
 - quorum-replication.jsonl: DescribeQuorum every QUORUM_PERIOD_S, through one admin client kept
   open (the active controller's view: voters' and observers' log end offsets, fetch times;
   harness/admin.py reads it on Kafka 3.4 to 3.6 too).
-- nodes.json: every node's id and roles, the voters, and the timing settings the rules use.
+- nodes.json: every node's id and roles, the voters, and the timing settings the rules use; once
+  sampling ended, also `sampling`: until when it went on and from which heal it counted (below).
+
+Sampling goes on after the history's last event when a fault was applied: until
+`stuck_window_s()` (history/kraft.py) after the nemesis's last operation completed (its final
+heal), so that `stuck-broker-metadata` can be checked; the final read overlaps that wait. Samples
+then lie after the history's last event, on its clock. Evidence that could not be collected whole
+(a sampler that did not start or died) is recorded in gaps.json (harness/evidence_gaps.py).
 
 The views have their process, so that neither a DescribeQuorum waiting on a faulted cluster nor
-the workload's threads delay a view. Nothing here may fail or slow a run: a read that fails is a line with `error`, and
-each round costs a few small file reads.
+the workload's threads delay a view. Nothing here may fail a run, nor slow it but by the window's
+hold: a read that fails is a line with `error`, and each round costs a few small file reads.
 """
 
 from __future__ import annotations
@@ -26,17 +33,19 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TextIO
 
 from kafka_chaos.harness import quorum_state
 from kafka_chaos.harness.admin import describe_quorum
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.config import NodeSpec
-from kafka_chaos.history.events import INVOKE, NEMESIS
+from kafka_chaos.harness.evidence_gaps import record_gap
+from kafka_chaos.history.events import FAIL, INVOKE, NEMESIS
 from kafka_chaos.history.file import HistoryWriter
-from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS, STATIC
+from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS, STATIC, stuck_window_s
 from kafka_chaos.history.reporter import Reporter, silent
-from kafka_chaos.history.run_dir import RunDir
+from kafka_chaos.history.run_dir import GAP_REPLICATION, GAP_VIEWS, RunDir
 
 #: How often each node's quorum view is read; the contract asks for at least every 500 ms, and
 #: half of it keeps that under a loaded machine's scheduling delays.
@@ -85,7 +94,8 @@ def replication(answer: Mapping[str, Any]) -> dict[str, Any]:
 
 class ControlPlaneSampler:
     """Samples a live cluster's quorum into a run directory while its history is open:
-    `with sampler.running(history):` around the workload phase, `saw` as the history's tap."""
+    `with sampler.running(history):` around the workload phase, `saw` as the history's tap.
+    Leaving the block normally holds sampling until the window after the last heal (`hold_until`)."""
 
     def __init__(
         self,
@@ -94,37 +104,63 @@ class ControlPlaneSampler:
         reporter: Reporter = silent,
         view_period_s: float = VIEW_PERIOD_S,
         quorum_period_s: float = QUORUM_PERIOD_S,
+        window_s: float | None = None,
     ) -> None:
+        """`window_s`: how long after the last heal sampling goes on (default: the window of
+        `stuck-broker-metadata`, history/kraft.py)."""
         self.cluster, self.run_dir, self.reporter = cluster, run_dir, reporter
         self.view_period_s, self.quorum_period_s = view_period_s, quorum_period_s
+        self.window_s = stuck_window_s() if window_s is None else window_s
         self._stop = threading.Event()
         self._views: subprocess.Popen[bytes] | None = None
         self._thread: threading.Thread | None = None
         self._now: Callable[[], int] = lambda: 0
+        #: The history's time of the nemesis's last completion, once one of them did something.
+        self._last_heal: int | None = None
+        self._faulted = False
+        #: When the latest DescribeQuorum that was answered was asked (the history's time).
+        self._answered: int | None = None
 
     def saw(self, event: Mapping[str, Any]) -> None:
-        """The history's tap: a nemesis operation that completed asks the view sampler for a view."""
+        """The history's tap: a nemesis operation that completed asks the view sampler for a view,
+        and moves the window that sampling is held for."""
+        if event.get("process") != NEMESIS or event.get("type") == INVOKE:
+            return
+        self._faulted = self._faulted or event.get("type") != FAIL
+        if isinstance(event.get("time"), int):
+            self._last_heal = event["time"]
         views = self._views
-        if event.get("process") == NEMESIS and event.get("type") != INVOKE and views is not None:
+        if views is not None:
             try:
                 assert views.stdin is not None
                 views.stdin.write(f"{event['index']}\n".encode())
                 views.stdin.flush()
-            except (OSError, ValueError):  # its process gone, or stopping: its views end, the run goes on
+            except (OSError, ValueError):  # its process gone, or stopping: stop() records the gap
                 pass
+
+    @property
+    def hold_until(self) -> int | None:
+        """The history's time until which sampling goes on: `window_s` after the nemesis's last
+        operation completed (its final heal), once a fault was applied; None: no fault, no hold."""
+        if not self._faulted or self._last_heal is None:
+            return None
+        return self._last_heal + round(self.window_s * 1e9)
 
     @contextmanager
     def running(self, history: HistoryWriter) -> Iterator[ControlPlaneSampler]:
+        """Sampling around a block; a block that raised (an interrupt, a crash) stops it at once."""
         self.start(history.start_ns)
         try:
             yield self
-        finally:
-            self.stop()
+        except BaseException:
+            self.stop(hold=False)
+            raise
+        self.stop()
 
     def start(self, start_ns: int) -> None:
         """nodes.json, then the view sampler's process and the quorum sampler's thread, on the
-        history's clock (time 0 at `start_ns` of time.monotonic_ns()); a failure here is reported,
-        never raised."""
+        history's clock (time 0 at `start_ns` of time.monotonic_ns()); a failure here is reported
+        and recorded (gaps.json), never raised."""
         self._now = lambda: time.monotonic_ns() - start_ns
         try:
             self.run_dir.control_plane.mkdir(parents=True, exist_ok=True)
@@ -143,32 +179,101 @@ class ControlPlaneSampler:
             self._thread.daemon = True
             self._thread.start()
         except Exception as exc:  # the run goes on without its control-plane evidence
-            self.reporter(f"warning: control-plane sampling did not start: {type(exc).__name__}: {exc}")
+            why = f"control-plane sampling did not start: {type(exc).__name__}: {exc}"
+            self.reporter(f"warning: {why}")
+            for kind, running in ((GAP_VIEWS, self._views), (GAP_REPLICATION, self._thread)):
+                if running is None:
+                    record_gap(self.run_dir, kind, why)
 
-    def stop(self) -> None:
-        """Stop both samplers (the view sampler takes one last view); waits for a DescribeQuorum
-        in flight at most its timeout."""
-        self._stop.set()
-        if self._views is not None:
-            views, self._views = self._views, None
-            try:
-                assert views.stdin is not None
-                views.stdin.close()  # its signal to take the last view and exit
-                if views.wait(timeout=5) != 0:
-                    self.reporter(f"warning: control-plane view sampler exited {views.returncode}")
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                views.kill()
-                views.wait()
-                self.reporter(f"warning: control-plane view sampler stopped: {type(exc).__name__}: {exc}")
-        if self._thread is not None:
-            self._thread.join(timeout=QUORUM_TIMEOUT_MS / 1000 + 1)
+    def stop(self, hold: bool = True) -> None:
+        """Stop both samplers (the view sampler takes one last view), after holding them until
+        `hold_until` when `hold`; waits for a DescribeQuorum in flight at most its timeout. Then
+        nodes.json says until when sampling went on, and gaps.json what a sampler left out."""
+        try:
+            if hold:
+                self._hold()
+        finally:
+            self._stop.set()
+            ended = self._now()
+            self._stop_views()
+            if self._thread is not None:
+                self._thread.join(timeout=QUORUM_TIMEOUT_MS / 1000 + 1)
+                if self._thread.is_alive():
+                    record_gap(self.run_dir, GAP_REPLICATION, "the DescribeQuorum sampler did not stop: a request hung")
+            self._record_sampling(ended)
+
+    def _hold(self) -> None:
+        """Wait, sampling, until `hold_until` (the final read has taken part of the window), and
+        then until the quorum has been described once from then on (the rule reads up to the last
+        answered sample), for a few periods at most: a quorum that no longer answers is what the
+        samples then show."""
+        until = self.hold_until
+        if until is None or (self._thread is None and self._views is None):
+            return
+        left = (until - self._now()) / 1e9
+        if left > 0:
+            self.reporter(
+                f"control plane: sampling {self.window_s:g} s after the last heal for stuck-broker-metadata"
+                f" ({left:.0f} s more)"
+            )
+        while (left := (until - self._now()) / 1e9) > 0:
+            time.sleep(min(1.0, left))  # a Ctrl-C here stops the run (stop() stops the samplers)
+        last_call = self._now() + round((2 * self.quorum_period_s + QUORUM_TIMEOUT_MS / 1000) * 1e9)
+        while self._thread is not None and self._thread.is_alive() and self._now() < last_call:
+            if self._answered is not None and self._answered >= until:
+                return
+            time.sleep(min(0.05, self.quorum_period_s))
+
+    def _stop_views(self) -> None:
+        if self._views is None:
+            return
+        views, self._views = self._views, None
+        died = views.poll()
+        if died is not None:
+            why = f"the view sampler exited {died} before the run's end{self._last_view()}"
+            self.reporter(f"warning: control-plane {why}")
+            record_gap(self.run_dir, GAP_VIEWS, why)
+            return
+        try:
+            assert views.stdin is not None
+            views.stdin.close()  # its signal to take the last view and exit
+            if views.wait(timeout=5) != 0:
+                why = f"the view sampler exited {views.returncode} as it stopped"
+                self.reporter(f"warning: control-plane {why}")
+                record_gap(self.run_dir, GAP_VIEWS, why)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            views.kill()
+            views.wait()
+            why = f"the view sampler did not stop: {type(exc).__name__}: {exc}"
+            self.reporter(f"warning: control-plane {why}")
+            record_gap(self.run_dir, GAP_VIEWS, why)
+
+    def _last_view(self) -> str:
+        """ ", its last view at 12.3 s" from quorum-views.jsonl's last line, when it has one."""
+        last = _last_time(self.run_dir.quorum_views)
+        return "" if last is None else f", its last view at {last / 1e9:.1f} s"
+
+    def _record_sampling(self, ended: int) -> None:
+        """nodes.json's `sampling`: `ended`, when both samplers were told to stop, and `last_heal`,
+        the nemesis's last completion that the window counts from (None: no fault was applied),
+        on the history's clock (ns); `window_s`, the window held."""
+        path = self.run_dir.control_plane_nodes
+        try:
+            nodes = json.loads(path.read_text(encoding="utf-8"))
+            last = self._last_heal if self._faulted else None
+            nodes["sampling"] = {"ended": ended, "last_heal": last, "window_s": self.window_s}
+            path.write_text(json.dumps(nodes, indent=1) + "\n")
+        except (OSError, ValueError):  # no nodes.json: sampling never started, and gaps.json says so
+            pass
 
     def _guarded(self, out: TextIO) -> None:
         try:
             with out:
                 self._sample_quorum(out)
         except Exception as exc:  # a sampler's own bug ends its samples, not the run
-            self.reporter(f"warning: control-plane quorum sampler stopped: {type(exc).__name__}: {exc}")
+            why = f"the DescribeQuorum sampler stopped at {self._now() / 1e9:.1f} s: {type(exc).__name__}: {exc}"
+            self.reporter(f"warning: control-plane {why}")
+            record_gap(self.run_dir, GAP_REPLICATION, why)
 
     def _sample_quorum(self, out: TextIO) -> None:
         admin = None
@@ -190,8 +295,28 @@ class ControlPlaneSampler:
                         admin = None
                 out.write(json.dumps({"time": asked, **line}, separators=(",", ":")) + "\n")
                 out.flush()
+                if line["error"] is None:
+                    self._answered = asked
                 if self._stop.wait(self.quorum_period_s):
                     return
         finally:
             if admin is not None:
                 admin.close()
+
+
+def _last_time(path: Path) -> int | None:
+    """The `time` of a JSON-lines file's last complete line (its tail only is read)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, f.seek(0, 2) - 4096))
+            tail = f.read().decode(errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(tail):
+        try:
+            value = json.loads(line).get("time")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(value, int):
+            return value
+    return None

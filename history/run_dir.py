@@ -27,6 +27,11 @@ QUORUM_REPLICATION = "quorum-replication.jsonl"  # DescribeQuorum, sampled
 CONTROL_PLANE_GAPS = "gaps.json"  # evidence expected but not collected whole: {"metadata"|"views"|"replication": why}
 METADATA_LOGS = "metadata"  # <alias>.jsonl: each node's metadata log, decoded (harness/metadata_log.py)
 
+#: The kinds of control-plane evidence gaps.json names (harness/evidence_gaps.py writes it): the
+#: nodes' decoded metadata logs, each node's quorum views, the quorum's replication samples.
+GAP_METADATA, GAP_VIEWS, GAP_REPLICATION = "metadata", "views", "replication"
+GAP_KINDS = (GAP_METADATA, GAP_VIEWS, GAP_REPLICATION)
+
 
 def workload_topic(config: dict) -> str:
     """The workload's topic in a run's config.json; "chaos", the default, when it names none."""

@@ -7,8 +7,10 @@ store/<name>/<timestamp>/
     scenario.json   a scenario's script: its roles, steps and how it ended (scenario runs)
     results.json, report.html   the check (checkers/), when the run is checked
     cluster/<node>/ each node's server.properties, data and logs (not on a shared cluster)
-    control-plane/  the quorum sampled while the history was open, every node's metadata log
-                    decoded afterwards (harness/control_plane.py; not on a shared cluster)
+    control-plane/  the quorum sampled while the history was open (and after a faulted run's last
+                    heal, for stuck-broker-metadata's window), every node's metadata log decoded
+                    afterwards, gaps.json when some of it could not be collected
+                    (harness/control_plane.py; not on a shared cluster)
 store/<name>/latest -> <timestamp>
 """
 
@@ -28,6 +30,7 @@ from kafka_chaos.checkers import group_coverage, liveness
 from kafka_chaos.checkers.check import check_history
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.control_plane import ControlPlaneSampler
+from kafka_chaos.harness.evidence_gaps import record_gap, undecoded_logs
 from kafka_chaos.harness.logdump import DumpRequest, dump_all
 from kafka_chaos.harness.metadata_log import node_logs_request, timeline_request, write_node_logs, write_timeline
 from kafka_chaos.harness.names import group_id, new_run_id
@@ -35,7 +38,7 @@ from kafka_chaos.harness.replica_logs import replicas_request, write_replicas
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.reporter import Reporter
-from kafka_chaos.history.run_dir import RunDir
+from kafka_chaos.history.run_dir import GAP_METADATA, RunDir
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.plan import NemesisPlan
 from kafka_chaos.nemesis.schedule import Schedule
@@ -82,7 +85,8 @@ class WorkloadPhase:
     nemesis (`run()`; a bench runs one phase after another on one cluster). What it learns is
     kept on it as it goes, so that a phase that raised still tells its run how far it got (the
     history's time 0, the schedule's report). `control_plane`: sample the quorum into the run
-    directory while the history is open (harness/control_plane.py)."""
+    directory while the history is open, and until the window after the last heal (the final read
+    overlaps it; harness/control_plane.py)."""
 
     def __init__(
         self,
@@ -262,11 +266,13 @@ def collect_evidence(
     """What the run's nodes left, decoded by one throwaway container: `scenario`, the metadata
     timeline and replicas.json beside the history; `nodes`, every node's metadata log into
     control-plane/metadata/ (the timeline is then read from the same decoding). A failure here
-    is logged, not fatal."""
+    is logged, not fatal; the nodes' metadata logs not decoded, all or one, are also recorded in
+    control-plane/gaps.json (harness/evidence_gaps.py): the rules that read them are not checked."""
+    files = RunDir(run_dir)
     jobs: list[tuple[str, DumpRequest | None, Callable[[Any], Any]]] = []
     logs = node_logs_request(run_dir) if nodes else None
     if nodes:  # a None request too: every node gets its (empty) file
-        jobs.append(("nodes' metadata logs", logs, lambda out: write_node_logs(run_dir, out)))
+        jobs.append((NODE_LOGS, logs, lambda out: write_node_logs(run_dir, out)))
     if scenario:
         timeline = logs or timeline_request(run_dir)
         if timeline is not None:
@@ -276,10 +282,13 @@ def collect_evidence(
             jobs.append(("replica logs", replicas, lambda out: write_replicas(run_dir, out)))
     requests = list(dict.fromkeys(request for _, request, _ in jobs if request is not None))
     try:
-        outputs = dict(zip(requests, dump_all(version, RunDir(run_dir).cluster, requests), strict=True))
+        outputs = dict(zip(requests, dump_all(version, files.cluster, requests), strict=True))
     except Exception as exc:  # evidence is a bonus; the verdict stands without it
         log(f"could not decode the nodes' logs: {type(exc).__name__}: {exc}")
+        if nodes:
+            record_gap(files, GAP_METADATA, f"metadata not decoded: {type(exc).__name__}: {exc}")
         return
+    decoded = nodes
     for what, request, write in jobs:
         try:
             output = None if request is None else outputs[request]
@@ -288,3 +297,23 @@ def collect_evidence(
             write(output)
         except Exception as exc:
             log(f"could not read the {what}: {type(exc).__name__}: {exc}")
+            if what == NODE_LOGS:
+                record_gap(files, GAP_METADATA, f"metadata not decoded: {type(exc).__name__}: {exc}")
+                decoded = False
+    if decoded:
+        _record_undecoded(files, logs is None)
+
+
+#: The job that decodes every node's metadata log (control-plane/metadata/), by its name in the log.
+NODE_LOGS = "nodes' metadata logs"
+
+
+def _record_undecoded(files: RunDir, no_log: bool) -> None:
+    """gaps.json's "metadata" for a node whose log held data that decoded to nothing, and for a
+    run none of whose nodes left a metadata log at all."""
+    if no_log:
+        record_gap(files, GAP_METADATA, "metadata not decoded: no node left a metadata log")
+        return
+    missing = undecoded_logs(files)
+    if missing:
+        record_gap(files, GAP_METADATA, f"metadata not decoded for {', '.join(missing)}: no record came out")

@@ -170,7 +170,8 @@ def test_views_are_sampled_every_period_and_after_each_nemesis_completion(tmp_pa
     for node in cluster.nodes[:2]:  # kafka-3 has no quorum-state yet (just wiped)
         (node.data_dir / "__cluster_metadata-0").mkdir(parents=True)
         (node.data_dir / "__cluster_metadata-0" / "quorum-state").write_text(QUORUM_STATE)
-    sampler = ControlPlaneSampler(cluster, run, view_period_s=0.05, quorum_period_s=0.1)
+    # A short window after the last nemesis completion: sampling goes on that long after it.
+    sampler = ControlPlaneSampler(cluster, run, view_period_s=0.05, quorum_period_s=0.1, window_s=1.0)
     with HistoryWriter(run.history, tap=sampler.saw) as history, sampler.running(history):
         deadline = time.monotonic() + 10  # the views' process starting on a loaded machine
         while not (run.quorum_views.is_file() and run.quorum_views.read_text()) and time.monotonic() < deadline:
@@ -209,6 +210,11 @@ def test_views_are_sampled_every_period_and_after_each_nemesis_completion(tmp_pa
     periodic = sorted(v["time"] for v in views if v["node"] == "kafka-1" and v["after"] is None)
     assert len(periodic) >= 8 and max(b - a for a, b in zip(periodic, periodic[1:], strict=False)) < 500_000_000
     assert closed_at - periodic[-1] < 500_000_000  # the last one as the history closed
+    held = broke["time"] + 1_000_000_000  # the window after the last nemesis completion
+    sampling = json.loads(run.control_plane_nodes.read_text())["sampling"]
+    assert (sampling["last_heal"], sampling["window_s"]) == (broke["time"], 1.0) and sampling["ended"] >= held
+    assert periodic[-1] >= held  # the views went on after the history's last event, through the window
+    assert not run.control_plane_gaps.exists()  # nothing was missed
 
     replicated = lines(run.quorum_replication)
     assert len(replicated) >= 4 and all(r["error"] is None and r["high_watermark"] == 812 for r in replicated)

@@ -1,0 +1,68 @@
+"""Control-plane evidence that a run expected and could not collect whole, recorded in the run
+directory (control-plane/gaps.json), never only logged: the checker puts the rules that read it
+into `not_checked`, and the verdict is then `unknown` (docs/checker.md).
+
+gaps.json is a JSON object of evidence kind ("metadata", "views", "replication": history/run_dir.py)
+-> one line saying why; it is absent when nothing is missing. Writers are the sampler
+(harness/control_plane.py: a sampler that died or did not start) and the run (runs/run.py: the
+nodes' metadata logs not decoded, all or one).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+from kafka_chaos.harness.logdump import segment_files
+from kafka_chaos.harness.quorum_state import METADATA_DIR
+from kafka_chaos.history.run_dir import GAP_KINDS, RunDir
+
+#: The sampler's threads and the run's may each record one.
+_LOCK = threading.Lock()
+
+
+def record_gap(run: RunDir, kind: str, why: str) -> None:
+    """Add `kind`'s reason to gaps.json (a second reason for one kind is joined to the first);
+    never raises: a run that cannot write it has no control-plane folder, and the checker says so."""
+    if kind not in GAP_KINDS:
+        raise ValueError(f"unknown evidence kind {kind!r}: expected one of {', '.join(GAP_KINDS)}")
+    why = " ".join(why.split())  # one line
+    with _LOCK:
+        try:
+            gaps = read_gaps(run)
+            if why not in (gaps.get(kind) or "").split("; "):
+                gaps[kind] = f"{gaps[kind]}; {why}" if gaps.get(kind) else why
+            tmp = run.control_plane_gaps.with_suffix(".json.tmp")
+            tmp.write_text(json.dumps(gaps, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+            tmp.replace(run.control_plane_gaps)
+        except OSError:
+            pass
+
+
+def read_gaps(run: RunDir) -> dict[str, str]:
+    """gaps.json's kinds and reasons; {} when there is none (or it cannot be read)."""
+    try:
+        data = json.loads(run.control_plane_gaps.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def undecoded_logs(run: RunDir) -> list[str]:
+    """The nodes whose metadata log has a segment with data but whose decoded file holds no record
+    (the tool printed nothing for them): each one a per-node decoding failure."""
+    out = []
+    for data in run.node_data_dirs():
+        alias, folder = data.parent.name, data / METADATA_DIR
+        written = any((folder / name).stat().st_size > 0 for name in segment_files(folder))
+        if written and not _has_records(run.metadata_log(alias)):
+            out.append(alias)
+    return out
+
+
+def _has_records(path: Path) -> bool:
+    try:
+        return any(line.strip() for line in path.read_text(encoding="utf-8").splitlines())
+    except OSError:
+        return False
