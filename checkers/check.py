@@ -4,7 +4,8 @@ Four steps, each a function: the facts (`run_rules`: every rule over every key, 
 instances (`count_instances`: each anomaly counted, its examples picked, the transaction cycles
 searched), the verdict (`verdict`, after `with_run_facts`: the rules of ../shared/anomalies.md in
 order; any error instance makes `valid` false, otherwise with no acknowledged send or no ok poll
-nothing was proved and `valid` is "unknown", otherwise true), and the report (`build_report`,
+nothing was proved and `valid` is "unknown", and so it is when the run expected its control plane
+to be checked and a control-plane rule could not be; otherwise true), and the report (`build_report`,
 `write_report`: results.json and report.html). Whether an instance is an error is the anomaly
 table's to say (checkers/anomalies.py `is_error`).
 """
@@ -40,7 +41,16 @@ from kafka_chaos.checkers import report as report_page
 from kafka_chaos.checkers.anomalies import INSTANCES, NAMES, Fact, is_error
 from kafka_chaos.checkers.errors import BadHistory
 from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS, colours_of, ends_of
-from kafka_chaos.checkers.result import CheckResult, describe_cycle, describe_example
+from kafka_chaos.checkers.result import (
+    CONTROL_PLANE_INCOMPLETE,
+    NOTHING_PROVED,
+    UNKNOWN,
+    CheckResult,
+    control_plane_skipped,
+    describe_cycle,
+    describe_example,
+    with_coverage,
+)
 from kafka_chaos.checkers.sql import literal
 from kafka_chaos.history.events import NEMESIS
 from kafka_chaos.history.reporter import Reporter
@@ -142,13 +152,19 @@ def with_run_facts(anomalies: dict[str, dict[str, Any]], ok_poll: bool) -> dict[
     return out
 
 
-def verdict(anomalies: dict[str, dict[str, Any]], acknowledged: int, ok_poll: bool) -> bool | str:
-    """The verdict rules of ../shared/anomalies.md, in order, over anomalies judged `with_run_facts`."""
+def verdict(
+    anomalies: dict[str, dict[str, Any]], acknowledged: int, ok_poll: bool, control_incomplete: bool = False
+) -> tuple[bool | str, str | None]:
+    """The verdict rules of ../shared/anomalies.md, in order, over anomalies judged `with_run_facts`,
+    and why it is "unknown" (checkers/result.py UNKNOWN_REASONS; None when it is not).
+    `control_incomplete`: the run expected its control plane checked, and a rule could not be."""
     if any(a["errors"] for a in anomalies.values()):
-        return False
+        return False, None
     if not acknowledged or not ok_poll:
-        return "unknown"
-    return True
+        return UNKNOWN, NOTHING_PROVED
+    if control_incomplete:
+        return UNKNOWN, CONTROL_PLANE_INCOMPLETE
+    return True, None
 
 
 def default_out(history: Path, given: str | Path | None) -> Path:
@@ -196,7 +212,7 @@ def check_history(
     spark.warm_python(sp)
     loaded = load.load(sp, source)
     if loaded.empty:
-        result = CheckResult("unknown", {}, {}, loaded.warnings, history)
+        result = CheckResult(UNKNOWN, {}, {}, loaded.warnings, history)
         result.control_plane = control_plane.not_checked("the history is empty")
         return write_report(result, out_dir, None, report)
     paired = tables.pair(loaded.events)
@@ -227,8 +243,10 @@ def _check(
     facts = run_rules(loaded, cached, report, say, paired, search_cycles, run_dir)
     anomalies = with_run_facts(count_instances(facts, say), facts.ok_poll)
     anomalies, control = check_control_plane(facts, anomalies, run_dir)
-    valid = verdict(anomalies, facts.counts["acknowledged"], facts.ok_poll)
+    incomplete = bool(control.summary.get("expected") and control_plane_skipped(control.summary))
+    valid, why = verdict(anomalies, facts.counts["acknowledged"], facts.ok_poll, incomplete)
     result, plots = build_report(loaded, facts, anomalies, valid, report, say, run_dir)
+    result.unknown_reason = why
     result.control_plane = control.summary
     if plots is not None:
         plots.control = control.timelines
@@ -240,12 +258,26 @@ def check_control_plane(
 ) -> tuple[dict[str, dict[str, Any]], control_plane.Judged]:
     """The control plane's anomalies joined to the history's, with results.json's `control_plane`
     object and the report's timelines (checkers/control_plane.py); a run without the evidence is
-    not checked, and says why."""
+    not checked, and says why. The object also says whether the run expected its control plane
+    checked (config.json's `control_plane`: a run of `kafka-chaos run` that did not turn it off),
+    and how many of the rules were (`with_coverage`)."""
+    config = _config(run_dir)
+    expected = config.get("control_plane") is True
     if facts.control is None:
-        why = control_plane.absent(run_dir) or "no evidence"
-        return anomalies, control_plane.Judged({}, control_plane.not_checked(why))
-    judged = control_plane.judge(facts.got, facts.got["nemesis"], facts.control, facts.end_ns)
-    return _in_order({**anomalies, **judged.anomalies}), judged
+        why = _turned_off(config) or control_plane.absent(run_dir) or "no evidence"
+        judged = control_plane.Judged({}, control_plane.not_checked(why))
+    else:
+        judged = control_plane.judge(facts.got, facts.got["nemesis"], facts.control, facts.end_ns)
+        anomalies = _in_order({**anomalies, **judged.anomalies})
+    judged.summary = with_coverage(judged.summary, expected)
+    return anomalies, judged
+
+
+def _turned_off(config: dict[str, Any]) -> str | None:
+    """Why a run took no control-plane evidence on purpose; None when it did not say so."""
+    if config.get("control_plane") is not False:
+        return None
+    return "a run on a shared cluster takes none" if config.get("cluster_run_id") else "turned off"
 
 
 @dataclass
@@ -434,8 +466,7 @@ def write_report(result: CheckResult, out_dir: Path, plots: series.Series | None
 
 def format_summary(result: CheckResult) -> str:
     """The one-screen summary `kafka-chaos check` prints."""
-    label = {True: "VALID", False: "INVALID: anomalies found", "unknown": "UNKNOWN: nothing could be proved"}
-    lines = [f"history: {result.history}", f"verdict: {label[result.valid]}"]
+    lines = [f"history: {result.history}", f"verdict: {result.label}"]
     lines.append(f"control plane: {result.control_plane_status}")
     lines += [f"warning: {w}" for w in result.warnings]
     if result.liveness:

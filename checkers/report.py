@@ -17,7 +17,7 @@ import pandas as pd
 
 from kafka_chaos.checkers import svg
 from kafka_chaos.checkers.anomalies import BY_NAME, CONTROL_NAMES
-from kafka_chaos.checkers.result import describe_cycle
+from kafka_chaos.checkers.result import control_plane_skipped, describe_cycle
 from kafka_chaos.checkers.svg import PALETTE, Chart
 
 if TYPE_CHECKING:
@@ -53,9 +53,12 @@ def _table(df: pd.DataFrame) -> str:
     return df.to_html(index=False, border=0, escape=True, na_rep="")
 
 
-def _verdict(valid: Any) -> str:
-    label = {True: "valid", False: "invalid", "unknown": "unknown"}[valid]
-    return f'<span class="verdict v-{str(valid).lower()}">{label}</span>'
+def _verdict(result: CheckResult) -> str:
+    label = {True: "valid", False: "invalid", "unknown": "unknown"}[result.valid]
+    out = f'<span class="verdict v-{str(result.valid).lower()}">{label}</span>'
+    if result.valid == "unknown":  # and why: nothing proved, or the control plane not fully checked
+        out += f" ({escape(result.label.partition(': ')[2])})"
+    return out
 
 
 def _anomaly_tables(anomalies: dict[str, dict[str, Any]]) -> str:
@@ -115,15 +118,20 @@ def _per_node(seconds: dict[str, float | None]) -> str:
     return ", ".join(f"{node} {'not fenced' if t is None else t}" for node, t in sorted(seconds.items()))
 
 
-def _control_plane(cp: dict[str, Any] | None, series: Series | None) -> str:
-    """The control plane: what was checked, and one timeline per node under the fault bands."""
-    if not cp or not cp.get("checked"):
+def _control_plane(result: CheckResult, series: Series | None) -> str:
+    """The control plane: what was checked (its status line, and each rule that was not, with
+    why), and one timeline per node under the fault bands."""
+    cp = result.control_plane
+    skipped = control_plane_skipped(cp)
+    if not cp or (not cp.get("checked") and not skipped):
         why = cp.get("why") if cp else "not checked"
         return f"<p>Not checked: {escape(str(why))}.</p>"
-    out = []
-    if cp.get("not_checked"):
-        rows = [{"rule": k, "not checked because": v} for k, v in cp["not_checked"].items()]
+    out = [f'<p class="cp-status">{escape(result.control_plane_status)}</p>']
+    if skipped:
+        rows = [{"rule": k, "not checked because": v} for k, v in skipped.items()]
         out.append(_table(pd.DataFrame(rows)))
+    if not cp.get("checked"):
+        return "".join(out)
     if cp.get("faults"):
         rows = [
             {
@@ -389,7 +397,7 @@ def render(result: CheckResult, series: Series | None) -> str:
     warnings = "".join(f'<p class="warn">warning: {escape(w)}</p>' for w in result.warnings)
     body = [
         f"<h1>{escape(title)}</h1>",
-        f"<p>Verdict: {_verdict(result.valid)} &nbsp; history: <code>{escape(str(result.history))}</code></p>",
+        f"<p>Verdict: {_verdict(result)} &nbsp; history: <code>{escape(str(result.history))}</code></p>",
         warnings,
         "<h2>Anomalies</h2>",
         _anomaly_tables(result.anomalies),
@@ -398,11 +406,11 @@ def render(result: CheckResult, series: Series | None) -> str:
         body += ["<h2>Over time</h2>", _plots(series, result.liveness, result.group_coverage)]
         if series.timelines:
             body += ["<h2>Anomalous keys</h2>", _timelines(series, result.anomalies)]
-    body += ['<h2 id="control-plane">Control plane</h2>', _control_plane(result.control_plane, series)]
+    body += ['<h2 id="control-plane">Control plane</h2>', _control_plane(result, series)]
     if result.root_cause:
         body += ["<h2>Root cause</h2>", _root_cause(result.root_cause, series)]
     body.append(_stats_tables(result.stats))
-    data = escape(json.dumps({"valid": result.valid, "errors": result.errors}))
+    data = escape(json.dumps({"valid": result.valid, "unknown_reason": result.unknown_reason, "errors": result.errors}))
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title><style>{CSS}</style></head>"

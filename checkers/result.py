@@ -14,7 +14,21 @@ from typing import Any
 from kafka_chaos.checkers.anomalies import CONTROL_NAMES
 from kafka_chaos.history.run_dir import REPORT
 
-EXIT_CODES = {True: 0, False: 1, "unknown": 3}
+UNKNOWN = "unknown"
+#: Why a verdict is "unknown" (results.json's `unknown_reason`, ../shared/anomalies.md "Verdict"
+#: step 2): nothing could be proved (no acknowledged send or no ok poll), or the run's control-plane
+#: evidence was expected and a control-plane rule could not be checked. The first wins when both hold.
+NOTHING_PROVED, CONTROL_PLANE_INCOMPLETE = "nothing-proved", "control-plane-incomplete"
+UNKNOWN_REASONS = (NOTHING_PROVED, CONTROL_PLANE_INCOMPLETE)
+#: Each verdict's exit code; "unknown" has one per reason (README.md, "Exit codes").
+EXIT_CODES = {True: 0, False: 1, NOTHING_PROVED: 3, CONTROL_PLANE_INCOMPLETE: 4}
+#: The verdict in words, for the summary and the pytest plugin.
+LABELS = {
+    True: "VALID",
+    False: "INVALID: anomalies found",
+    NOTHING_PROVED: "UNKNOWN: nothing could be proved",
+    CONTROL_PLANE_INCOMPLETE: "UNKNOWN: the control plane could not be fully checked",
+}
 
 
 @dataclass
@@ -36,10 +50,26 @@ class CheckResult:
     #: For how much of a group run its members held the keys, with each key's held spans
     #: (checkers/group_coverage.py); None for a run without group members.
     group_coverage: dict[str, Any] | None = None
+    #: Why `valid` is "unknown" (UNKNOWN_REASONS); None when it is not.
+    unknown_reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.valid == UNKNOWN and self.unknown_reason is None:
+            self.unknown_reason = NOTHING_PROVED  # the only reason before the control plane's
+
+    @property
+    def outcome(self) -> bool | str:
+        """The verdict with an unknown one's reason: True, False, or one of UNKNOWN_REASONS."""
+        return self.unknown_reason if self.valid == UNKNOWN and self.unknown_reason else self.valid
 
     @property
     def exit_code(self) -> int:
-        return EXIT_CODES[self.valid]
+        return EXIT_CODES[self.outcome]
+
+    @property
+    def label(self) -> str:
+        """The verdict in words: "VALID", "INVALID: anomalies found", "UNKNOWN: ..."."""
+        return LABELS[self.outcome]
 
     @classmethod
     def load(cls, results: Path) -> CheckResult:
@@ -58,6 +88,7 @@ class CheckResult:
             data.get("liveness"),
             data.get("control_plane"),
             data.get("group_coverage"),
+            data.get("unknown_reason"),  # absent from a result written before it was kept
         )
 
     @property
@@ -71,18 +102,27 @@ class CheckResult:
 
     @property
     def control_plane_status(self) -> str:
-        """ "not checked" (and why), "ok", or the control-plane anomalies found, with their counts."""
-        cp = self.control_plane
-        if not cp or not cp.get("checked"):
-            why = cp.get("why") if cp else None
+        """The control plane in one line: "not checked" (and why); "ok" when every rule ran and
+        none found anything; else the anomalies found with their counts, and "7 of 11 rules, <why
+        the others were not>" when some could not be checked."""
+        cp = self.control_plane or {}
+        if not cp.get("checked") and not cp.get("expected"):
+            why = cp.get("why")
             return "not checked" + (f" ({why})" if why else "")
-        found = {n: a["count"] for n, a in self.anomalies.items() if n in CONTROL_NAMES}
-        return ", ".join(f"{n} {c}" for n, c in found.items()) if found else "ok"
+        found = ", ".join(f"{n} {a['count']}" for n, a in self.anomalies.items() if n in CONTROL_NAMES)
+        skipped = control_plane_skipped(cp)
+        if not skipped:
+            return found or "ok"
+        reasons = "; ".join(dict.fromkeys(skipped.values()))
+        part = f"{len(CONTROL_NAMES) - len(skipped)} of {len(CONTROL_NAMES)} rules, {reasons}"
+        return f"{found}; {part}" if found else part
 
     def brief(self) -> dict[str, Any]:
         """The verdict for machines (`--json`, the pytest plugin): error counts, not examples."""
         return {
             "valid": self.valid,
+            "unknown_reason": self.unknown_reason,
+            "exit_code": self.exit_code,
             "errors": self.error_counts,
             "values": self.stats.get("values"),
             "warnings": self.warnings,
@@ -97,6 +137,7 @@ class CheckResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "valid": self.valid,
+            "unknown_reason": self.unknown_reason,
             "anomalies": self.anomalies,
             "errors": self.errors,
             "stats": self.stats,
@@ -107,6 +148,32 @@ class CheckResult:
             "history": str(self.history) if self.history else None,
             **({"root_cause": self.root_cause} if self.root_cause is not None else {}),
         }
+
+
+def control_plane_skipped(cp: dict[str, Any] | None) -> dict[str, str]:
+    """The control-plane rules that could not be checked, with why: results.json's `not_checked`;
+    every rule, with the reason, when the whole check could not run though its evidence was expected."""
+    if not cp:
+        return {}
+    if not cp.get("checked"):
+        why = str(cp.get("why") or "not checked")
+        return {name: why for name in CONTROL_NAMES} if cp.get("expected") else {}
+    return {str(k): str(v) for k, v in (cp.get("not_checked") or {}).items()}
+
+
+def with_coverage(cp: dict[str, Any], expected: bool) -> dict[str, Any]:
+    """results.json's `control_plane` object with whether the run expected its control plane
+    checked (`expected`) and how many of the rules were (`rules_checked` of `rules`); a run that
+    expected it and could not check it at all lists every rule in `not_checked`. A run that did
+    not expect it and was not checked keeps its two keys (`checked`, `why`)."""
+    if not cp.get("checked") and not expected:
+        return cp
+    skipped = control_plane_skipped({**cp, "expected": expected})
+    out = {**cp, "expected": expected, "rules": len(CONTROL_NAMES)}
+    out["rules_checked"] = len(CONTROL_NAMES) - len(skipped) if cp.get("checked") else 0
+    if not cp.get("checked"):
+        out["not_checked"] = skipped
+    return out
 
 
 def _without_spans(coverage: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -35,6 +35,7 @@ from kafka_chaos.checkers.errors import BadHistory, first_line
 from kafka_chaos.checkers.load import is_uri
 from kafka_chaos.checkers.svg import PALETTE, Chart
 from kafka_chaos.history.run_dir import CONFIG, RESULTS, SUMMARY
+from kafka_chaos.history.versions import release_key
 
 VERDICTS = ("valid", "invalid", "unknown", "unchecked")
 _names = "(" + ", ".join(f"'{n}'" for n in CONTROL_NAMES) + ")"  # as SQL
@@ -67,6 +68,10 @@ class TrendRow:
     #: with a control-plane error.
     control_checked: int = 0
     control_invalid: int = 0
+    #: Runs that expected their control plane checked and had a rule that could not be
+    #: (results.json's `control_plane.rules_checked` under its `rules`; their verdict is unknown
+    #: unless an error was found).
+    control_incomplete: int = 0
     #: anomaly -> {"runs": runs that had it as an error, "errors": its error instances in them}
     anomalies: dict[str, dict[str, int]] = field(default_factory=dict)
     #: The client library the runs spoke (config.json's `client`; kafka-python before it was recorded).
@@ -148,6 +153,7 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
     runs = runs.withColumn("_n", F.row_number().over(pick)).where("_n = 1").drop("_n")
     kept, warning = "$.liveness.ratios.ops_per_s.between_faults", "$.liveness.warning"
     held = "$.group_coverage.every_key_share"
+    cp_rules_checked = "$.control_plane.rules_checked"
     results = files.where(F.col("name") == RESULTS).select(
         "dir",
         j("value", "$.valid").alias("valid"),
@@ -157,6 +163,10 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
         j("value", "$.liveness").isNotNull().alias("r_live"),
         j("value", held).cast("double").alias("r_held"),
         (j("value", "$.control_plane.checked") == "true").alias("control_checked"),
+        (
+            (j("value", "$.control_plane.expected") == "true")
+            & (j("value", cp_rules_checked).cast("int") < j("value", "$.control_plane.rules").cast("int"))
+        ).alias("control_incomplete"),
     )
     # Liveness from the checker, else from the run's own summary (a run never checked).
     summaries = files.where(F.col("name") == SUMMARY).select(
@@ -184,6 +194,7 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
             verdict.alias("verdict"),
             "anomalies",
             F.coalesce("control_checked", F.lit(False)).alias("control_checked"),
+            F.coalesce("control_incomplete", F.lit(False)).alias("control_incomplete"),
             F.coalesce(
                 F.expr(f"exists(map_entries(anomalies), e -> e.key IN {_names} AND e.value.errors > 0)"), F.lit(False)
             ).alias("control_invalid"),
@@ -203,6 +214,7 @@ def aggregate(runs: DataFrame) -> tuple[list[dict[str, Any]], list[dict[str, Any
         F.sum(F.col("stalled").cast("int")).alias("stalled"),
         F.sum(F.col("control_checked").cast("int")).alias("control_checked"),
         F.sum(F.col("control_invalid").cast("int")).alias("control_invalid"),
+        F.sum(F.col("control_incomplete").cast("int")).alias("control_incomplete"),
         F.percentile_approx("kept", 0.5).alias("kept"),
         F.percentile_approx("held", 0.5).alias("held"),
     )
@@ -224,8 +236,11 @@ def aggregate(runs: DataFrame) -> tuple[list[dict[str, Any]], list[dict[str, Any
 
 
 def _version_key(text: str) -> tuple:
-    parts = text.split(".")
-    return tuple(int(p) if p.isdigit() else 0 for p in parts) if all(p.isdigit() for p in parts) else (999, text)
+    """Releases in order, anything else after them."""
+    try:
+        return release_key(text)
+    except ValueError:
+        return (999, 0, 0, str(text))
 
 
 def trend(store: str | Path, master: str | None = None, session: SparkSession | None = None) -> Trend:
@@ -278,8 +293,12 @@ def _local(uri: str) -> str:
 
 
 def _control_cell(row: TrendRow) -> str:
-    """Runs with a control-plane error, of the runs whose control plane was checked."""
-    return f"{row.control_invalid} of {row.control_checked}" if row.control_checked else "-"
+    """Runs with a control-plane error, of the runs whose control plane was checked; and how many
+    runs could not have every rule checked though they expected it."""
+    if not row.control_checked and not row.control_incomplete:
+        return "-"
+    cell = f"{row.control_invalid} of {row.control_checked}"
+    return cell + (f", {row.control_incomplete} incomplete" if row.control_incomplete else "")
 
 
 def _anomaly_cell(row: TrendRow) -> str:
@@ -319,7 +338,7 @@ HEADER = (
     "stalled",
     "kept between faults (median)",
     "every key held (median of group runs)",
-    "control plane: invalid of checked",
+    "control plane: invalid of checked (incomplete)",
     "anomalies: runs (instances)",
 )
 

@@ -1,7 +1,9 @@
 """The `kafka-chaos` command line.
 
 Exit codes: 0 success, 1 the job ran and found a problem, 2 bad input (one line on stderr,
-nothing left running), 130 interrupted. Ctrl-C and SIGTERM tear the cluster down.
+nothing left running), 3 a check that could prove nothing, 4 a check whose control plane could
+not be fully checked (checkers/result.py EXIT_CODES), 130 interrupted. Ctrl-C and SIGTERM tear the
+cluster down.
 
 Each command imports what it runs inside its own function: `kafka-chaos --help`, `clean` or a
 usage error should not pay for Spark, kafka-python and testcontainers (0.14 s against 0.8 s here). No
@@ -468,14 +470,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-control-plane",
         dest="control_plane",
         action="store_false",
-        help="take no control-plane evidence (quorum samples, every node's metadata log); not checked then",
+        help="take no control-plane evidence (quorum samples, every node's metadata log): not checked "
+        "then, and no effect on the verdict",
     )
     _add_output_options(run)
     run.set_defaults(func=cmd_run)
 
     check = sub.add_parser(
         "check",
-        help="check a history: exit 0 valid, 1 anomalies found, 2 bad input, 3 unknown",
+        help="check a history: exit 0 valid, 1 anomalies found, 2 bad input, 3 unknown (nothing proved), "
+        "4 unknown (the control plane not fully checked)",
         description="Check a run directory or history file; writes results.json and report.html.",
     )
     check.add_argument(

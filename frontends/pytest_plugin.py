@@ -23,7 +23,10 @@ version is the axis a CI matrix turns; a test that only holds for some versions 
 
 A failed test that made chaos runs gets a "kafka-chaos" section: each run's verdict, anomaly
 summary and report path. Every run's result goes into the test's JUnit XML properties
-(kafka_chaos.valid, .anomalies, .report, ...), and the session ends with a table of all runs.
+(kafka_chaos.valid, .unknown_reason, .exit_code, .anomalies, .control_plane, .report, ...), and the
+session ends with a table of all runs. A run whose control plane could not be fully checked has
+`valid == "unknown"` (`unknown_reason` "control-plane-incomplete"), so `assert result.valid is True`
+fails on it and its section says which rules ran.
 Live progress goes to the `kafka_chaos` logger (INFO): `--log-cli-level=INFO` shows it.
 
 The fixtures import the runs when first used: the plugin loads in every pytest session of an
@@ -289,6 +292,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     terminalreporter.section("kafka-chaos runs")
     for nodeid, r in runs:
         terminalreporter.write_line(f"{nodeid}: Kafka {r.version}, nemesis {r.nemesis}: {r.verdict()}")
+        if r.check is not None and r.control_plane_status != "ok":
+            terminalreporter.write_line(f"    control plane: {r.control_plane_status}")
         if r.liveness:
             terminalreporter.write_line("    " + format_liveness(r.liveness).replace("\n", "\n    "))
         if r.group_coverage:

@@ -3,7 +3,9 @@ outcome table (Markdown on stdout and in reproduce.md, everything in reproduce.j
 
 A version may carry the metadata version to format at: `3.5.2@3.4-IV0`. A row is as expected
 when every run's outcome matches the scenario's expectation for that version: loss seen
-where loss is expected, none where it is not. A scenario that never finds its bug fails.
+where loss is expected, none where it is not. A scenario that never finds its bug fails. A run
+that shows no bug but could not check a control-plane rule that would show it (results.json's
+`not_checked`) proves nothing, and is not as expected.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from kafka_chaos.checkers.anomalies import CONTROL_NAMES
 from kafka_chaos.checkers.cp_causes import explain
+from kafka_chaos.checkers.result import CONTROL_PLANE_INCOMPLETE, control_plane_skipped
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.images import ensure_image
@@ -68,6 +71,8 @@ class Row:
         counts: dict[str, int] = {}
         for r in self.runs:
             v = "error" if r.error else {True: "valid", False: "invalid"}.get(r.valid, str(r.valid))  # type: ignore[arg-type]
+            if r.unknown_reason == CONTROL_PLANE_INCOMPLETE:
+                v = "unknown (control plane incomplete)"
             counts[v] = counts.get(v, 0) + 1
         return ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
 
@@ -126,6 +131,15 @@ def markdown(scenario: Scenario, rows: list[Row]) -> str:
     ]
     if causes:
         lines += ["", "Control-plane anomalies, the first example of each run, from its records and samples:", *causes]
+    incomplete = [
+        f"- {row.target.label}, run {n}: control plane {r.control_plane_status}"
+        + (f" (not checked: {', '.join(r.unchecked_shows)})" if r.unchecked_shows else "")
+        for row in rows
+        for n, r in enumerate(row.runs, 1)
+        if control_plane_skipped(r.control_plane)
+    ]
+    if incomplete:
+        lines += ["", "Runs whose control plane could not be fully checked:", *incomplete]
     failed = [r for row in rows for r in row.runs if r.error or r.script_error]
     if failed:
         lines += ["", "Runs that did not go as scripted:"]
@@ -167,6 +181,8 @@ def reproduce(
             seen = "reproduced" if outcome.reproduced else "not reproduced"
             found = ", ".join(f"{n} {c}" for n, c in sorted(outcome.anomalies.items())) or "no anomaly"
             reporter(f"  {seen} ({found}), verdict {outcome.valid}, {outcome.wall_s:g} s")
+            if control_plane_skipped(outcome.control_plane):
+                reporter(f"  control plane: {outcome.control_plane_status}")
             reporter(f"  run directory: {outcome.run_dir}")
     out.mkdir(parents=True, exist_ok=True)
     (out / "reproduce.md").write_text(markdown(scenario, rows))

@@ -4,6 +4,7 @@ verdict, the lost writes, the version table's row, the JUnit properties.
 
     result = run(spec)
     result.valid        # True, False or "unknown" (the checker's verdict); None: not checked
+    result.unknown_reason   # why "unknown": "nothing-proved" or "control-plane-incomplete"
     result.anomalies    # {"lost-write": 191}: error anomalies and their instances
     result.report       # store/<name>/<time>/report.html
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_chaos.checkers.check import format_summary
-from kafka_chaos.checkers.result import CheckResult
+from kafka_chaos.checkers.result import CONTROL_PLANE_INCOMPLETE, CheckResult, control_plane_skipped
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.history.events import NEMESIS, OK
 from kafka_chaos.history.file import read_history
@@ -51,8 +52,19 @@ class RunResult:
 
     @property
     def valid(self) -> bool | str | None:
-        """The checker's verdict: True, False or "unknown" (nothing could be proved); None: not checked."""
+        """The checker's verdict: True, False or "unknown" (nothing could be proved, or the control
+        plane could not be fully checked: `unknown_reason`); None: not checked."""
         return self.check.valid if self.check is not None else None
+
+    @property
+    def unknown_reason(self) -> str | None:
+        """Why the verdict is "unknown" (checkers/result.py UNKNOWN_REASONS); None when it is not."""
+        return self.check.unknown_reason if self.check is not None and self.valid == "unknown" else None
+
+    @property
+    def exit_code(self) -> int | None:
+        """The check's exit code (README.md, "Exit codes"); None: not checked."""
+        return self.check.exit_code if self.check is not None else None
 
     @property
     def anomalies(self) -> dict[str, int]:
@@ -66,9 +78,16 @@ class RunResult:
 
     @property
     def control_plane(self) -> dict[str, Any] | None:
-        """results.json's `control_plane` object (checked or why not, the reaction times); None:
-        not checked at all. Its anomalies are among `anomalies`, by name."""
+        """results.json's `control_plane` object (checked or why not, how many rules of how many,
+        which could not be and why, the reaction times); None: not checked at all. Its anomalies
+        are among `anomalies`, by name."""
         return self.check.control_plane if self.check is not None else None
+
+    @property
+    def control_plane_status(self) -> str:
+        """The control plane in one line: "ok", the anomalies found, "7 of 11 rules, <why>", or
+        "not checked (<why>)" (CheckResult.control_plane_status)."""
+        return self.check.control_plane_status if self.check is not None else "not checked"
 
     @property
     def report(self) -> Path | None:
@@ -133,11 +152,13 @@ class RunResult:
     # Views for each caller.
 
     def verdict(self) -> str:
-        if self.valid is True:
-            return "VALID"
+        if self.check is None:
+            return "NOT CHECKED"
         if self.valid is False:
             return "INVALID: " + ", ".join(f"{n} {c:,}" for n, c in self.anomalies.items())
-        return "UNKNOWN: nothing could be proved" if self.valid == "unknown" else "NOT CHECKED"
+        if self.unknown_reason == CONTROL_PLANE_INCOMPLETE:
+            return f"UNKNOWN: control plane {self.control_plane_status}"
+        return self.check.label
 
     def __repr__(self) -> str:
         # What pytest shows under a failed `assert result.valid`: the verdict and where to look,
@@ -161,7 +182,9 @@ class RunResult:
             ("valid", valid),
             ("anomalies", anomalies),
             ("lost", str(self.lost)),
-            ("control_plane", self.check.control_plane_status if self.check is not None else "not checked"),
+            ("unknown_reason", self.unknown_reason or ""),
+            ("exit_code", "" if self.exit_code is None else str(self.exit_code)),
+            ("control_plane", self.control_plane_status),
             ("run_dir", str(self.run_dir)),
             ("report", str(self.report or "")),
         ]
@@ -202,7 +225,15 @@ class RunResult:
         that stopped early (its fault could not be set up) proves nothing either way."""
         if self.error is not None or self.valid is None or self.script != "completed":
             return False
+        if not self.reproduced and self.unchecked_shows:  # what would show the bug was not checked
+            return False
         return self.reproduced == (self.expected == LOSS)
+
+    @property
+    def unchecked_shows(self) -> list[str]:
+        """The anomalies that show the scenario's bug whose control-plane rule could not be checked
+        in this run (results.json's `not_checked`): their absence proves nothing."""
+        return [name for name in self.shows if name in control_plane_skipped(self.control_plane)]
 
     def table_row(self) -> dict[str, Any]:
         """One run of reproduce.json's table."""
@@ -213,6 +244,8 @@ class RunResult:
             "expected": self.expected,
             "run_dir": str(self.run_dir) if self.run_dir is not None else "",
             "verdict": self.valid,
+            "unknown_reason": self.unknown_reason,
+            "control_plane": self.control_plane_status,
             "lost": self.lost,
             "anomalies": {n: c for n, c in self.anomalies.items() if n != LOST_WRITE},
             "script": self.script or "",

@@ -1,7 +1,8 @@
 """One run through the command line, held to the run directory the code before issue 35's one
 run pipeline wrote for the same command (run_dir_layout.json, made from that code, with issue
 36's control-plane/ folder and the `control_plane` of config.json, results.json and `--json`
-added, and issue 37's `quorum` of config.json), then run again from its
+added, issue 37's `quorum` of config.json, and issue 45's `unknown_reason` of results.json and
+`--json` and `exit_code` of `--json`), then run again from its
 recorded seed through `run(spec)`: the same faults on the same nodes."""
 
 import json

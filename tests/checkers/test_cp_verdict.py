@@ -1,0 +1,175 @@
+"""The verdict when the control plane could not be fully checked (../shared/anomalies.md, "Verdict",
+step 2, 2026-11-27): a run that expected its control-plane evidence (config.json's `control_plane`,
+as `kafka-chaos run` writes it) and could not check every rule is `unknown`, with its own exit code
+and the rules that ran named; errors still win; a bare history, a run that turned the control plane
+off and a run on a shared cluster keep their verdicts. On hand-made run directories
+(tests/checkers/cp_builder.py), made incomplete by removing a file or by the run's own gaps.json."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kafka_chaos.checkers.anomalies import CONTROL_NAMES
+from kafka_chaos.checkers.check import check_history, format_summary
+from kafka_chaos.checkers.result import CONTROL_PLANE_INCOMPLETE, EXIT_CODES, NOTHING_PROVED, CheckResult
+from kafka_chaos.history.run_dir import RunDir
+from tests.checkers.cp_builder import Run
+from tests.checkers.histories import lost_write
+
+pytestmark = pytest.mark.spark
+
+RULES = len(CONTROL_NAMES)
+
+
+def made(tmp_path: Path, name: str, control_plane: bool | None = True, **config) -> RunDir:
+    """A healthy hand-made run directory whose config.json says what `kafka-chaos run` says of its
+    control plane (None: says nothing, as a hand-made or an older run)."""
+    run = RunDir(Run().write(tmp_path / name).parent)
+    data = json.loads(run.config.read_text())
+    if control_plane is not None:
+        data["control_plane"] = control_plane
+    run.config.write_text(json.dumps({**data, **config}))
+    return run
+
+
+def edit_history(run: RunDir, edit) -> None:
+    events = [json.loads(line) for line in run.history.read_text().splitlines()]
+    run.history.write_text("".join(json.dumps(edit(e)) + "\n" for e in events))
+
+
+def drop_a_read_value(event: dict) -> dict:
+    """The final poll reads chaos/0 without its second value: a lost write (a data-plane error)."""
+    if event["f"] == "poll" and event["type"] == "ok":
+        (_, read), *rest = event["value"]
+        read = {**read, "chaos/0": [r for r in read["chaos/0"] if r[0] != 1]}
+        event = {**event, "value": [["poll", read], *rest]}
+    return event
+
+
+def fail_the_poll(event: dict) -> dict:
+    """No ok poll: nothing could be proved."""
+    return {**event, "type": "fail"} if event["f"] == "poll" and event["type"] == "ok" else event
+
+
+def checked(spark_session, run: RunDir) -> CheckResult:
+    return check_history(run.history, report=True, session=spark_session)
+
+
+def test_a_complete_run_that_expected_its_control_plane_is_valid(spark_session, tmp_path):
+    result = checked(spark_session, made(tmp_path, "run"))
+    assert result.valid is True and result.unknown_reason is None and result.exit_code == 0
+    cp = result.control_plane
+    assert (cp["expected"], cp["rules"], cp["rules_checked"], cp["not_checked"]) == (True, RULES, RULES, {}), cp
+    assert result.control_plane_status == "ok" and "control plane: ok" in format_summary(result)
+    assert json.loads(result.results_path.read_text())["unknown_reason"] is None
+
+
+def test_a_rule_not_checked_makes_the_verdict_unknown_with_its_own_exit_code(spark_session, tmp_path):
+    run = made(tmp_path, "run")
+    run.quorum_replication.unlink()
+    result = checked(spark_session, run)
+    skipped = result.control_plane["not_checked"]
+    assert skipped and all(why for why in skipped.values()), skipped
+    assert result.anomalies == {}, result.anomalies
+    assert result.valid == "unknown" and result.unknown_reason == CONTROL_PLANE_INCOMPLETE
+    assert result.exit_code == EXIT_CODES[CONTROL_PLANE_INCOMPLETE] == 4
+    assert result.control_plane["rules_checked"] == RULES - len(skipped)
+    status = f"{RULES - len(skipped)} of {RULES} rules, "
+    assert result.control_plane_status.startswith(status) and "quorum-replication" in result.control_plane_status
+    summary = format_summary(result)
+    assert "verdict: UNKNOWN: the control plane could not be fully checked" in summary
+    assert f"control plane: {status}" in summary
+    brief = result.brief()
+    assert (brief["valid"], brief["unknown_reason"], brief["exit_code"]) == ("unknown", CONTROL_PLANE_INCOMPLETE, 4)
+    assert brief["control_plane"].startswith(status)
+    html = result.report_path.read_text()
+    assert "the control plane could not be fully checked" in html and status in html
+    assert all(name in html for name in skipped)
+    again = CheckResult.load(result.results_path)  # what `reproduce`, the trend and a script read back
+    assert (again.valid, again.unknown_reason, again.exit_code) == ("unknown", CONTROL_PLANE_INCOMPLETE, 4)
+
+
+def test_the_runs_own_gaps_make_the_verdict_unknown_and_say_why(spark_session, tmp_path):
+    run = made(tmp_path, "run")
+    why = "metadata not decoded: CalledProcessError: Command 'dump' returned non-zero exit status 1."
+    run.control_plane_gaps.write_text(json.dumps({"metadata": why}))
+    result = checked(spark_session, run)
+    assert result.valid == "unknown" and result.exit_code == 4
+    assert why in result.control_plane["not_checked"].values(), result.control_plane["not_checked"]
+    assert why in result.control_plane_status
+
+
+def test_errors_still_win_over_a_rule_not_checked(spark_session, tmp_path):
+    run = made(tmp_path, "run")
+    edit_history(run, drop_a_read_value)
+    run.quorum_replication.unlink()
+    result = checked(spark_session, run)
+    assert result.control_plane["not_checked"]
+    assert result.valid is False and result.unknown_reason is None and result.exit_code == 1
+    assert result.error_counts["lost-write"] == 1
+
+
+def test_nothing_proved_keeps_its_exit_code_when_a_rule_was_not_checked_too(spark_session, tmp_path):
+    run = made(tmp_path, "run")
+    edit_history(run, fail_the_poll)
+    run.quorum_replication.unlink()
+    result = checked(spark_session, run)
+    assert result.control_plane["not_checked"]
+    assert result.valid == "unknown" and result.unknown_reason == NOTHING_PROVED and result.exit_code == 3
+
+
+def test_evidence_absent_though_expected_is_unknown_with_every_rule_not_checked(spark_session, tmp_path):
+    run = made(tmp_path, "run")
+    shutil.rmtree(run.control_plane)
+    result = checked(spark_session, run)
+    cp = result.control_plane
+    assert cp["checked"] is False and cp["expected"] is True and cp["rules_checked"] == 0
+    assert set(cp["not_checked"]) == set(CONTROL_NAMES)
+    assert result.valid == "unknown" and result.exit_code == 4
+    assert result.control_plane_status == f"0 of {RULES} rules, no control-plane evidence in the run directory"
+
+
+def test_a_run_that_turned_the_control_plane_off_keeps_its_verdict(spark_session, tmp_path):
+    run = made(tmp_path, "run", control_plane=False)
+    shutil.rmtree(run.control_plane)
+    result = checked(spark_session, run)
+    assert result.valid is True and result.exit_code == 0
+    assert result.control_plane == {"checked": False, "why": "turned off"}
+    assert "control plane: not checked (turned off)" in format_summary(result)
+
+
+def test_a_run_on_a_shared_cluster_keeps_its_verdict(spark_session, tmp_path):
+    run = made(tmp_path, "run", control_plane=False, cluster_run_id="c0ffee")
+    shutil.rmtree(run.control_plane)
+    result = checked(spark_session, run)
+    assert result.valid is True and result.exit_code == 0
+    assert result.control_plane_status == "not checked (a run on a shared cluster takes none)"
+
+
+@pytest.mark.parametrize("control_plane", [None, False], ids=["says-nothing", "turned-off"])
+def test_a_run_that_did_not_expect_its_evidence_is_not_made_unknown_by_it(spark_session, tmp_path, control_plane):
+    """Evidence there but not expected (a hand-made run, an older one): what could not be checked is
+    said, the verdict is as before."""
+    run = made(tmp_path, "run", control_plane=control_plane)
+    run.quorum_replication.unlink()
+    result = checked(spark_session, run)
+    assert result.control_plane["not_checked"] and result.control_plane["expected"] is False
+    assert result.valid is True and result.exit_code == 0
+    assert f"of {RULES} rules" in result.control_plane_status
+
+
+def test_a_bare_history_keeps_its_verdict(check):
+    good, bad = check(lost_write(False)), check(lost_write(True))
+    assert (good.valid, good.exit_code, bad.valid, bad.exit_code) == (True, 0, False, 1)
+    assert good.control_plane_status.startswith("not checked")
+
+
+def test_a_result_written_before_the_reason_was_kept_loads_as_nothing_proved(tmp_path):
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"valid": "unknown", "anomalies": {}, "stats": {}, "history": None}))
+    old = CheckResult.load(results)
+    assert (old.valid, old.unknown_reason, old.exit_code) == ("unknown", NOTHING_PROVED, 3)
