@@ -41,11 +41,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: The nemesis's kill and start as it writes them (invoke value, completion value): each says how
-#: its fault ends (nemesis/faults.py named_ends), which the report's fault bands read.
-KILL = ('{"target":"random","undone_by":"start"}', '{"target":"random","undone_by":"start","nodes":["kafka-2"]}')
+#: its effect and how its fault ends (nemesis/faults.py named_ends), which the report's fault bands
+#: and the control plane's rules read.
+KILL = (
+    '{"target":"random","effect":"down","undone_by":"start"}',
+    '{"target":"random","effect":"down","undone_by":"start","nodes":["kafka-2"]}',
+)
 START = (
-    '{"target":"random","heals":["kill","stop"]}',
-    '{"target":"random","heals":["kill","stop"],"nodes":["kafka-2"]}',
+    '{"target":"random","effect":"started","heals":["kill","stop"]}',
+    '{"target":"random","effect":"started","heals":["kill","stop"],"nodes":["kafka-2"]}',
 )
 
 ROOT = Path(__file__).resolve().parent.parent

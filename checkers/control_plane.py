@@ -289,7 +289,8 @@ def epoch_regressions(views: DataFrame, ops: DataFrame) -> DataFrame:
     """Views whose epoch is below the node's previous one since the node was last wiped: each view
     joined with the history's wipes of its node (a wiped node starts again from nothing; a view
     taken while the wipe ran is of neither life)."""
-    wipes = ops.where(f"process = '{NEMESIS}' AND f = '{node_faults.WIPE}' AND `type` != 'fail'").selectExpr(
+    wipe = f"get_json_object(nvalue, '$.effect') = '{node_faults.WIPE}'"
+    wipes = ops.where(f"process = '{NEMESIS}' AND {wipe} AND `type` != 'fail'").selectExpr(
         "explode(from_json(get_json_object(nvalue, '$.nodes'), 'array<string>')) AS wiped",
         "itime AS wiped_at",
         "coalesce(ctime, itime) AS wipe_done",
@@ -365,7 +366,17 @@ def not_checked(why: str) -> dict[str, Any]:
     return {"checked": False, "why": why}
 
 
-def _absent(ev: Evidence, got: dict[str, list[dict[str, Any]]], samples: list[dict[str, Any]]) -> dict[str, str | None]:
+def _faultless(ops: list[node_faults.NemesisOp]) -> str | None:
+    unknown = node_faults.faultless(ops)
+    if not unknown:
+        return None
+    names = ", ".join(sorted({f"{op.f} (op {op.op})" for op in unknown})[:3])
+    return f"nemesis operations that do not say their effect on their nodes: {names}"
+
+
+def _absent(
+    ev: Evidence, got: dict[str, list[dict[str, Any]]], samples: list[dict[str, Any]], ops: list[node_faults.NemesisOp]
+) -> dict[str, str | None]:
     """Each kind of evidence (checkers/cp_rules.py) -> why it is missing, or None: it is there."""
     logs = got.get("cp_logs", [])
     views = [v for v in got.get("cp_views", []) if v["error"] is None]
@@ -380,6 +391,7 @@ def _absent(ev: Evidence, got: dict[str, list[dict[str, Any]]], samples: list[di
         cp_rules.IDS: None
         if any("id" in n for n in ev.nodes.values())
         else "no node ids in nodes.json: the faulted nodes' ids are unknown",
+        cp_rules.NEMESIS: _faultless(ops),
     }
     return have
 
@@ -406,7 +418,7 @@ def judge(got: dict[str, list[dict[str, Any]]], nemesis_rows: list[dict[str, Any
     if ev.quorum == "dynamic":
         timing.lost = node_faults.seats_lost(ws, voters)
     ctx = cp_rules.Context(got, dict(ev.settings), ws, ops, timing, ev.logs, end)
-    found = cp_rules.judge(ctx, _absent(ev, got, samples), ev.gaps)
+    found = cp_rules.judge(ctx, _absent(ev, got, samples, ops), ev.gaps)
     faults = fault_timing.reaction_times(timing) if aliases else []
 
     anomalies = {name: _entry(name, found[name]) for name in CONTROL_NAMES if found.get(name)}

@@ -25,7 +25,9 @@ VIEWS = "views"  # quorum-views.jsonl: each node's own quorum-state
 METADATA = "metadata"  # metadata/<alias>.jsonl: every node's decoded metadata log
 REPLICATION = "replication"  # quorum-replication.jsonl: DescribeQuorum
 IDS = "ids"  # nodes.json: each node's id and roles, the voters
+NEMESIS = "nemesis"  # the history's nemesis operations, each with its effect on its nodes
 EVIDENCE_TEXT = {
+    NEMESIS: "the nemesis's operations",
     VIEWS: "each node's quorum view",
     METADATA: "the metadata logs",
     REPLICATION: "the quorum's replication samples",
@@ -200,13 +202,13 @@ def stuck_broker_metadata(ctx: Context) -> Found:
     checked when a fault was still in place at the end, or when the samples stop before the bound
     could elapse after the last undo."""
     name = "stuck-broker-metadata"
-    open_at_end = [w for w in ctx.ws if w.undone >= ctx.end and w.f not in node_faults.RESTARTS]
+    open_at_end = [w for w in ctx.ws if w.undone >= ctx.end and w.does not in node_faults.RESTARTS]
     if open_at_end:
         w = open_at_end[0]
         ctx.not_checked[name] = f"{w.f} of {w.node or 'the network'} (op {w.op}) still in place when the run ended"
         return []
     undos = [op.ctime or op.itime for op in ctx.ops if op.heals is not None and op.type != "fail"]
-    restarts = [w.healed for w in ctx.ws if w.f in node_faults.RESTARTS]
+    restarts = [w.healed for w in ctx.ws if w.does in node_faults.RESTARTS]
     faulted = bool(undos or restarts)
     last = max([*undos, *restarts], default=0)
     found = fault_timing.stuck_broker_metadata(ctx.timing, last)
@@ -223,14 +225,14 @@ def stuck_broker_metadata(ctx: Context) -> Found:
 RULES: tuple[Rule, ...] = (
     Rule(
         "quorum-split-brain",
-        (VIEWS,),
+        (VIEWS, NEMESIS),
         split_brain,
         "checkers/quorum_rules.py",
         lambda s: 1.5 * s["controller.quorum.fetch.timeout.ms"] / 1000 + SLACK_S,
         "1.5 × `controller.quorum.fetch.timeout.ms` + S",
     ),
     Rule("quorum-double-leader", (VIEWS, METADATA), double_leader, "checkers/control_plane.py", any_of=True),
-    Rule("quorum-epoch-regression", (VIEWS,), epoch_regression, "checkers/control_plane.py"),
+    Rule("quorum-epoch-regression", (VIEWS, NEMESIS), epoch_regression, "checkers/control_plane.py"),
     Rule("metadata-divergence", (METADATA, REPLICATION, IDS), divergence, "checkers/control_plane.py"),
     Rule("leader-not-in-isr", (METADATA,), record_rule("leader-not-in-isr"), "checkers/metadata_rules.py"),
     Rule(
@@ -243,7 +245,7 @@ RULES: tuple[Rule, ...] = (
     Rule("fenced-in-isr", (METADATA,), record_rule("fenced-in-isr"), "checkers/metadata_rules.py"),
     Rule(
         "unfenced-down-broker",
-        (METADATA, REPLICATION, IDS, VIEWS),
+        (METADATA, REPLICATION, IDS, VIEWS, NEMESIS),
         unfenced_down_broker,
         "checkers/fault_timing.py",
         lambda s: s["broker.session.timeout.ms"] / 1000 + SLACK_S,
@@ -253,7 +255,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "stale-isr-member",
-        (METADATA, REPLICATION, IDS, VIEWS),
+        (METADATA, REPLICATION, IDS, VIEWS, NEMESIS),
         stale_isr_member,
         "checkers/fault_timing.py",
         lambda s: 1.5 * s["replica.lag.time.max.ms"] / 1000 + SLACK_S,
@@ -262,7 +264,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "stuck-broker-metadata",
-        (REPLICATION, IDS),
+        (REPLICATION, IDS, NEMESIS),
         stuck_broker_metadata,
         "checkers/fault_timing.py",
         lambda s: STUCK_S + SLACK_S,

@@ -118,7 +118,7 @@ def unfenced_down_broker(ev: Evidence, not_checked: dict[str, str]) -> list[dict
     found = []
     session = ev.setting_ns("broker.session.timeout.ms")
     for w in ev.ws:
-        if w.f not in DOWN or w.node not in ev.brokers or w.stayed is None:
+        if w.does not in DOWN or w.node not in ev.brokers or w.stayed is None:
             continue
         start = session_start(ev, w)
         if start is None:
@@ -173,7 +173,7 @@ def stale_isr_member(ev: Evidence, not_checked: dict[str, str]) -> list[dict[str
     dn = down(ev.ws)
     by_id = {str(i): a for a, i in ev.aliases.items()}
     for w in ev.ws:
-        if w.stayed is None or not (w.f in DOWN or w.node is None):
+        if w.stayed is None or not (w.does in DOWN or w.node is None):
             continue
         if w.effect + bound >= w.undone:
             continue

@@ -12,9 +12,13 @@ a node to what it could not do, the window is the wide one: a node may be down f
 invoke until its undo completed (`down`), and a cut may hold from the partition's invoke until
 the heal completed (`cut_between`).
 
-The fault names are the nemesis's (nemesis/faults.py, a floor above: tests/unit compares them),
-read from the history as the contract names them: killed, stopped, paused; wiped. A network
-fault is known by the `grudge` its value carries (nemesis/partition.py).
+What a fault does to its nodes is read from the history, not from a list of fault names: each
+nemesis operation's value carries its `effect` (history/events.py: down, paused, restarted, wiped,
+started, resumed, cut, ...), written there by the fault itself (nemesis/faults.py), so a new fault
+that takes a node down is known to every timing rule the moment it says so. A network fault is
+known by the `grudge` its value carries (nemesis/partition.py). An operation without an effect (a
+history written before it was recorded) faults no node here, and `faultless` names it, for the
+rules to say they were not checked on it.
 """
 
 from __future__ import annotations
@@ -25,14 +29,16 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-#: Faults that leave a node down (not running) until undone.
-DOWN = ("kill", "stop", "pause")
-#: The fault that freezes a node's processes: they resume as they were, claims and all.
-PAUSE = "pause"
-#: Faults that kill, change the disk and start the node again within the one operation.
-RESTARTS = ("wipe", "lose-unflushed")
-#: The fault that empties a node's disk: its quorum-state starts again from nothing.
-WIPE = "wipe"
+from kafka_chaos.history import events
+
+#: Effects that leave a node down (not running) until undone.
+DOWN = (events.DOWN, events.PAUSED)
+#: The effect that freezes a node's processes: they resume as they were, claims and all.
+PAUSE = events.PAUSED
+#: Effects that kill, change the disk and start the node again within the one operation.
+RESTARTS = (events.RESTARTED, events.WIPED)
+#: The effect that empties a node's disk: its quorum-state starts again from nothing.
+WIPE = events.WIPED
 
 Interval = tuple[int, int]
 
@@ -48,6 +54,8 @@ class NemesisOp:
     grudge: dict[str, list[str]] = field(default_factory=dict)
     heals: list[str] | None = None
     undone_by: str | None = None
+    #: what it did to its nodes (history/events.py EFFECTS); None in a history that does not say
+    effect: str | None = None
     #: a partition of one listener's traffic only: CONTROLLER (the quorum's, and the brokers' to
     #: the controllers), not the brokers' replication between them
     listener: str | None = None
@@ -83,6 +91,7 @@ def nemesis_ops(rows: list[dict[str, Any]]) -> list[NemesisOp]:
                 heals=list(heals) if isinstance(heals, list) else None,
                 undone_by=r.get("undone_by"),
                 listener=r.get("listener") if isinstance(r.get("listener"), str) else None,
+                effect=r.get("effect") if isinstance(r.get("effect"), str) else None,
             )
         )
     return out
@@ -94,6 +103,7 @@ class Window:
 
     op: int
     f: str
+    does: str | None  # what the operation did to the node (its `effect`: history/events.py)
     node: str | None  # None for a network fault
     invoke: int
     effect: int | None  # its ok completion; None when it did not complete ok
@@ -124,9 +134,9 @@ def windows(ops: list[NemesisOp], end: int) -> list[Window]:
         if op.type == "fail" or op.heals is not None:
             continue
         effect = op.ctime if op.type == "ok" else None
-        if op.f in RESTARTS:
+        if op.effect in RESTARTS:
             done = op.ctime if op.ctime is not None else end
-            out += [Window(op.op, op.f, n, op.itime, effect, done, done) for n in op.nodes]
+            out += [Window(op.op, op.f, op.effect, n, op.itime, effect, done, done) for n in op.nodes]
             continue
         if not op.undone_by:
             continue
@@ -149,6 +159,7 @@ def windows(ops: list[NemesisOp], end: int) -> list[Window]:
                 Window(
                     op.op,
                     op.f,
+                    op.effect,
                     node,
                     op.itime,
                     effect,
@@ -162,19 +173,25 @@ def windows(ops: list[NemesisOp], end: int) -> list[Window]:
     return out
 
 
+def faultless(ops: list[NemesisOp]) -> list[NemesisOp]:
+    """The operations that completed and say nothing of their effect (a history written before the
+    nemesis recorded it): the timing rules cannot know what they did."""
+    return [op for op in ops if op.type != "fail" and op.effect is None]
+
+
 def _restarts(op: NemesisOp, node: str) -> bool:
     """Whether `op` starts `node` again: a wipe or lose-unflushed of it, or a start (which also
     ends a pause: a paused container killed and started runs again)."""
     if node not in op.nodes:
         return False
-    return op.f in RESTARTS or (op.heals is not None and any(f in op.heals for f in ("kill", "stop")))
+    return op.effect in RESTARTS or op.effect == events.STARTED
 
 
 def down(ws: list[Window]) -> dict[str, list[Interval]]:
     """node -> when it may have been down (killed, stopped, paused, restarting): invoke to undo done."""
     out: dict[str, list[Interval]] = {}
     for w in ws:
-        if w.node is not None and (w.f in DOWN or w.f in RESTARTS):
+        if w.node is not None and (w.does in DOWN or w.does in RESTARTS):
             out.setdefault(w.node, []).append((w.invoke, w.healed))
     return out
 
@@ -184,7 +201,7 @@ def restarted(ws: list[Window]) -> dict[str, list[Interval]]:
     its unflushed writes lost): invoke to undo done. Not a pause: a paused process resumes as it was."""
     out: dict[str, list[Interval]] = {}
     for w in ws:
-        if w.node is not None and w.f != PAUSE and (w.f in DOWN or w.f in RESTARTS):
+        if w.node is not None and w.does != PAUSE and (w.does in DOWN or w.does in RESTARTS):
             out.setdefault(w.node, []).append((w.invoke, w.healed))
     return out
 
@@ -247,6 +264,6 @@ def seats_lost(ws: list[Window], voters: list[str]) -> dict[str, int]:
     """A dynamic quorum's voters whose disk was wiped, and when: each comes back an observer."""
     out: dict[str, int] = {}
     for w in sorted(ws, key=lambda w: w.invoke):
-        if w.f == WIPE and w.node in voters:
+        if w.does == WIPE and w.node in voters:
             out.setdefault(w.node, w.invoke)
     return out

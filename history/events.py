@@ -15,5 +15,13 @@ ASSIGN, SUBSCRIBE, COMMIT, CRASH = "assign", "subscribe", "commit", "crash"
 CLIENT_FS = (SEND, POLL, TXN)
 #: The operations that say which keys a consumer holds afterwards.
 ASSIGNS = (ASSIGN, SUBSCRIBE)
+#: What a nemesis operation did to the nodes it names, written into its value (`effect`) by the
+#: fault itself (nemesis/faults.py), so that a reader of the history (the control-plane rules)
+#: knows which faults take a node down, restart or wipe it without a list of fault names.
+DOWN, PAUSED = "down", "paused"  # not running until undone (killed or stopped; frozen)
+RESTARTED, WIPED = "restarted", "wiped"  # killed and started again within the operation (a wiped disk)
+STARTED, RESUMED = "started", "resumed"  # undoes down (a start also ends a pause); undoes paused
+CUT, HELD, HEALED = "cut", "held", "healed"  # a partition's grudge; connections held; the network whole
+EFFECTS = (DOWN, PAUSED, RESTARTED, WIPED, STARTED, RESUMED, CUT, HELD, HEALED)
 #: Operations that are writes: their `ok` completion acknowledged values.
 WRITES = (SEND, TXN)

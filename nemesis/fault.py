@@ -60,6 +60,8 @@ class Fault:
     closes: tuple[str, ...] = ()
     #: Its shading in the report's plots (a fault that undoes others is not drawn: None).
     colour: str | None = None
+    #: What it does to the nodes it names (history/events.py EFFECTS), written into its events.
+    effect: str | None = None
 
     #: Its own options and their defaults (a partition's shape); other options are not its own.
     OPTIONS: ClassVar[Mapping[str, Any]] = {}

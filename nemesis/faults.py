@@ -20,6 +20,7 @@ from typing import Any
 
 from kafka_chaos.harness.config import EXTERNAL_PORT, INTERNAL_PORT
 from kafka_chaos.harness.node import KafkaNode
+from kafka_chaos.history.events import CUT, DOWN, HEALED, HELD, PAUSED, RESTARTED, RESUMED, STARTED, WIPED
 from kafka_chaos.nemesis.fault import Fault, NodeFault, Undo
 from kafka_chaos.nemesis.kill import kill, start, wait_stopped
 from kafka_chaos.nemesis.partition import Heal, Partition
@@ -35,9 +36,9 @@ def _restart(node: KafkaNode) -> None:
     start(node)
 
 
-START = Undo("start", "start a stopped or killed node's container again", act=_restart, owed="down")
-RESUME = Undo("resume", "thaw a paused container", act=resume, owed="paused")
-HEAL = Heal("heal", "flush every node's `KAFKA-CHAOS` chain: the network whole again")
+START = Undo("start", "start a stopped or killed node's container again", act=_restart, owed="down", effect=STARTED)
+RESUME = Undo("resume", "thaw a paused container", act=resume, owed="paused", effect=RESUMED)
+HEAL = Heal("heal", "flush every node's `KAFKA-CHAOS` chain: the network whole again", effect=HEALED)
 PARTITION = Partition(
     "partition",
     "iptables DROP rules inside the containers, in a chain of their own (`KAFKA-CHAOS`), on INPUT and "
@@ -46,6 +47,7 @@ PARTITION = Partition(
     undone_doc="`heal`: flushes that chain on every node",
     random=True,
     colour="#9467bd",
+    effect=CUT,
 )
 HOLD_ENDTXN = Stall(
     "hold-endtxn",
@@ -56,6 +58,7 @@ HOLD_ENDTXN = Stall(
     undone_doc="`heal`",
     random=True,
     colour="#aec7e8",
+    effect=HELD,
     api=END_TXN,
     port=EXTERNAL_PORT,
 )
@@ -69,6 +72,7 @@ HOLD_MARKERS = Stall(
     undone_doc="`heal`",
     random=True,
     colour="#c5b0d5",
+    effect=HELD,
     api=WRITE_TXN_MARKERS,
     port=INTERNAL_PORT,
 )
@@ -82,6 +86,7 @@ FAULTS: tuple[Fault, ...] = (
         random=True,
         act=kill,
         colour="#d62728",
+        effect=DOWN,
     ),
     NodeFault(
         "stop",
@@ -92,6 +97,7 @@ FAULTS: tuple[Fault, ...] = (
         undone_by=START.name,
         act=stop,
         colour="#bcbd22",
+        effect=DOWN,
     ),
     START,
     NodeFault(
@@ -101,6 +107,7 @@ FAULTS: tuple[Fault, ...] = (
         random=True,
         act=pause,
         colour="#ff7f0e",
+        effect=PAUSED,
     ),
     RESUME,
     PARTITION,
@@ -114,6 +121,7 @@ FAULTS: tuple[Fault, ...] = (
         undone_doc="`heal`",
         random=True,
         colour="#17becf",
+        effect=HELD,
     ),
     HOLD_ENDTXN,
     HOLD_MARKERS,
@@ -128,6 +136,7 @@ FAULTS: tuple[Fault, ...] = (
         act=wipe,
         closes=(START.name,),
         colour="#8c564b",
+        effect=WIPED,
     ),
     LoseUnflushed(
         "lose-unflushed",
@@ -140,6 +149,7 @@ FAULTS: tuple[Fault, ...] = (
         random=True,
         closes=(START.name,),
         colour="#e377c2",
+        effect=RESTARTED,
     ),
 )
 
@@ -166,11 +176,13 @@ STEP_OPTIONS: dict[str, Any] = {k: v for f in FAULTS for k, v in f.OPTIONS.items
 
 
 def named_ends(fault: str) -> dict[str, object]:
-    """The part of a nemesis event's value that says how the fault ends: `undone_by` for one that
-    stays in place, `heals` for one that undoes others; nothing for a fault that is over when done."""
+    """The part of a nemesis event's value that says what the fault does and how it ends: its
+    `effect` on the nodes it names (history/events.py), `undone_by` for one that stays in place,
+    `heals` for one that undoes others; no end for a fault that is over when done."""
+    effect = {"effect": BY_NAME[fault].effect} if fault in BY_NAME and BY_NAME[fault].effect else {}
     if fault in HEALED_BY:
-        return {"heals": HEALED_BY[fault]}
-    return {"undone_by": HEALS[fault]} if fault in HEALS else {}
+        return {**effect, "heals": HEALED_BY[fault]}
+    return {**effect, "undone_by": HEALS[fault]} if fault in HEALS else effect
 
 
 def check_options(options: Mapping[str, Any]) -> None:

@@ -4,8 +4,9 @@ and the fault names the checker reads from the history."""
 from __future__ import annotations
 
 from kafka_chaos.checkers import node_faults
+from kafka_chaos.history.events import EFFECTS
 from kafka_chaos.history.metadata_replay import Replay, bumps_on_isr_shrink
-from kafka_chaos.nemesis.faults import BY_NAME, HEALS
+from kafka_chaos.nemesis.faults import BY_NAME, FAULTS, HEALS
 from tests.checkers.cp_builder import S
 
 
@@ -61,7 +62,8 @@ def test_brokers_epochs_and_fencing():
 
 
 def _op(op, f, t, nodes, **value):
-    return {"op": op, "f": f, "type": "ok", "itime": int(t * S), "ctime": int((t + 0.01) * S), "nodes": nodes, **value}
+    row = {"op": op, "f": f, "type": "ok", "itime": int(t * S), "ctime": int((t + 0.01) * S), "nodes": nodes}
+    return {**row, "effect": BY_NAME[f].effect, **value}
 
 
 def test_each_node_fault_ends_at_the_first_undo_that_names_it():
@@ -94,11 +96,20 @@ def test_a_cut_leaves_a_majority_that_can_meet():
     assert node_faults.cut_between(ws, "b", "a", int(10 * S)) and not node_faults.cut_between(ws, "b", "c", int(10 * S))
 
 
-def test_the_fault_names_read_from_the_history_are_the_nemesis_own():
+def test_the_effects_read_from_the_history_are_the_nemesis_own():
+    """Every fault that takes a node down stays until undone; every one that restarts it is over
+    when done; and a fault the nemesis adds is read by what it says it does, not by its name."""
     for name in (*node_faults.DOWN, *node_faults.RESTARTS, node_faults.WIPE):
-        assert name in BY_NAME
-    assert all(f in HEALS for f in node_faults.DOWN)
-    assert all(f not in HEALS for f in node_faults.RESTARTS)
+        assert name in EFFECTS
+    assert all(f.name in HEALS for f in FAULTS if f.effect in node_faults.DOWN)
+    assert all(f.name not in HEALS for f in FAULTS if f.effect in node_faults.RESTARTS)
+    new = _op(1, "kill", 10, '["b"]', undone_by="start")
+    ws = node_faults.windows(node_faults.nemesis_ops([{**new, "f": "freeze"}]), int(60 * S))
+    assert [(w.f, w.node) for w in ws] == [("freeze", "b")]
+    assert node_faults.is_down(node_faults.down(ws), "b", int(20 * S))
+    unsaid = node_faults.nemesis_ops([{**new, "effect": None}])
+    assert node_faults.faultless(unsaid) == unsaid
+    assert node_faults.down(node_faults.windows(unsaid, int(60 * S))) == {}
 
 
 def test_a_restart_ends_the_stop_before_it():

@@ -10,6 +10,7 @@ import pytest
 
 from kafka_chaos.checkers.faults import SPARE_COLOURS, colours_of, ends_of, fault_windows
 from kafka_chaos.frontends.cli import build_parser
+from kafka_chaos.history.events import EFFECTS
 from kafka_chaos.nemesis import core, faults, partition, stall
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.plan import NemesisPlan, nemesis_plan
@@ -116,13 +117,16 @@ def test_a_window_is_shaded_with_its_runs_colour_else_a_spare_one():
 
 
 def test_every_nemesis_event_says_how_its_fault_ends():
-    assert faults.named_ends("kill") == {"undone_by": "start"}
-    assert faults.named_ends("pause") == {"undone_by": "resume"}
-    assert faults.named_ends("start") == {"heals": ["kill", "stop"]}
-    assert faults.named_ends("heal") == {"heals": ["partition", "stall", "hold-endtxn", "hold-markers"]}
-    assert faults.named_ends("wipe") == {} == faults.named_ends("lose-unflushed")  # over when done
+    assert faults.named_ends("kill") == {"effect": "down", "undone_by": "start"}
+    assert faults.named_ends("pause") == {"effect": "paused", "undone_by": "resume"}
+    assert faults.named_ends("start") == {"effect": "started", "heals": ["kill", "stop"]}
+    healed = ["partition", "stall", "hold-endtxn", "hold-markers"]
+    assert faults.named_ends("heal") == {"effect": "healed", "heals": healed}
+    assert faults.named_ends("wipe") == {"effect": "wiped"}  # over when done
+    assert faults.named_ends("lose-unflushed") == {"effect": "restarted"}
     for record in faults.FAULTS:
         ends = faults.named_ends(record.name)
+        assert ends["effect"] in EFFECTS, record.name  # what the control-plane rules read, never a name list
         assert ("undone_by" in ends) == (record.undone_by is not None), record.name
         for healed in ends.get("heals", []):
             assert faults.BY_NAME[healed].undone_by == record.name
@@ -294,7 +298,13 @@ def test_the_nemesis_heals_at_the_end_what_its_faults_left_open(acted):
 def test_a_network_fault_leaves_the_heal_open_and_a_heal_closes_it(acted):
     nemesis = Nemesis(_Cluster(), _History(), seed=1)  # type: ignore[arg-type]
     done = nemesis.run("hold-markers", "kafka-2")
-    assert done == {"target": "kafka-2", "undone_by": "heal", "nodes": ["kafka-2"], "connections": {"kafka-2": 1}}
+    assert done == {
+        "target": "kafka-2",
+        "effect": "held",
+        "undone_by": "heal",
+        "nodes": ["kafka-2"],
+        "connections": {"kafka-2": 1},
+    }
     assert nemesis.open["heal"] == {f"kafka-{i}" for i in range(1, 6)}
     assert nemesis.run("heal")["nodes"] == [f"kafka-{i}" for i in range(1, 6)]
     assert nemesis.open["heal"] == set()
