@@ -137,6 +137,7 @@ def nemesis_query(ops: DataFrame) -> DataFrame:
         "get_json_object(nvalue, '$.nodes') AS nodes",
         "get_json_object(nvalue, '$.grudge') AS grudge",
         "get_json_object(nvalue, '$.listener') AS listener",
+        "get_json_object(nvalue, '$.effect') AS effect",
     )
     return nemesis.orderBy("itime").limit(MAX_NEMESIS_OPS)
 
