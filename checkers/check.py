@@ -54,7 +54,8 @@ from kafka_chaos.checkers.result import (
 from kafka_chaos.checkers.sql import literal
 from kafka_chaos.history.events import NEMESIS
 from kafka_chaos.history.reporter import Reporter
-from kafka_chaos.history.run_dir import REPORT, RESULTS, RunDir, workload_keys
+from kafka_chaos.history.run_config import RunConfig
+from kafka_chaos.history.run_dir import REPORT, RESULTS
 
 MAX_EXAMPLES = 10
 
@@ -180,10 +181,12 @@ def check_history(
     session: SparkSession | None = None,
     progress: Reporter | None = None,
     cycles: bool = True,
+    config: RunConfig | None = None,
 ) -> CheckResult:
     """Check one history; writes results.json (and report.html) into `out`. `progress` hears of
     each phase (a large history takes minutes). `cycles=False` skips the transaction cycle search
-    (checkers/cycles.py; bench/check_scale.py's baseline)."""
+    (checkers/cycles.py; bench/check_scale.py's baseline). `config`: the run's config.json, when
+    the caller holds it (a run passes on what it wrote); read once from the run directory otherwise."""
     say = progress or (lambda message: None)
     starting = f"check: starting Spark ({master or spark.DEFAULT_MASTER})" if session is None else "check: starting"
     if load.is_uri(path):
@@ -221,7 +224,8 @@ def check_history(
     fl = tables.split(rows)
     cached = [fl.ops, fl.micro, rows]
     try:
-        result, plots = _check(loaded, cached, report, say, run_dir, paired, cycles)
+        cfg = config if config is not None else RunConfig.load(run_dir)
+        result, plots = _check(loaded, cached, report, say, run_dir, paired, cycles, cfg)
     finally:
         for df in cached:
             df.unpersist()
@@ -236,17 +240,19 @@ def _check(
     run_dir: Path | None,
     paired: DataFrame,
     search_cycles: bool = True,
+    config: RunConfig | None = None,
 ) -> tuple[CheckResult, series.Series | None]:
     """The check proper, in four steps: the rules' facts, the anomalies' instances, the verdict,
     the report. `cached` holds the tables (ops, micro, then any other the caller persisted; it
     unpersists them all); `paired` is the uncached pairing, for a history too broken to build them
     (its first problem then says why)."""
-    facts = run_rules(loaded, cached, report, say, paired, search_cycles, run_dir)
+    config = config if config is not None else RunConfig()
+    facts = run_rules(loaded, cached, report, say, paired, search_cycles, run_dir, config)
     anomalies = with_run_facts(count_instances(facts, say), facts.ok_poll)
-    anomalies, control = check_control_plane(facts, anomalies, run_dir)
+    anomalies, control = check_control_plane(facts, anomalies, run_dir, config)
     incomplete = bool(control.summary.get("expected") and control_plane_skipped(control.summary))
     valid, why = verdict(anomalies, facts.counts["acknowledged"], facts.ok_poll, incomplete)
-    result, plots = build_report(loaded, facts, anomalies, valid, report, say, run_dir)
+    result, plots = build_report(loaded, facts, anomalies, valid, report, say, run_dir, config)
     result.unknown_reason = why
     result.control_plane = control.summary
     if plots is not None:
@@ -255,15 +261,14 @@ def _check(
 
 
 def check_control_plane(
-    facts: Facts, anomalies: dict[str, dict[str, Any]], run_dir: Path | None
+    facts: Facts, anomalies: dict[str, dict[str, Any]], run_dir: Path | None, config: RunConfig
 ) -> tuple[dict[str, dict[str, Any]], control_plane.Judged]:
     """The control plane's anomalies joined to the history's, with results.json's `control_plane`
     object and the report's timelines (checkers/control_plane.py); a run without the evidence is
     not checked, and says why. The object also says whether the run expected its control plane
     checked (config.json's `control_plane`: a run of `kafka-chaos run` that did not turn it off),
     and how many of the rules were (`with_coverage`)."""
-    config = _config(run_dir)
-    expected = config.get("control_plane") is True
+    expected = config.control_plane is True
     if facts.control is None:
         why = _turned_off(config) or control_plane.absent(run_dir) or "no evidence"
         judged = control_plane.Judged({}, control_plane.not_checked(why))
@@ -274,11 +279,11 @@ def check_control_plane(
     return anomalies, judged
 
 
-def _turned_off(config: dict[str, Any]) -> str | None:
+def _turned_off(config: RunConfig) -> str | None:
     """Why a run took no control-plane evidence on purpose; None when it did not say so."""
-    if config.get("control_plane") is not False:
+    if config.control_plane is not False:
         return None
-    return "a run on a shared cluster takes none" if config.get("cluster_run_id") else "turned off"
+    return "a run on a shared cluster takes none" if config.shared_cluster else "turned off"
 
 
 @dataclass
@@ -317,6 +322,7 @@ def run_rules(
     paired: DataFrame,
     search_cycles: bool,
     run_dir: Path | None = None,
+    config: RunConfig | None = None,
 ) -> Facts:
     """Facts: every rule over the history, in two Spark actions for a valid history (the history's
     own facts, then every small result at once; checkers/parts.py)."""
@@ -350,7 +356,8 @@ def run_rules(
     txns = search_cycles and bool(run["txns"])
     if txns:
         queries.update(cycles.queries(found, ops))
-    control = control_plane.evidence(run_dir) if control_plane.absent(run_dir) is None else None
+    absent = run_dir is None or control_plane.absent(run_dir) is not None
+    control = None if absent else control_plane.evidence(run_dir, config or RunConfig())
     if control is not None:
         say("check: the control plane")
         queries.update(control_plane.queries(ops, micro, control))
@@ -380,6 +387,7 @@ def build_report(
     report: bool,
     say: Reporter,
     run_dir: Path | None,
+    config: RunConfig,
 ) -> tuple[CheckResult, series.Series | None]:
     """Report: the result results.json holds (stats, liveness, warnings, the lost writes' root
     causes), and report.html's plots when asked for (a third Spark action draws the offset
@@ -405,7 +413,7 @@ def build_report(
     if result.liveness["warning"]:
         result.warnings.append(result.liveness["warning"])
     if facts.run["groups"]:
-        result.group_coverage = group_coverage.from_rows(got, workload_keys(_config(run_dir)))
+        result.group_coverage = group_coverage.from_rows(got, config.keys)
         if result.group_coverage and result.group_coverage["warning"]:
             result.warnings.append(result.group_coverage["warning"])
     result.history = history
@@ -418,30 +426,11 @@ def build_report(
     plots = None
     if report:
         say("check: the report's plots")
-        colours = _fault_colours(run_dir)
+        colours = colours_of(config.to_json()) if config.known else {}
         plots = series.build(got, facts.end_ns, facts.slots[tallies.ACKED], facts.slots[tallies.SEEN], nemesis, colours)
         if any(a["errors"] for a in anomalies.values()):
             plots.timelines = series.timelines(facts.micro, anomalies)
     return result, plots
-
-
-def _fault_colours(run_dir: Path | None) -> dict[str, str]:
-    """The run's fault colours from its config.json (the nemesis plan writes them), or none: a
-    history checked on its own gets the report's spare colours."""
-    config = _config(run_dir)
-    return colours_of(config) if config else {}
-
-
-def _config(run_dir: Path | None) -> dict[str, Any]:
-    """The run's config.json, or {} for a history checked without its run directory."""
-    config = RunDir(run_dir).config if run_dir is not None else None
-    if config is None or not config.is_file():
-        return {}
-    try:
-        data = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _warnings(st: dict[str, Any], ok_poll: bool) -> list[str]:

@@ -31,6 +31,7 @@ from kafka_chaos.history.events import NEMESIS
 from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS as DEFAULTS
 from kafka_chaos.history.kraft import SLACK_S
 from kafka_chaos.history.metadata_replay import bumps_on_isr_shrink
+from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import RunDir
 
 #: How long after a heal completed its epochs are counted (unless the next nemesis operation comes first).
@@ -94,11 +95,12 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def evidence(run_dir: Path) -> Evidence:
+def evidence(run_dir: Path, config: RunConfig) -> Evidence:
+    """The run directory's control-plane evidence, with the run's config.json (`config`, read once
+    by the check)."""
     run = RunDir(run_dir)
     described = _read_json(run.control_plane_nodes)
-    config = _read_json(run.config)
-    broker_config = config.get("broker_config") if isinstance(config.get("broker_config"), dict) else {}
+    broker_config = config.broker_config
     given = described.get("settings") if isinstance(described.get("settings"), dict) else {}
     settings, sources = {}, {}
     for name, default in DEFAULTS.items():
@@ -118,8 +120,8 @@ def evidence(run_dir: Path) -> Evidence:
         [int(v) for v in described.get("voters") or []],
         settings,
         sources,
-        config.get("metadata_version"),
-        config.get("kafka_version"),
+        config.metadata_version,
+        config.kafka_version,
         run.metadata_logs() if run.control_plane.is_dir() else {},
         str(described.get("quorum") or "static"),
         {str(k): str(v) for k, v in _read_json(run.control_plane_gaps).items()},

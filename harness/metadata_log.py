@@ -6,7 +6,7 @@ registers (RegisterBrokerRecord, with its broker epoch), is fenced or unfenced, 
 created (PartitionRecord) or changed (PartitionChangeRecord: a new leader, a new ISR). Kafka's
 DumpLogSegments with --cluster-metadata-decoder prints them as JSON; this module replays them
 in order and writes `metadata-timeline.json` into the run directory, each event with its time
-on the history's clock (seconds since the history's time 0, from config.json).
+on the history's clock (seconds since the history's time 0, from the run's RunConfig).
 
 Leader and partition epochs are not in PartitionChangeRecord; the one replay of the log,
 history/metadata_replay.py (which the checker's record rules use too), keeps them: +1 leader epoch
@@ -27,7 +27,8 @@ from kafka_chaos.harness.logdump import DumpRequest, decoded, records, segment_f
 from kafka_chaos.harness.quorum_state import METADATA_DIR
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.history.metadata_replay import PARTITION, PARTITION_CHANGE, Replay, bumps_on_isr_shrink
-from kafka_chaos.history.run_dir import RunDir, workload_topic
+from kafka_chaos.history.run_config import RunConfig
+from kafka_chaos.history.run_dir import RunDir
 
 
 def metadata_source(run_dir: Path) -> Path | None:
@@ -155,13 +156,12 @@ def node_log_lines(output: str, t0_ms: float | None) -> list[dict[str, Any]]:
     return lines
 
 
-def write_node_logs(run_dir: Path, output: str | None) -> list[Path]:
+def write_node_logs(run_dir: Path, output: str | None, config: RunConfig) -> list[Path]:
     """control-plane/metadata/<alias>.jsonl for every node, from the tool's output for
     node_logs_request(run_dir) (None: no node left a log); a node that left none (wiped and not
     started again) gets an empty file."""
     run = RunDir(run_dir)
-    config = json.loads(run.config.read_text()) if run.config.exists() else {}
-    t0 = config.get("history_started_unix_ms")
+    t0 = config.history_started_unix_ms
     parts = by_node(output or "")
     paths = []
     for data in run.node_data_dirs():
@@ -174,15 +174,14 @@ def write_node_logs(run_dir: Path, output: str | None) -> list[Path]:
     return paths
 
 
-def write_timeline(run_dir: Path, version: KafkaVersion, output: str) -> Path:
+def write_timeline(run_dir: Path, version: KafkaVersion, output: str, config: RunConfig) -> Path:
     """metadata-timeline.json from the tool's output for timeline_request(run_dir), or for
     node_logs_request(run_dir): the longest log's part of it."""
     source = metadata_source(run_dir)
     assert source is not None, "write_timeline() after a timeline_request() that found the log"
-    config = json.loads(RunDir(run_dir).config.read_text())
-    topic = workload_topic(config)
-    t0 = float(config.get("history_started_unix_ms") or 0)
-    bump = bumps_on_isr_shrink(config.get("metadata_version"), str(version))
+    topic = config.topic
+    t0 = float(config.history_started_unix_ms or 0)
+    bump = bumps_on_isr_shrink(config.metadata_version, str(version))
     events = replay(list(records(by_node(output).get(source.parent.parent.name, ""))), topic, bump, t0)
     path = RunDir(run_dir).timeline
     path.write_text(

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from kafka_chaos.harness.logdump import DumpRequest, records, segment_files
-from kafka_chaos.history.run_dir import RunDir, workload_topic
+from kafka_chaos.history.run_config import RunConfig
+from kafka_chaos.history.run_dir import RunDir
 
 MAX_EXAMPLES = 50
 
@@ -95,11 +96,11 @@ def against_clients(history: Path, logs: dict[str, dict[str, dict[int, int | str
     return out
 
 
-def replicas_request(run_dir: Path) -> DumpRequest | None:
+def replicas_request(run_dir: Path, config: RunConfig) -> DumpRequest | None:
     """The tool's run that prints every node's copy of the workload's partitions, on paths
     inside the run's cluster folder (harness/logdump.py); None when no node holds one."""
     run = RunDir(run_dir)
-    topic = _topic(run)
+    topic = config.topic
     files = []
     for data in run.node_data_dirs():
         dirs = [d for d in data.glob(f"{topic}-*") if d.is_dir() and d.name[len(topic) + 1 :].isdigit()]
@@ -107,11 +108,11 @@ def replicas_request(run_dir: Path) -> DumpRequest | None:
     return DumpRequest(tuple(files), ("--print-data-log",)) if files else None
 
 
-def write_replicas(run_dir: Path, output: str) -> Path:
+def write_replicas(run_dir: Path, output: str, config: RunConfig) -> Path:
     """replicas.json from the tool's output for replicas_request(run_dir): each "Dumping
     /logs/<node>/data/<topic>-<partition>/<segment>" line starts one node's segment."""
     run = RunDir(run_dir)
-    topic = _topic(run)
+    topic = config.topic
     logs: dict[str, dict[str, dict[int, int | str]]] = {}
     current = None
     for line in output.splitlines():
@@ -130,7 +131,3 @@ def write_replicas(run_dir: Path, output: str) -> Path:
     path = run.replicas
     path.write_text(json.dumps({"topic": topic, "keys": keys}, indent=1) + "\n")
     return path
-
-
-def _topic(run: RunDir) -> str:
-    return workload_topic(json.loads(run.config.read_text()))

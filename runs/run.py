@@ -38,6 +38,7 @@ from kafka_chaos.harness.replica_logs import replicas_request, write_replicas
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.reporter import Reporter
+from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import GAP_METADATA, RunDir
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.plan import NemesisPlan
@@ -184,6 +185,8 @@ class Run:
     def __init__(self, spec: RunSpec, reporter: Reporter = print, *, cluster: KafkaCluster | None = None) -> None:
         self.spec, self.reporter, self.shared = spec, reporter, cluster
         self.result: RunResult | None = None
+        #: config.json as written (`_write`), passed on to what reads it after the run
+        self.config: RunConfig | None = None
 
     def execute(self) -> RunResult:
         spec = self.spec = self.spec.validate().with_seed()
@@ -216,10 +219,15 @@ class Run:
         finally:
             result.scenario = phase.schedule.report() if phase.schedule is not None else None
             self._write(result, cluster, phase, learned, time.monotonic() - started)
+        config = self.config
         if spec.evidence or spec.control_plane:
-            collect_evidence(run_dir, cluster.version, self.reporter, scenario=spec.evidence, nodes=spec.control_plane)
+            collect_evidence(
+                run_dir, cluster.version, self.reporter, scenario=spec.evidence, nodes=spec.control_plane, config=config
+            )
         if spec.check:
-            result.check = check_history(run_dir, master=spec.spark_master, report=spec.report, progress=self.reporter)
+            result.check = check_history(
+                run_dir, master=spec.spark_master, report=spec.report, progress=self.reporter, config=config
+            )
         result.wall_s = round(time.monotonic() - started, 1)
         return result
 
@@ -240,7 +248,8 @@ class Run:
             config["effective_consumer_config"] = result.summary.effective_consumer_config
             if result.summary.effective_member_config:
                 config["effective_member_config"] = result.summary.effective_member_config
-        _write_json(files.config, config)
+        self.config = RunConfig.from_json(config)
+        _write_json(files.config, self.config.to_json())
         summary = {} if result.summary is None else result.summary.to_json()
         _write_json(files.summary, {"complete": result.summary is not None, "wall_s": round(wall_s, 3), **summary})
         if result.scenario is not None:
@@ -261,7 +270,13 @@ def run(spec: RunSpec, reporter: Reporter = print, *, cluster: KafkaCluster | No
 
 
 def collect_evidence(
-    run_dir: Path, version: KafkaVersion, log: Reporter, *, scenario: bool = True, nodes: bool = False
+    run_dir: Path,
+    version: KafkaVersion,
+    log: Reporter,
+    *,
+    scenario: bool = True,
+    nodes: bool = False,
+    config: RunConfig | None = None,
 ) -> None:
     """What the run's nodes left, decoded by one throwaway container: `scenario`, the metadata
     timeline and replicas.json beside the history; `nodes`, every node's metadata log into
@@ -269,17 +284,18 @@ def collect_evidence(
     is logged, not fatal; the nodes' metadata logs not decoded, all or one, are also recorded in
     control-plane/gaps.json (harness/evidence_gaps.py): the rules that read them are not checked."""
     files = RunDir(run_dir)
+    cfg = config if config is not None else RunConfig.load(run_dir)
     jobs: list[tuple[str, DumpRequest | None, Callable[[Any], Any]]] = []
     logs = node_logs_request(run_dir) if nodes else None
     if nodes:  # a None request too: every node gets its (empty) file
-        jobs.append((NODE_LOGS, logs, lambda out: write_node_logs(run_dir, out)))
+        jobs.append((NODE_LOGS, logs, lambda out: write_node_logs(run_dir, out, cfg)))
     if scenario:
         timeline = logs or timeline_request(run_dir)
         if timeline is not None:
-            jobs.append(("metadata timeline", timeline, lambda out: write_timeline(run_dir, version, out)))
-        replicas = replicas_request(run_dir)
+            jobs.append(("metadata timeline", timeline, lambda out: write_timeline(run_dir, version, out, cfg)))
+        replicas = replicas_request(run_dir, cfg)
         if replicas is not None:
-            jobs.append(("replica logs", replicas, lambda out: write_replicas(run_dir, out)))
+            jobs.append(("replica logs", replicas, lambda out: write_replicas(run_dir, out, cfg)))
     requests = list(dict.fromkeys(request for _, request, _ in jobs if request is not None))
     try:
         outputs = dict(zip(requests, dump_all(version, files.cluster, requests), strict=True))

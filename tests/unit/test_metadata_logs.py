@@ -15,6 +15,7 @@ from kafka_chaos.harness.metadata_log import (
     write_timeline,
 )
 from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import RunDir
 from kafka_chaos.runs import run as run_mod
 
@@ -106,8 +107,10 @@ def test_every_nodes_log_is_decoded_in_one_run_of_the_tool_and_split_by_node(tmp
         return [output for _ in wanted]
 
     monkeypatch.setattr(run_mod, "dump_all", dump_all)
-    monkeypatch.setattr(run_mod, "write_timeline", lambda run_dir, version, out: (run_dir / "timeline").write_text(out))
-    monkeypatch.setattr(run_mod, "replicas_request", lambda run_dir: None)
+    monkeypatch.setattr(
+        run_mod, "write_timeline", lambda run_dir, version, out, config: (run_dir / "timeline").write_text(out)
+    )
+    monkeypatch.setattr(run_mod, "replicas_request", lambda run_dir, config: None)
     run_mod.collect_evidence(path, KafkaVersion(4, 3, 1), print, scenario=True, nodes=True)
     assert asked == [[request]]  # one container, one JVM: the timeline reads the same decoding
     assert (path / "timeline").read_text() == output
@@ -137,7 +140,9 @@ def test_the_timeline_reads_the_longest_logs_part_of_every_nodes_decoding(tmp_pa
     path = run_dir(tmp_path)
     config = {"history_started_unix_ms": 1795709780000, "workload": {"topic": "__kafka_chaos_ready"}}
     (path / "config.json").write_text(json.dumps(config))
-    write_timeline(path, KafkaVersion(3, 6, 2), as_node(DUMP_4, "kafka-2") + as_node(DUMP_3, "kafka-1"))
+    write_timeline(
+        path, KafkaVersion(3, 6, 2), as_node(DUMP_4, "kafka-2") + as_node(DUMP_3, "kafka-1"), RunConfig.load(path)
+    )
     timeline = json.loads(RunDir(path).timeline.read_text())
     assert timeline["source"] == "cluster/kafka-1/data/__cluster_metadata-0"
     assert [(e["offset"], e["kind"], e["leader"]) for e in timeline["events"]] == [(19, "partition", 5)]

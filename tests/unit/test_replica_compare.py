@@ -3,6 +3,7 @@
 import json
 
 from kafka_chaos.harness.replica_logs import against_clients, compare, replica_values, write_replicas
+from kafka_chaos.history.run_config import RunConfig
 
 
 def test_compare_finds_offsets_where_replicas_disagree():
@@ -54,10 +55,15 @@ def test_one_dump_of_every_node_splits_into_nodes_and_partitions(tmp_path):
     output = (
         _tool_output("broker-1", 0, [10, 11]) + _tool_output("broker-2", 0, [10, 12]) + _tool_output("broker-2", 1, [7])
     )
-    keys = json.loads(write_replicas(tmp_path, output).read_text())["keys"]
+    keys = json.loads(write_replicas(tmp_path, output, RunConfig.load(tmp_path)).read_text())["keys"]
     assert sorted(keys) == ["chaos/0", "chaos/1"]
     assert keys["chaos/0"]["divergent"] == [{"offset": 1, "values": {"broker-1": 11, "broker-2": 12}}]
     assert keys["chaos/1"]["replicas"] == {"broker-2": {"first": 0, "last": 0, "records": 1}}
     # Near miss: the same values on both nodes.
     same = _tool_output("broker-1", 0, [10, 11]) + _tool_output("broker-2", 0, [10, 11])
-    assert json.loads(write_replicas(tmp_path, same).read_text())["keys"]["chaos/0"]["divergent_count"] == 0
+    assert (
+        json.loads(write_replicas(tmp_path, same, RunConfig.load(tmp_path)).read_text())["keys"]["chaos/0"][
+            "divergent_count"
+        ]
+        == 0
+    )
