@@ -10,6 +10,12 @@ polls, so a delivery report arrives while the workload waits on it. Errors keep 
 own code names (`_MSG_TIMED_OUT`, `NOT_ENOUGH_REPLICAS`, ...), which workloads/outcomes.py
 classifies. A consumer needs a group id even when assigned by hand: each gets its own, and
 never commits. librdkafka's log goes to `client-librdkafka.log` in the run directory.
+
+A consumer is handed absolute offsets only, never OFFSET_BEGINNING: a logical offset makes
+librdkafka look it up in the partition's own fetch state machine, and when a seek lands while that
+lookup is in flight, the stale answer re-arms the lookup, which later moves the consumer back to
+the start of the log behind the application's back (docs/clients.md, "librdkafka: a seek during
+an offset lookup rewinds the consumer").
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import confluent_kafka
-from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.workloads.clients.api import ClientConfigError, ClientError, Group, split_key
@@ -218,18 +224,43 @@ class RdConsumer:
         #: after an assign or a seek until it has returned a record of the key again.
         self._placed: dict[str, int] = {}
         self._moved: set[str] = set()
+        #: Each assigned key's first offset (its log start when it was assigned): where "the start
+        #: of the log" is, as an absolute offset (the module's docstring says why).
+        self._start: dict[str, int] = {}
 
     def _assign(self, offsets: dict[str, int]) -> None:
+        """Assign the keys at these absolute offsets."""
         self.consumer.assign([TopicPartition(*split_key(k), offset) for k, offset in offsets.items()])
         for key, offset in offsets.items():
-            self._placed[key] = offset if offset >= 0 else -1
+            self._placed[key] = offset
             self._moved.add(key)
+
+    def _starts(self, keys: list[str]) -> dict[str, int]:
+        """Each key's log start offset, asked of its leader (a ListOffsets of its own, outside the
+        partition's fetch state machine); raises KafkaException."""
+        timeout_s = consumer_timeout_ms(self.opts) / 1000
+        starts = {}
+        for key in keys:
+            low, _ = self.consumer.get_watermark_offsets(TopicPartition(*split_key(key)), timeout_s, cached=False)
+            starts[key] = low
+        return starts
+
+    def _absolute(self, key: str, offset: int) -> int:
+        """An offset to hand librdkafka: `offset`, or for a negative one (the start of the log) the
+        key's start as found when it was assigned, else asked of its leader now."""
+        if offset >= 0:
+            return offset
+        if key not in self._start:
+            self._start.update(self._starts([key]))
+        return self._start[key]
 
     def assign(self, keys: list[str]) -> None:
         try:
-            self._assign({k: OFFSET_BEGINNING for k in keys})
+            starts = self._starts(keys)
+            self._assign(starts)
         except KafkaException as exc:
             raise _from_exception(exc) from exc
+        self._start.update(starts)
         self.keys = list(keys)
 
     def poll(self, timeout_ms: int) -> dict[str, list[tuple[int, bytes | None]]]:
@@ -248,9 +279,9 @@ class RdConsumer:
         return read
 
     def position(self, key: str) -> int:
-        """The next offset to read; -1 for the start of the log. librdkafka's own position (past
-        skipped control records too) once it has returned a record since the key was last
-        placed; before that, where assign() or seek() placed it."""
+        """The next offset to read; -1 for the start of the log (a key no assign() or seek()
+        placed). librdkafka's own position (past skipped control records too) once it has
+        returned a record since the key was last placed; before that, where it was placed."""
         if key in self._moved:
             return self._placed.get(key, -1)
         try:
@@ -260,19 +291,22 @@ class RdConsumer:
         return tp.offset if tp.offset >= 0 else self._placed.get(key, -1)
 
     def seek(self, key: str, offset: int) -> None:
-        """Seek; a partition whose fetcher has not started refuses (`_STATE`), so the keys are
-        then assigned again, each at its position."""
-        target = offset if offset >= 0 else OFFSET_BEGINNING
+        """Seek (a negative offset: the start of the log); a partition whose fetcher has not
+        started refuses (`_STATE`), so the keys are then assigned again, each at its position."""
+        try:
+            target = self._absolute(key, offset)
+        except KafkaException as exc:
+            raise _from_exception(exc) from exc
         try:
             self.consumer.seek(TopicPartition(*split_key(key), target))
-            self._placed[key] = offset if offset >= 0 else -1
+            self._placed[key] = target
             self._moved.add(key)
             return
         except KafkaException as exc:
             if self._group:  # a member's keys are the group's to assign, never its own
                 raise _from_exception(exc) from exc
-        offsets = {k: (p if (p := self.position(k)) >= 0 else OFFSET_BEGINNING) for k in self.keys}
         try:
+            offsets = {k: self._absolute(k, self.position(k)) for k in self.keys}
             self._assign({**offsets, key: target})
         except KafkaException as exc:
             raise _from_exception(exc) from exc
