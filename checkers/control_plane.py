@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 from kafka_chaos.checkers import cp_rules, fault_timing, metadata_rules, node_faults, quorum_rules
 from kafka_chaos.checkers.anomalies import CONTROL_NAMES, Fact, is_error
 from kafka_chaos.history.events import NEMESIS
+from kafka_chaos.history.evidence import RECORD_SCHEMA, SAMPLE_SCHEMA, VIEW_SCHEMA
 from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS as DEFAULTS
 from kafka_chaos.history.kraft import SLACK_S
 from kafka_chaos.history.metadata_replay import bumps_on_isr_shrink
@@ -37,16 +38,6 @@ from kafka_chaos.history.run_dir import RunDir
 #: How long after a heal completed its epochs are counted (unless the next nemesis operation comes first).
 HEAL_SETTLE_S = 10.0
 MAX_EXAMPLES = 10
-
-RECORD = (
-    "`offset` long, batch_epoch int, create_time_ms long, time long, type string, version int, data string, raw string"
-)
-VIEW = "time long, node string, node_id int, leader_id int, leader_epoch int, voted_id int, after long, error string"
-MEMBER = "struct<id:int, log_end_offset:long, last_fetch_unix_ms:long, last_caught_up_unix_ms:long>"
-SAMPLE = (
-    "time long, leader_id int, leader_epoch int, high_watermark long,"
-    f" voters array<{MEMBER}>, observers array<{MEMBER}>, error string"
-)
 
 
 @dataclass
@@ -140,7 +131,7 @@ def _lines(ops: DataFrame, paths: list[Path], schema: str, node_from_file: bool 
 
 def _records(ops: DataFrame, ev: Evidence) -> DataFrame:
     """Every node's records, with the reference mark (the longest log: the timing rules read its states)."""
-    recs = _lines(ops, list(ev.logs.values()), RECORD, node_from_file=True).where("`offset` IS NOT NULL")
+    recs = _lines(ops, list(ev.logs.values()), RECORD_SCHEMA, node_from_file=True).where("`offset` IS NOT NULL")
     return recs.selectExpr(
         "*",
         "xxhash64(coalesce(type, ''), coalesce(CAST(version AS STRING), ''), coalesce(data, ''), coalesce(raw, ''),"
@@ -173,7 +164,7 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
     out: dict[str, DataFrame] = {"cp_writes": first_writes(ops, micro)}
     samples = None
     if ev.has_replication:
-        samples = _lines(ops, [ev.run.quorum_replication], SAMPLE)
+        samples = _lines(ops, [ev.run.quorum_replication], SAMPLE_SCHEMA)
         out["cp_samples"] = samples.select("time", "leader_id", "leader_epoch", "high_watermark", "error")
         out["cp_members"] = samples.where("error IS NULL").selectExpr(
             "time",
@@ -182,7 +173,7 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
         )
     views = None
     if ev.has_views:
-        views = _lines(ops, [ev.run.quorum_views], VIEW)
+        views = _lines(ops, [ev.run.quorum_views], VIEW_SCHEMA)
         out["cp_views"] = views.select("time", "node", "node_id", "leader_id", "leader_epoch", "error")
         out["cp_regressions"] = epoch_regressions(views, ops)
     claims = []

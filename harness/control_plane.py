@@ -42,6 +42,7 @@ from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.config import NodeSpec
 from kafka_chaos.harness.evidence_gaps import record_gap
 from kafka_chaos.history.events import FAIL, INVOKE, NEMESIS
+from kafka_chaos.history.evidence import member, sample_line
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS, STATIC, stuck_window_s
 from kafka_chaos.history.reporter import Reporter, silent
@@ -69,12 +70,12 @@ def describe_nodes(nodes: list[NodeSpec], config: Mapping[str, str], quorum: str
 
 
 def _replica(state: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "id": state["replica_id"],
-        "log_end_offset": state["log_end_offset"],
-        "last_fetch_unix_ms": state.get("last_fetch_timestamp", -1),
-        "last_caught_up_unix_ms": state.get("last_caught_up_timestamp", -1),
-    }
+    return member(
+        id=state["replica_id"],
+        log_end_offset=state["log_end_offset"],
+        last_fetch_unix_ms=state.get("last_fetch_timestamp", -1),
+        last_caught_up_unix_ms=state.get("last_caught_up_timestamp", -1),
+    )
 
 
 def replication(answer: Mapping[str, Any]) -> dict[str, Any]:
@@ -293,7 +294,7 @@ class ControlPlaneSampler:
                     if admin is not None:
                         admin.close()
                         admin = None
-                out.write(json.dumps({"time": asked, **line}, separators=(",", ":")) + "\n")
+                out.write(sample_line(time=asked, **line))
                 out.flush()
                 if line["error"] is None:
                     self._answered = asked

@@ -26,6 +26,7 @@ from typing import Any
 from kafka_chaos.harness.logdump import DumpRequest, decoded, records, segment_files
 from kafka_chaos.harness.quorum_state import METADATA_DIR
 from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.history.evidence import record_line
 from kafka_chaos.history.metadata_replay import PARTITION, PARTITION_CHANGE, Replay, bumps_on_isr_shrink
 from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import RunDir
@@ -169,7 +170,7 @@ def write_node_logs(run_dir: Path, output: str | None, config: RunConfig) -> lis
         lines = node_log_lines(parts.get(alias, ""), None if t0 is None else float(t0))
         path = run.metadata_log(alias)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
+        path.write_text("".join(record_line(**line) for line in lines))
         paths.append(path)
     return paths
 

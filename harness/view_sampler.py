@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from kafka_chaos.harness import quorum_state
+from kafka_chaos.history.evidence import view_line
 
 #: The process's niceness where it may raise its priority: in a loaded suite a restarting node's
 #: JVM held it from the CPU for 250 ms past its period.
@@ -38,8 +39,7 @@ def views(nodes: list[tuple[str, int, Path]], now: int, after: int | None) -> li
     for alias, node_id, path in nodes:
         view = quorum_state.read_view(path)
         error = view.pop("error")
-        line = {"time": now, "node": alias, "node_id": node_id, **view, "after": after, "error": error}
-        lines.append(json.dumps(line, separators=(",", ":")) + "\n")
+        lines.append(view_line(time=now, node=alias, node_id=node_id, **view, after=after, error=error))
     return lines
 
 

@@ -1,0 +1,94 @@
+"""The control-plane evidence's line types: what each line of control-plane/quorum-views.jsonl,
+quorum-replication.jsonl and metadata/<alias>.jsonl holds. The harness writes the lines with the
+constructors below (harness/view_sampler.py, harness/control_plane.py, harness/metadata_log.py);
+the checker reads them with the Spark schemas made from the same field lists
+(checkers/control_plane.py). One list per line type, so a field added on one side is on both.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+#: A replica in a DescribeQuorum answer: a voter or an observer.
+MEMBER_FIELDS = (
+    ("id", "int"),
+    ("log_end_offset", "long"),
+    ("last_fetch_unix_ms", "long"),
+    ("last_caught_up_unix_ms", "long"),
+)
+#: quorum-views.jsonl: one node's own quorum-state at `time` (ns on the history's clock); `after`,
+#: the nemesis completion that asked for it; `error` when the file could not be read.
+VIEW_FIELDS = (
+    ("time", "long"),
+    ("node", "string"),
+    ("node_id", "int"),
+    ("leader_id", "int"),
+    ("leader_epoch", "int"),
+    ("voted_id", "int"),
+    ("after", "long"),
+    ("error", "string"),
+)
+#: quorum-replication.jsonl: DescribeQuorum asked at `time`: the quorum's leader, its epoch and
+#: high watermark, each voter's and observer's replication; `error` when it failed.
+SAMPLE_FIELDS = (
+    ("time", "long"),
+    ("leader_id", "int"),
+    ("leader_epoch", "int"),
+    ("high_watermark", "long"),
+    ("voters", "members"),
+    ("observers", "members"),
+    ("error", "string"),
+)
+#: metadata/<alias>.jsonl: one record of the node's `__cluster_metadata`, as DumpLogSegments
+#: decoded it (`type`, `version`, `data`; `raw` when it could not), with its batch's epoch and its
+#: time on the history's clock.
+RECORD_FIELDS = (
+    ("offset", "long"),
+    ("batch_epoch", "int"),
+    ("create_time_ms", "long"),
+    ("time", "long"),
+    ("type", "string"),
+    ("version", "int"),
+    ("data", "string"),
+    ("raw", "string"),
+)
+
+
+def _ddl(fields: tuple[tuple[str, str], ...]) -> str:
+    member = "struct<" + ", ".join(f"{n}:{t}" for n, t in MEMBER_FIELDS) + ">"
+    return ", ".join(f"`{n}` {f'array<{member}>' if t == 'members' else t}" for n, t in fields)
+
+
+#: Spark's schemas of the three line types (the JSON `data` of a record is read as its text).
+VIEW_SCHEMA, SAMPLE_SCHEMA, RECORD_SCHEMA = _ddl(VIEW_FIELDS), _ddl(SAMPLE_FIELDS), _ddl(RECORD_FIELDS)
+
+
+def _line(fields: tuple[tuple[str, str], ...], values: dict[str, Any]) -> str:
+    unknown = set(values) - {n for n, _ in fields}
+    if unknown:
+        raise ValueError(f"not a field of this line: {sorted(unknown)}")
+    return json.dumps({n: values.get(n) for n, _ in fields if n in values}, separators=(",", ":")) + "\n"
+
+
+def member(**values: Any) -> dict[str, Any]:
+    """A voter's or observer's replication, as a sample holds it."""
+    unknown = set(values) - {n for n, _ in MEMBER_FIELDS}
+    if unknown:
+        raise ValueError(f"not a field of a member: {sorted(unknown)}")
+    return {n: values.get(n) for n, _ in MEMBER_FIELDS}
+
+
+def view_line(**values: Any) -> str:
+    """A line of quorum-views.jsonl (ValueError for a field it does not have)."""
+    return _line(VIEW_FIELDS, values)
+
+
+def sample_line(**values: Any) -> str:
+    """A line of quorum-replication.jsonl (an error sample holds only `time` and `error`)."""
+    return _line(SAMPLE_FIELDS, values)
+
+
+def record_line(**values: Any) -> str:
+    """A line of metadata/<alias>.jsonl."""
+    return _line(RECORD_FIELDS, values)
