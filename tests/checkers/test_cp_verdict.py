@@ -173,3 +173,32 @@ def test_a_result_written_before_the_reason_was_kept_loads_as_nothing_proved(tmp
     results.write_text(json.dumps({"valid": "unknown", "anomalies": {}, "stats": {}, "history": None}))
     old = CheckResult.load(results)
     assert (old.valid, old.unknown_reason, old.exit_code) == ("unknown", NOTHING_PROVED, 3)
+
+
+def test_check_and_its_json_exit_4_and_say_why(spark_session, tmp_path, capsys):
+    from kafka_chaos.frontends.cli import main
+
+    run = made(tmp_path, "run")
+    run.quorum_replication.unlink()
+    assert main(["check", str(run.path), "--no-report"]) == 4
+    assert "verdict: UNKNOWN: the control plane could not be fully checked" in capsys.readouterr().out
+    assert main(["check", str(run.path), "--no-report", "--json"]) == 4
+    brief = json.loads(capsys.readouterr().out)
+    assert (brief["valid"], brief["unknown_reason"], brief["exit_code"]) == ("unknown", CONTROL_PLANE_INCOMPLETE, 4)
+    assert brief["control_plane"] == CheckResult.load(run.results).control_plane_status
+    assert f" of {RULES} rules, " in brief["control_plane"] and "quorum-replication" in brief["control_plane"]
+
+
+def test_the_trend_counts_the_runs_whose_control_plane_was_incomplete(spark_session, tmp_path):
+    from kafka_chaos.checkers.report.page import trend
+    from tests.checkers.test_trend import make_run
+
+    complete = {"checked": True, "expected": True, "rules": RULES, "rules_checked": RULES, "not_checked": {}}
+    short = {**complete, "rules_checked": RULES - 1, "not_checked": {"stuck-broker-metadata": "samples end early"}}
+    make_run(tmp_path, "a/1", control_plane=complete)
+    make_run(tmp_path, "a/2", valid="unknown", control_plane=short)
+    make_run(tmp_path, "a/3", valid="unknown", control_plane={**short, "expected": False})  # not expected: not counted
+    make_run(tmp_path, "a/4", control_plane={"checked": True})  # from before the coverage was kept
+    (row,) = trend.trend(tmp_path, session=spark_session).rows
+    assert (row.control_checked, row.control_invalid, row.control_incomplete) == (4, 0, 1)
+    assert trend._control_cell(row) == "0 of 4, 1 incomplete"
