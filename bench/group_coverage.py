@@ -8,11 +8,11 @@ Each run is `kafka-chaos run --consumer subscribe --group-churn 7 --time-limit 6
 or with `--faults` the safe configuration under kill, pause and partition of random nodes and of
 the group's coordinator (`--nemesis kill,pause,partition,kill@group-coordinator,...
 --nemesis-interval 8`), checked (`--check`). It prints medians per cell: the run's group coverage
-(checkers/group_coverage.py: every key held, some key held, the longest stretch with a key
+(checkers/measures/group_coverage.py: every key held, some key held, the longest stretch with a key
 unheld, member polls that returned records), ok operations/s before the first fault, the share of
 the members' commits that were ok, and with faults the verdicts, the liveness ratios in and
 between faults, and the share of the time in fault windows and between them in which every key
-was held (the same windows as the liveness, checkers/liveness.py). Every run is appended to --out
+was held (the same windows as the liveness, checkers/measures/liveness.py). Every run is appended to --out
 (JSON lines) as it finishes.
 
 The goals live here, not in tests, because they depend on the machine's speed (the constants
@@ -33,10 +33,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kafka_chaos.checkers.group_coverage import count_events as coverage_of
-from kafka_chaos.checkers.group_coverage import every_key_share
-from kafka_chaos.checkers.liveness import count_events as liveness_counts
-from kafka_chaos.checkers.liveness import stretches
+from kafka_chaos.checkers.measures.group_coverage import count_events as coverage_of
+from kafka_chaos.checkers.measures.group_coverage import every_key_share
+from kafka_chaos.checkers.measures.liveness import count_events as liveness_counts
+from kafka_chaos.checkers.measures.liveness import stretches
 from kafka_chaos.history.file import read_history
 from kafka_chaos.history.run_dir import RunDir, workload_keys
 
@@ -82,7 +82,7 @@ def one_run(cell: str, seed: int, args: argparse.Namespace, store: Path) -> dict
 
 def held_in_and_between_faults(events: list[dict], keys: list[str]) -> dict[str, float | None]:
     """The share of the time in fault windows, and between them, in which every key was held (the
-    liveness's stretches, checkers/liveness.py)."""
+    liveness's stretches, checkers/measures/liveness.py)."""
     coverage = coverage_of(events, keys, spans=True)
     spans = stretches(liveness_counts(events))
     if not spans["in_faults"] or coverage is None:

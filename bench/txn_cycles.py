@@ -1,4 +1,4 @@
-"""Bench: what the transaction cycle search (checkers/cycles.py) adds to `check` of a txn history.
+"""Bench: what the transaction cycle search (checkers/txn/cycles.py) adds to `check` of a txn history.
 
     .venv/bin/python bench/txn_cycles.py [--sizes 1000000] [--runs 3] [--processes 16] [--keys 16]
         [--dir D] [--keep]

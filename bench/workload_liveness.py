@@ -11,13 +11,13 @@ variant's options on top (`--acks 1 --idempotence false`, `--idempotence false`;
 `group-librdkafka`, `group-java` read as one consumer group with churn; `fsync-tracked` runs
 the safe defaults on fsync-tracked disks, the FUSE layer's cost; the txn workload runs
 no acks1 or no-idempotence variant, since transactions need acks=all and idempotence). It reads the liveness that
-the run measured from its history (summary.json, checkers/liveness.py) and prints medians:
+the run measured from its history (summary.json, checkers/measures/liveness.py) and prints medians:
 ok operations/s before the first fault, and the ratios in fault windows and in the fault-free
 stretches after the first fault. Goals (issue 13): between faults >= 0.8, in faults >= 0.25.
 Every run's liveness is appended to --out (JSON lines) as it finishes, so a long bench that is
 stopped keeps what it measured; --store keeps the run directories (histories, to check and
 plot later). `--from-store DIR` runs nothing: it measures again, with this checkout's
-checkers/liveness.py, every run directory a bench kept under DIR, and prints the same table,
+checkers/measures/liveness.py, every run directory a bench kept under DIR, and prints the same table,
 then every fault window's rate split by whether its target was the active KRaft controller
 (read from the nodes' server.log: the last "Completed transition to Leader" before the fault).
 """
@@ -130,7 +130,7 @@ def controller_windows(run_dir: Path, events: list[dict], live: dict) -> list[tu
 
 def measured_again(store: Path) -> list[dict]:
     """The liveness of every run directory under `store`, measured now from its history."""
-    from kafka_chaos.checkers.liveness import count_events, measure
+    from kafka_chaos.checkers.measures.liveness import count_events, measure
     from kafka_chaos.history.file import read_history
 
     runs = []

@@ -1,6 +1,6 @@
 """The anomaly table: each anomaly's name, rule module and policy, as ../shared/anomalies.md defines them.
 
-This is the checker's one copy of that list; checkers/per_key.py runs the rule module each row names,
+This is the checker's one copy of that list; checkers/data_plane/per_key.py runs the rule module each row names,
 the verdict and the report read them from here, and a test compares it with the shared document.
 Rules report what they found, with the facts a policy needs (a consumer's mode, the edge kinds a
 cycle needs, whether the run had an ok poll); `is_error` alone decides, from the table, whether an
@@ -56,7 +56,7 @@ class Fact:
 
     name: str
     mode: str | None = None  # the consumer's latest assign/subscribe, when the rule compares polls
-    edges: Collection[EdgeKind] = ()  # for a cycle: the edge kinds it needs (checkers/cycles.py)
+    edges: Collection[EdgeKind] = ()  # for a cycle: the edge kinds it needs (checkers/txn/cycles.py)
     ok_poll: bool = True  # whether the run had an ok poll (known only once every key was checked)
 
 
@@ -67,11 +67,11 @@ DATA, CONTROL = "data", "control"
 @dataclass(frozen=True)
 class Anomaly:
     name: str
-    module: str  # where its rule lives, under checkers/
+    module: str  # where its rule lives: its module under kafka_chaos.checkers (data_plane.lost_write)
     holds_when: str
     policy: Policy = ERROR
-    #: DATA: a per-key rule over the history (checkers/per_key.py runs its module); CONTROL: a rule
-    #: over the control-plane evidence (checkers/control_plane.py).
+    #: DATA: a per-key rule over the history (checkers/data_plane/per_key.py runs its module); CONTROL: a rule
+    #: over the control-plane evidence (checkers/control_plane/judge.py).
     plane: str = DATA
 
     @property
@@ -86,126 +86,128 @@ class Anomaly:
 ANOMALIES: tuple[Anomaly, ...] = (
     Anomaly(
         "lost-write",
-        "lost_write",
+        "data_plane.lost_write",
         "a must-have-committed value at or below the highest index read, never read by an ok poll",
     ),
     Anomaly(
         "unseen",
-        "lost_write",
+        "data_plane.lost_write",
         "a value from an ok send that no ok poll read and that is not a lost-write",
         Policy(needs_ok_poll=True),
     ),
-    Anomaly("duplicate", "offsets", "one value at two or more offsets of a key"),
-    Anomaly("inconsistent-offsets", "offsets", "one (key, offset) carrying two or more values"),
-    Anomaly("G1a", "aborted_read", "an ok poll read a value whose send operation failed"),
-    Anomaly("garbage-read", "garbage_read", "a poll read a value that no operation tried to send to that key"),
+    Anomaly("duplicate", "data_plane.offsets", "one value at two or more offsets of a key"),
+    Anomaly("inconsistent-offsets", "data_plane.offsets", "one (key, offset) carrying two or more values"),
+    Anomaly("G1a", "data_plane.aborted_read", "an ok poll read a value whose send operation failed"),
+    Anomaly(
+        "garbage-read", "data_plane.garbage_read", "a poll read a value that no operation tried to send to that key"
+    ),
     Anomaly(
         "poll-skip",
-        "poll_order",
+        "data_plane.poll_order",
         "an operation's first value of a key is more than one index after the consumer's reference",
         Policy(allowed_under=frozenset({SUBSCRIBE})),
     ),
     Anomaly(
         "nonmonotonic-poll",
-        "poll_order",
+        "data_plane.poll_order",
         "an operation's first value of a key is at or before the consumer's reference",
         Policy(allowed_under=frozenset({SUBSCRIBE})),
     ),
     Anomaly(
         "int-poll-skip",
-        "poll_order",
+        "data_plane.poll_order",
         "inside one operation, consecutive values of a key more than one index apart",
     ),
     Anomaly(
         "int-nonmonotonic-poll",
-        "poll_order",
+        "data_plane.poll_order",
         "inside one operation, a value of a key at or before the one read just before it",
     ),
     Anomaly(
         "nonmonotonic-send",
-        "send_order",
+        "data_plane.send_order",
         "a must-have-committed operation's first send to a key lands at or before its process's last such send there",
     ),
     Anomaly(
         "int-nonmonotonic-send",
-        "send_order",
+        "data_plane.send_order",
         "inside one operation, a send to a key lands at or before the previous send to it",
     ),
     Anomaly(
         "int-send-skip",
-        "send_order",
+        "data_plane.send_order",
         "inside one operation, consecutive sends to a key land more than one index apart",
         ALLOWED,
     ),
-    Anomaly("precommitted-read", "precommitted_read", "a transaction polled a value that it sent itself"),
-    Anomaly("G0", "cycles", "a cycle of ww edges between transactions (writes are not isolated)", ALLOWED),
+    Anomaly("precommitted-read", "data_plane.precommitted_read", "a transaction polled a value that it sent itself"),
+    Anomaly("G0", "txn.cycles", "a cycle of ww edges between transactions (writes are not isolated)", ALLOWED),
     Anomaly(
         "G1c",
-        "cycles",
+        "txn.cycles",
         "a cycle of ww and wr edges between transactions with at least one wr edge",
         Policy(allowed_with_edges=frozenset({EdgeKind.WW})),
     ),
-    Anomaly("G1c-process", "cycles", "a cycle of wr edges that exists only once process order is added"),
-    Anomaly("G1c-realtime", "cycles", "a cycle of wr edges that exists only once realtime order is added"),
+    Anomaly("G1c-process", "txn.cycles", "a cycle of wr edges that exists only once process order is added"),
+    Anomaly("G1c-realtime", "txn.cycles", "a cycle of wr edges that exists only once realtime order is added"),
     Anomaly(
         "quorum-split-brain",
-        "quorum_rules",
+        "control_plane.quorum_rules",
         "two running nodes hold themselves quorum leader in different epochs at once, for longer than"
         " 1.5 x `controller.quorum.fetch.timeout.ms` + S",
         plane=CONTROL,
     ),
     Anomaly(
         "quorum-double-leader",
-        "control_plane",
+        "control_plane.judge",
         "two different nodes hold themselves leader of the same epoch, at any time",
         plane=CONTROL,
     ),
     Anomaly(
         "quorum-epoch-regression",
-        "control_plane",
+        "control_plane.judge",
         "the epoch a node holds goes down, across its restarts (a wiped node starts again)",
         plane=CONTROL,
     ),
     Anomaly(
         "metadata-divergence",
-        "control_plane",
+        "control_plane.judge",
         "two nodes' metadata logs hold different records at one offset below the final high watermark",
         plane=CONTROL,
     ),
     Anomaly(
         "leader-not-in-isr",
-        "metadata_rules",
+        "control_plane.metadata_rules",
         "after a record is replayed, a partition's leader is >= 0 and not in its ISR",
         plane=CONTROL,
     ),
     Anomaly(
         "partition-epoch-regression",
-        "metadata_rules",
+        "control_plane.metadata_rules",
         "a record leaves a partition's leader epoch or partition epoch lower than it was",
         plane=CONTROL,
     ),
     Anomaly(
         "inactive-leader",
-        "metadata_rules",
+        "control_plane.metadata_rules",
         "a record makes a broker leader that is fenced or in controlled shutdown at that offset",
         plane=CONTROL,
     ),
     Anomaly(
         "fenced-in-isr",
-        "metadata_rules",
+        "control_plane.metadata_rules",
         "a record adds to an ISR a broker that is fenced at that offset",
         plane=CONTROL,
     ),
     Anomaly(
         "unfenced-down-broker",
-        "fault_timing",
+        "control_plane.fault_timing",
         "a broker killed, stopped or paused, and still so, is unfenced in the committed metadata"
         " `broker.session.timeout.ms` + S after the fault took effect (or after a majority of voters could meet again)",
         plane=CONTROL,
     ),
     Anomaly(
         "stale-isr-member",
-        "fault_timing",
+        "control_plane.fault_timing",
         "a follower faulted (down, or cut from its leader), and still so, is in the committed ISR"
         " 1.5 x `replica.lag.time.max.ms` + S after the fault took effect and the partition took a write, its leader"
         " up and reaching the controller",
@@ -213,7 +215,7 @@ ANOMALIES: tuple[Anomaly, ...] = (
     ),
     Anomaly(
         "stuck-broker-metadata",
-        "fault_timing",
+        "control_plane.fault_timing",
         "after the last fault was undone, a broker stays behind the quorum's high watermark, fetching nothing"
         " new, for longer than 30 s + S",
         plane=CONTROL,
@@ -323,5 +325,8 @@ def step_instances(key: str, rows: pd.DataFrame, skip: str, back: str) -> list[p
 def markdown_table() -> str:
     """The table docs/checker.md shows (a test keeps the two in step)."""
     rows = ["| anomaly | kind | rule in | holds when |", "|---|---|---|---|"]
-    rows += [f"| `{a.name}` | {a.policy.describe()} | `checkers/{a.module}.py` | {a.holds_when} |" for a in ANOMALIES]
+    rows += [
+        f"| `{a.name}` | {a.policy.describe()} | `checkers/{a.module.replace('.', '/')}.py` | {a.holds_when} |"
+        for a in ANOMALIES
+    ]
     return "\n".join(rows)

@@ -22,25 +22,15 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kafka_chaos.checkers import (
-    control_plane,
-    cycles,
-    group_coverage,
-    liveness,
-    load,
-    parts,
-    per_key,
-    root_cause,
-    series,
-    spark,
-    stats,
-    tables,
-    tallies,
-)
-from kafka_chaos.checkers import report as report_page
+from kafka_chaos.checkers import load, parts, spark, stats, tables
 from kafka_chaos.checkers.anomalies import INSTANCES, NAMES, Fact, is_error
+from kafka_chaos.checkers.control_plane import judge as control_plane
+from kafka_chaos.checkers.data_plane import per_key, tallies
 from kafka_chaos.checkers.errors import BadHistory
-from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS, colours_of, ends_of
+from kafka_chaos.checkers.measures import group_coverage, liveness
+from kafka_chaos.checkers.measures.faults import MAX_NEMESIS_OPS, colours_of, ends_of
+from kafka_chaos.checkers.report import page as report_page
+from kafka_chaos.checkers.report import root_cause, series
 from kafka_chaos.checkers.result import (
     CONTROL_PLANE_INCOMPLETE,
     NOTHING_PROVED,
@@ -52,6 +42,7 @@ from kafka_chaos.checkers.result import (
     with_coverage,
 )
 from kafka_chaos.checkers.sql import literal
+from kafka_chaos.checkers.txn import cycles
 from kafka_chaos.history.events import NEMESIS
 from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.history.run_config import RunConfig
@@ -61,7 +52,7 @@ MAX_EXAMPLES = 10
 
 
 def all_instances(micro: DataFrame, evidenced: Collection[int], width: int) -> DataFrame:
-    """Every anomaly instance and every key's tallies (checkers/tallies.py): one shuffle by key,
+    """Every anomaly instance and every key's tallies (checkers/data_plane/tallies.py): one shuffle by key,
     every per-key rule in one pandas pass per key."""
     return micro.groupBy("key").applyInPandas(per_key.key_pass(evidenced, width), INSTANCES)
 
@@ -109,7 +100,7 @@ def _in_order(anomalies: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]
 
 def facts_query(ops: DataFrame) -> DataFrame:
     """One row: the first broken pairing (by invoke; a line with no index first), the history's
-    end and processes, the workload's span (checkers/liveness.py), whether a poll was ok."""
+    end and processes, the workload's span (checkers/measures/liveness.py), whether a poll was ok."""
     problem = "named_struct('i', invoke IS NOT NULL, 'invoke', invoke, 'problem', problem)"
     return ops.selectExpr(
         f"min(CASE WHEN problem IS NOT NULL THEN {problem} END) AS problem",
@@ -125,8 +116,8 @@ def facts_query(ops: DataFrame) -> DataFrame:
 
 def nemesis_query(ops: DataFrame) -> DataFrame:
     """The nemesis's first operations in invoke order (f, type, itime, ctime, and how each ends:
-    its value's `heals` and `undone_by`, checkers/faults.py; the nodes it named and a partition's
-    grudge, for the control plane: checkers/node_faults.py)."""
+    its value's `heals` and `undone_by`, checkers/measures/faults.py; the nodes it named and a partition's
+    grudge, for the control plane: checkers/control_plane/node_faults.py)."""
     nemesis = ops.where(F.col("process") == NEMESIS).selectExpr(
         "op",
         "f",
@@ -185,7 +176,7 @@ def check_history(
 ) -> CheckResult:
     """Check one history; writes results.json (and report.html) into `out`. `progress` hears of
     each phase (a large history takes minutes). `cycles=False` skips the transaction cycle search
-    (checkers/cycles.py; bench/check_scale.py's baseline). `config`: the run's config.json, when
+    (checkers/txn/cycles.py; bench/check_scale.py's baseline). `config`: the run's config.json, when
     the caller holds it (a run passes on what it wrote); read once from the run directory otherwise."""
     say = progress or (lambda message: None)
     starting = f"check: starting Spark ({master or spark.DEFAULT_MASTER})" if session is None else "check: starting"
@@ -264,7 +255,7 @@ def check_control_plane(
     facts: Facts, anomalies: dict[str, dict[str, Any]], run_dir: Path | None, config: RunConfig
 ) -> tuple[dict[str, dict[str, Any]], control_plane.Judged]:
     """The control plane's anomalies joined to the history's, with results.json's `control_plane`
-    object and the report's timelines (checkers/control_plane.py); a run without the evidence is
+    object and the report's timelines (checkers/control_plane/judge.py); a run without the evidence is
     not checked, and says why. The object also says whether the run expected its control plane
     checked (config.json's `control_plane`: a run of `kafka-chaos run` that did not turn it off),
     and how many of the rules were (`with_coverage`)."""

@@ -1,6 +1,6 @@
 """The kinds of a dependency edge between two transactions (../shared/anomalies.md, "Transactions").
 
-Named here once: the cycle search (checkers/cycles.py) keeps them as numbers in numpy arrays, the
+Named here once: the cycle search (checkers/txn/cycles.py) keeps them as numbers in numpy arrays, the
 anomaly table's cycle policies name them (checkers/anomalies.py), and results.json's examples and
 the report spell each by its label.
 """

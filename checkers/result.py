@@ -42,13 +42,13 @@ class CheckResult:
     report_path: Path | None = None
     #: Lost writes explained by the metadata timeline, when the run directory has one (root_cause.py).
     root_cause: dict[str, Any] | None = None
-    #: Ok operations/s before, in and between faults (checkers/liveness.py).
+    #: Ok operations/s before, in and between faults (checkers/measures/liveness.py).
     liveness: dict[str, Any] | None = None
     #: What was found of the control plane beside its anomalies, or why it was not checked
-    #: (checkers/control_plane.py); None in a result written before it was checked.
+    #: (checkers/control_plane/judge.py); None in a result written before it was checked.
     control_plane: dict[str, Any] | None = None
     #: For how much of a group run its members held the keys, with each key's held spans
-    #: (checkers/group_coverage.py); None for a run without group members.
+    #: (checkers/measures/group_coverage.py); None for a run without group members.
     group_coverage: dict[str, Any] | None = None
     #: Why `valid` is "unknown" (UNKNOWN_REASONS); None when it is not.
     unknown_reason: str | None = None
@@ -181,7 +181,7 @@ def _without_spans(coverage: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def describe_cycle(example: dict[str, Any]) -> str:
-    """A transaction cycle example (checkers/cycles.py) on one line: `12 -wr t/0-> 15 -ww t/1-> 12`
+    """A transaction cycle example (checkers/txn/cycles.py) on one line: `12 -wr t/0-> 15 -ww t/1-> 12`
     (history indices)."""
     edges = example["edges"]
     if not edges:

@@ -243,7 +243,7 @@ def warm_python(spark: SparkSession) -> None:
     _warmed.add(id(sc))
 
     def run() -> None:
-        from kafka_chaos.checkers.per_key import warm
+        from kafka_chaos.checkers.data_plane.per_key import warm
 
         try:
             spark.range(1).groupBy("id").applyInPandas(warm, "id long").collect()

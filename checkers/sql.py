@@ -3,7 +3,7 @@
 The checker writes its Spark expressions as SQL text rather than PySpark column objects where it
 builds many of them: every column object is a round trip to the JVM, and a check's plan used to
 be several thousand (about a second of a small check). This module imports nothing from pyspark,
-so modules that must load without Spark (checkers/liveness.py) can use it.
+so modules that must load without Spark (checkers/measures/liveness.py) can use it.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The operation counts and latencies are Spark aggregations over the operations table, collected
 with the check's other small results (checkers/parts.py); the value counts come from the per-key
-pass (checkers/tallies.py)."""
+pass (checkers/data_plane/tallies.py)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def latencies_ms(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 def values(counts: dict[str, int]) -> dict[str, int]:
-    """Distinct (key, value) counts summed over keys (checkers/tallies.py's, by name); lost and
+    """Distinct (key, value) counts summed over keys (checkers/data_plane/tallies.py's, by name); lost and
     unseen are filled in from the anomalies."""
     # The tallies also count ok transaction reads: for the verdict (an ok poll), not for results.json.
     return {name: n for name, n in counts.items() if name != "ok_txn_reads"}

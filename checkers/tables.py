@@ -4,11 +4,11 @@ Every invoke is paired with the next event of its process (its completion) by on
 the process's events in index order (one shuffle by process); an invoke with no completion by the
 end of the file is `info`. An operation is named by the index of the event that completed it (or
 of its invoke when none did). The same window counts the process's assignments so far and keeps
-the latest one's function: what the reference rules (checkers/references.py) need from outside a
+the latest one's function: what the reference rules (checkers/data_plane/references.py) need from outside a
 key. Micro-ops come from the completion when it carries them, else from the invoke; completion
 micro-op i answers invoke micro-op i. Operations and micro-ops are rows of one table (`flat`, the
 one table the check caches): an `op` row per operation, and a row of one shape per send, read, or
-key an assign/subscribe holds, which the rules see one key at a time (checkers/per_key.py).
+key an assign/subscribe holds, which the rules see one key at a time (checkers/data_plane/per_key.py).
 """
 
 from __future__ import annotations
@@ -81,8 +81,8 @@ def pair(events: DataFrame) -> DataFrame:
             "phase",
             "`value` AS ivalue",
             "c.`value` AS cvalue",
-            # The value of a nemesis operation (how its fault ends: checkers/faults.py) and of a
-            # commit (its keys: checkers/group_coverage.py); null for the others.
+            # The value of a nemesis operation (how its fault ends: checkers/measures/faults.py) and of a
+            # commit (its keys: checkers/measures/group_coverage.py); null for the others.
             f"CASE WHEN process = '{NEMESIS}' OR f = '{COMMIT}'"
             " THEN to_json(coalesce(c.`value`, `value`)) END AS nvalue",
             "problem",
@@ -176,7 +176,7 @@ def split(rows: DataFrame) -> Tables:
 def evidenced_ops(micro: DataFrame) -> DataFrame:
     """The info operations an ok poll proved committed: an info send whose value some ok poll
     read in that key (an operation's sends stand or fall together, across keys, so this is known
-    before the shuffle by key and handed to it; checkers/per_key.py). Info sends are few, so they
+    before the shuffle by key and handed to it; checkers/data_plane/per_key.py). Info sends are few, so they
     are broadcast to the reads; no shuffle of the reads."""
     info = micro.where("kind = 'send' AND `type` = 'info'").select("key", "value", "op")
     ok_reads = micro.where("kind = 'read' AND `type` = 'ok'").select("key", "value")

@@ -277,8 +277,8 @@ def _run_spec(args: argparse.Namespace):
 def cmd_run(args: argparse.Namespace) -> int:
     from kafka_chaos.checkers.check import format_summary
     from kafka_chaos.checkers.errors import BadHistory
-    from kafka_chaos.checkers.group_coverage import format_coverage
-    from kafka_chaos.checkers.liveness import format_liveness
+    from kafka_chaos.checkers.measures.group_coverage import format_coverage
+    from kafka_chaos.checkers.measures.liveness import format_liveness
     from kafka_chaos.runs.run import run
 
     spec = _run_spec(args)
@@ -399,9 +399,9 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 
 
 def cmd_trend(args: argparse.Namespace) -> int:
-    from kafka_chaos.checkers import trend
     from kafka_chaos.checkers.errors import BadHistory
     from kafka_chaos.checkers.load import is_uri, local_of
+    from kafka_chaos.checkers.report import trend
 
     store = local_of(args.store) if is_uri(args.store) else Path(args.store)
     if args.out is None and store is None:

@@ -43,8 +43,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from kafka_chaos.checkers.group_coverage import format_coverage
-from kafka_chaos.checkers.liveness import format_liveness
+from kafka_chaos.checkers.measures.group_coverage import format_coverage
+from kafka_chaos.checkers.measures.liveness import format_liveness
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
 from kafka_chaos.harness.progress import LiveProgress
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion

@@ -281,7 +281,7 @@ class ControlPlaneSampler:
         try:
             while True:
                 # Stamped as asked: the answer is of a moment after this, so a sample taken at or
-                # after a deadline has at least what was committed by then (checkers/fault_timing.py).
+                # after a deadline has at least what was committed by then (checkers/control_plane/fault_timing.py).
                 asked = self._now()
                 try:
                     if admin is None:

@@ -2,7 +2,7 @@
 quorum-replication.jsonl and metadata/<alias>.jsonl holds. The harness writes the lines with the
 constructors below (harness/view_sampler.py, harness/control_plane.py, harness/metadata_log.py);
 the checker reads them with the Spark schemas made from the same field lists
-(checkers/control_plane.py). One list per line type, so a field added on one side is on both.
+(checkers/control_plane/judge.py). One list per line type, so a field added on one side is on both.
 """
 
 from __future__ import annotations

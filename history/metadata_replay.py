@@ -3,7 +3,7 @@ registration and fencing, record by record, by the replay rules of ../shared/ano
 ("Control plane").
 
 Pure Python over decoded records (DumpLogSegments `--cluster-metadata-decoder`: `type`, `data`),
-so that the checker's per-node replay (checkers/metadata_rules.py) and the scenarios' metadata
+so that the checker's per-node replay (checkers/control_plane/metadata_rules.py) and the scenarios' metadata
 timeline (harness/metadata_log.py) read the log one way: it lives on the history's floor, below
 both.
 

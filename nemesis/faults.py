@@ -165,7 +165,7 @@ HEALS: dict[str, str] = {f.name: f.undone_by for f in FAULTS if f.undone_by}
 COLOURS: dict[str, str] = {f.name: f.colour for f in FAULTS if f.colour}
 #: What each undoing fault heals (start -> kill, stop): written into its events' values as
 #: `heals`, as every fault that stays in place writes its `undone_by`, so that a reader of the
-#: history (the report's fault bands, checkers/faults.py) needs no copy of this table.
+#: history (the report's fault bands, checkers/measures/faults.py) needs no copy of this table.
 HEALED_BY: dict[str, list[str]] = {heal: [f for f, h in HEALS.items() if h == heal] for heal in HEALS.values()}
 #: What heal_all runs, in order, for each that owes nodes: paused and down nodes back before the
 #: network heals, which reaches running nodes only.

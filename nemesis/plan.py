@@ -36,7 +36,7 @@ class NemesisPlan:
     faults: list[str] = field(default_factory=list)
     interval: float = 10.0
     #: Quiet seconds before a random mix's first fault; None: `interval`. The liveness baseline
-    #: (checkers/liveness.py) is the second half of this stretch: a longer start measures it on
+    #: (checkers/measures/liveness.py) is the second half of this stretch: a longer start measures it on
     #: traffic past its warm-up and over more than a few seconds of it.
     start: float | None = None
     script: list[Step] | None = None

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_chaos.checkers.anomalies import CONTROL_NAMES
-from kafka_chaos.checkers.cp_causes import explain
+from kafka_chaos.checkers.control_plane.causes import explain
 from kafka_chaos.checkers.result import CONTROL_PLANE_INCOMPLETE, control_plane_skipped
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import UsageError

@@ -100,7 +100,7 @@ class RunResult:
     @property
     def liveness(self) -> dict[str, Any] | None:
         """Ok operations/s before, in and between faults, with a warning when the workload stalled
-        (checkers/liveness.py): how much a VALID verdict is worth. The check's, else the workload's."""
+        (checkers/measures/liveness.py): how much a VALID verdict is worth. The check's, else the workload's."""
         if self.check is not None and self.check.liveness is not None:
             return self.check.liveness
         return self.summary.liveness if self.summary is not None else None
@@ -108,7 +108,7 @@ class RunResult:
     @property
     def group_coverage(self) -> dict[str, Any] | None:
         """For how much of a group run its members held every key, some key (and the rest of
-        checkers/group_coverage.py's measures); None without group members."""
+        checkers/measures/group_coverage.py's measures); None without group members."""
         return self.summary.group_coverage if self.summary is not None else None
 
     @property

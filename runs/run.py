@@ -26,8 +26,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.checkers import group_coverage, liveness
 from kafka_chaos.checkers.check import check_history
+from kafka_chaos.checkers.measures import group_coverage, liveness
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.control_plane import ControlPlaneSampler
 from kafka_chaos.harness.evidence_gaps import record_gap, undecoded_logs
@@ -158,7 +158,7 @@ class WorkloadPhase:
                 summary = Runner(ctx, self.reporter, self.seed, self.schedule).run()
         finally:
             client.close()
-        # Counted as the history was written, as the checker counts it from the file (checkers/liveness.py).
+        # Counted as the history was written, as the checker counts it from the file (checkers/measures/liveness.py).
         summary.liveness = liveness.measure(counter.counts())
         if summary.liveness["warning"] and self.reporter is not None:
             self.reporter(f"warning: {summary.liveness['warning']}")

@@ -50,7 +50,7 @@ class RunContext:
     effective_consumer_config: dict[str, Any] = field(default_factory=dict)
     effective_member_config: dict[str, Any] = field(default_factory=dict)
     #: "final" during the final read: its events carry `"phase": "final"`, so that a reader of
-    #: the history knows where the workload phase ended (checkers/liveness.py).
+    #: the history knows where the workload phase ended (checkers/measures/liveness.py).
     phase: str | None = None
     #: Producers retired as broken during the run, by reason (workloads/producers.py).
     replaced_producers: Counter[str] = field(default_factory=Counter)

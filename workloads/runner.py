@@ -48,10 +48,10 @@ class WorkloadSummary:
     #: Group members that crashed after a poll, before handling it (--member-crashes).
     members_crashed: int = 0
     #: Ok operations/s before, in and between faults: measured from the history after the run
-    #: (runs/run.py, checkers/liveness.py).
+    #: (runs/run.py, checkers/measures/liveness.py).
     liveness: dict[str, Any] | None = None
     #: A group run's coverage: for how much of the workload its members held every key, some key
-    #: (checkers/group_coverage.py); None without group members.
+    #: (checkers/measures/group_coverage.py); None without group members.
     group_coverage: dict[str, Any] | None = None
 
     @property

@@ -10,7 +10,7 @@ notice a dead or paused peer within seconds (harness/config.py FAULT_DETECTION, 
 the run), so that every fault has an effect within its hold.
 
 A VALID verdict is worth as much as the traffic behind it: the test also asserts that the
-workload kept writing between faults (result.liveness, checkers/liveness.py).
+workload kept writing between faults (result.liveness, checkers/measures/liveness.py).
 """
 
 import pytest

@@ -1,4 +1,4 @@
-"""What a chaos test asks of the traffic between faults (checkers/liveness.py's measure)."""
+"""What a chaos test asks of the traffic between faults (checkers/measures/liveness.py's measure)."""
 
 
 def assert_traffic_between_faults(result, floor: float) -> None:

@@ -6,7 +6,7 @@ every event is held in memory, and each rule is a loop over dicts. It counts ins
 results.json does (one per lost or unseen send, per duplicated value, per conflicting offset, per
 read for G1a, garbage-read and precommitted-read, per compared pair for the order rules), and says
 how many of them are errors. Transaction cycles are counted per strongly connected component,
-as the contract's table and checkers/cycles.py say, from graphs built with every edge (realtime
+as the contract's table and checkers/txn/cycles.py say, from graphs built with every edge (realtime
 order included: all pairs) and components found by plain reachability.
 """
 

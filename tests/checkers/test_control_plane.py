@@ -204,7 +204,7 @@ def test_evidence_the_run_could_not_collect_whole_leaves_its_rules_unchecked(spa
 
 
 def test_the_docs_table_is_the_rules():
-    from kafka_chaos.checkers import cp_rules
+    from kafka_chaos.checkers.control_plane import rules as cp_rules
 
     docs = Path(__file__).parents[2] / "docs" / "checker.md"
     assert cp_rules.markdown_table() in docs.read_text()

@@ -3,7 +3,7 @@ and the fault names the checker reads from the history."""
 
 from __future__ import annotations
 
-from kafka_chaos.checkers import node_faults
+from kafka_chaos.checkers.control_plane import node_faults
 from kafka_chaos.history.events import EFFECTS
 from kafka_chaos.history.metadata_replay import Replay, bumps_on_isr_shrink
 from kafka_chaos.nemesis.faults import BY_NAME, FAULTS, HEALS

@@ -190,7 +190,7 @@ def test_check_and_its_json_exit_4_and_say_why(spark_session, tmp_path, capsys):
 
 
 def test_the_trend_counts_the_runs_whose_control_plane_was_incomplete(spark_session, tmp_path):
-    from kafka_chaos.checkers.report.page import trend
+    from kafka_chaos.checkers.report import trend
     from tests.checkers.test_trend import make_run
 
     complete = {"checked": True, "expected": True, "rules": RULES, "rules_checked": RULES, "not_checked": {}}

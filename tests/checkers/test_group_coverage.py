@@ -1,5 +1,5 @@
 """The checker measures group coverage on Spark exactly as a run's summary does in plain Python
-(checkers/group_coverage.py), and shows it in results.json, the summary, the warnings and the
+(checkers/measures/group_coverage.py), and shows it in results.json, the summary, the warnings and the
 report's ownership strip."""
 
 import json
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kafka_chaos.checkers.check import format_summary
-from kafka_chaos.checkers.group_coverage import count_events
+from kafka_chaos.checkers.measures.group_coverage import count_events
 from tests.unit.test_group_coverage import KEYS, History, two_members
 
 pytestmark = pytest.mark.spark

@@ -1,12 +1,12 @@
 """The checker measures liveness on Spark exactly as a run's summary does in plain Python
-(checkers/liveness.py), and shows it in results.json, the summary, the warnings and the report."""
+(checkers/measures/liveness.py), and shows it in results.json, the summary, the warnings and the report."""
 
 import json
 
 import pytest
 
 from kafka_chaos.checkers.check import format_summary
-from kafka_chaos.checkers.liveness import count_events, measure
+from kafka_chaos.checkers.measures.liveness import count_events, measure
 from tests.checkers.builder import TimedHistory
 
 pytestmark = pytest.mark.spark

@@ -1,4 +1,4 @@
-"""checkers/per_key.py on its own (pandas, no Spark): the rows of each key built in plain Python
+"""checkers/data_plane/per_key.py on its own (pandas, no Spark): the rows of each key built in plain Python
 from a history, the instances counted, and compared with the oracle."""
 
 from __future__ import annotations
@@ -9,12 +9,13 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 
-from kafka_chaos.checkers import cycles, per_key
+from kafka_chaos.checkers.data_plane import per_key
+from kafka_chaos.checkers.txn import cycles
 from tests.checkers import histories as H
 from tests.checkers import oracle
 from tests.checkers.test_properties import INJECTIONS, MODELS, QUICK
 
-# The cycle anomalies are found after the per-key pass, from the edges it emits (checkers/cycles.py):
+# The cycle anomalies are found after the per-key pass, from the edges it emits (checkers/txn/cycles.py):
 # not here.
 CASES = [(name, build, extra) for name, cases in H.CASES.items() if name not in cycles.NAMES for build, extra in cases]
 COLUMNS = ["kind", "key", "op", "process", "f", "type", "pos", "offset", "value", "n_assign", "mode", "evidenced"]
@@ -101,9 +102,9 @@ def test_the_rules_are_the_anomaly_tables_modules_each_with_the_one_signature():
     import inspect
 
     from kafka_chaos.checkers.anomalies import ANOMALIES, DATA
-    from kafka_chaos.checkers.version_order import KeyView
+    from kafka_chaos.checkers.data_plane.version_order import KeyView
 
-    # The data plane's rules (the control plane's read other evidence: checkers/control_plane.py).
+    # The data plane's rules (the control plane's read other evidence: checkers/control_plane/judge.py).
     data_plane = [a for a in ANOMALIES if a.plane == DATA]
     assert [m.__name__.rsplit(".", 1)[1] for m in per_key.RULES] == list(dict.fromkeys(a.module for a in data_plane))
     for module in per_key.RULES:
@@ -117,7 +118,7 @@ def test_the_rules_are_the_anomaly_tables_modules_each_with_the_one_signature():
 
 def test_a_rule_in_the_wrong_module_is_noticed():
     # The near miss of the test above: poll_order's source names send_order's anomalies? It does not.
-    from kafka_chaos.checkers import poll_order, send_order
+    from kafka_chaos.checkers.data_plane import poll_order, send_order
 
     assert "int-send-skip" not in _anomaly_names_in(poll_order)
     assert "int-send-skip" in _anomaly_names_in(send_order)

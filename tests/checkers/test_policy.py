@@ -6,7 +6,7 @@ import pytest
 
 from kafka_chaos.checkers.anomalies import ANOMALIES, BY_NAME, Fact, is_error
 from kafka_chaos.checkers.edge_kinds import EdgeKind
-from kafka_chaos.checkers.svg import EDGE_COLOURS
+from kafka_chaos.checkers.report.svg import EDGE_COLOURS
 from kafka_chaos.history.events import ASSIGN, SUBSCRIBE
 
 WW, WR, PROCESS, REALTIME = EdgeKind
@@ -56,7 +56,9 @@ def test_no_rule_module_spells_a_mode_or_an_edge_kind_by_number():
     import ast
     import inspect
 
-    from kafka_chaos.checkers import check, cycles, per_key, scc
+    from kafka_chaos.checkers import check
+    from kafka_chaos.checkers.data_plane import per_key
+    from kafka_chaos.checkers.txn import cycles, scc
 
     for module in (*per_key.RULES, check, scc):
         tree = ast.parse(inspect.getsource(module))

@@ -1,11 +1,11 @@
-"""checkers/tallies.py on hand-made key rows (pandas, no Spark): the value counts and the unseen
+"""checkers/data_plane/tallies.py on hand-made key rows (pandas, no Spark): the value counts and the unseen
 series the per-key pass adds beside the anomalies."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from kafka_chaos.checkers import tallies, version_order
+from kafka_chaos.checkers.data_plane import tallies, version_order
 
 COLUMNS = [
     "kind",

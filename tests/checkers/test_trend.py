@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kafka_chaos.checkers import trend
 from kafka_chaos.checkers.errors import BadHistory
+from kafka_chaos.checkers.report import trend
 
 pytestmark = pytest.mark.spark
 DAY_MS = 86_400_000
@@ -150,7 +150,7 @@ def test_the_command_says_what_is_wrong_with_the_store_and_exits_2(tmp_path, cap
 
 
 def live(kept: float, warning: str | None = None) -> dict:
-    """The liveness section of results.json or summary.json (checkers/liveness.py), cut to what trend reads."""
+    """The liveness section of results.json or summary.json (checkers/measures/liveness.py), cut to what trend reads."""
     return {"ratios": {"ops_per_s": {"between_faults": kept}}, "warning": warning}
 
 

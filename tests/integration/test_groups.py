@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from kafka_chaos.checkers.check import check_history
-from kafka_chaos.checkers.group_coverage import count_events
+from kafka_chaos.checkers.measures.group_coverage import count_events
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.history.file import read_history

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_chaos.checkers.faults import SPARE_COLOURS, colours_of, ends_of, fault_windows
+from kafka_chaos.checkers.measures.faults import SPARE_COLOURS, colours_of, ends_of, fault_windows
 from kafka_chaos.frontends.cli import build_parser
 from kafka_chaos.history.events import EFFECTS
 from kafka_chaos.nemesis import core, faults, partition, stall

@@ -1,6 +1,6 @@
-"""Group coverage (checkers/group_coverage.py) on hand-made histories."""
+"""Group coverage (checkers/measures/group_coverage.py) on hand-made histories."""
 
-from kafka_chaos.checkers.group_coverage import count_events, format_coverage
+from kafka_chaos.checkers.measures.group_coverage import count_events, format_coverage
 
 KEYS = ["t/0", "t/1"]
 

@@ -72,6 +72,54 @@ def apart(graph: dict[str, set[str]]) -> list[str]:
     return [f"{m} -> {t}" for m, ts in graph.items() for t in sorted(ts) if (m.split(".")[0], t.split(".")[0]) in APART]
 
 
+#: checkers/'s rooms, by what they judge or draw, and the rooms each may import ("core": the
+#: pipeline's own modules at checkers/'s top; checkers/check.py, which runs them all, may import
+#: every room). The control plane's rules import nothing but the core: its room is the whole of it.
+ROOMS = {
+    "core": {"data_plane"},  # spark.py warms the per-key pass it runs in Python workers
+    "data_plane": set(),
+    "txn": {"data_plane"},  # the cycles' edges stand on each key's version order
+    "control_plane": set(),
+    "measures": set(),
+    "report": {"measures"},  # the report draws the fault windows and the group's coverage
+}
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "checkers":
+        return None
+    if len(parts) > 1 and parts[1] == "check":
+        return "check"
+    return parts[1] if len(parts) > 2 and parts[1] in ROOMS else "core"
+
+
+def rooms_crossed(graph: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for m, targets in graph.items():
+        here = _room(m)
+        if here is None or here == "check":
+            continue
+        for t in sorted(targets):
+            there = _room(t)
+            if there is not None and there not in (here, "core") and there not in ROOMS[here]:
+                bad.append(f"{m} -> {t}")
+    return bad
+
+
+def test_each_room_of_the_checkers_imports_only_what_it_may():
+    assert rooms_crossed(_graph()) == []
+    folders = {p.name for p in (ROOT / "checkers").iterdir() if (p / "__init__.py").is_file()}
+    assert folders == set(ROOMS) - {"core"}
+
+
+def test_a_room_that_reaches_into_another_is_caught():
+    assert rooms_crossed({"checkers.control_plane.rules": {"checkers.report.page"}}) == [
+        "checkers.control_plane.rules -> checkers.report.page"
+    ]
+    assert rooms_crossed({"checkers.txn.cycles": {"checkers.data_plane.version_order", "checkers.anomalies"}}) == []
+
+
 def test_the_harness_imports_nothing_from_the_checkers():
     assert apart(_graph()) == []
 

@@ -1,4 +1,4 @@
-"""Liveness from hand-made histories with controlled rates (checkers/liveness.py): each rule has a
+"""Liveness from hand-made histories with controlled rates (checkers/measures/liveness.py): each rule has a
 history that triggers it and a near-identical one that does not."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from kafka_chaos.checkers.liveness import EventCounter, count_events, format_liveness, measure
+from kafka_chaos.checkers.measures.liveness import EventCounter, count_events, format_liveness, measure
 from kafka_chaos.history.file import HistoryWriter, read_history
 from tests.checkers.builder import TimedHistory
 
@@ -157,7 +157,7 @@ def test_the_summary_line_shows_rates_ratios_and_the_warning():
 def test_the_throughput_plot_shows_a_stall_as_zero():
     import pandas as pd
 
-    from kafka_chaos.checkers.series import _zero_filled
+    from kafka_chaos.checkers.report.series import _zero_filled
 
     seen = pd.DataFrame({"t": [0.0, 0.5, 2.5], "type": ["ok", "ok", "ok"], "per_s": [10.0, 12.0, 8.0]})
     filled = _zero_filled(seen, 0.5, 6)

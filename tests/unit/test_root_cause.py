@@ -1,6 +1,6 @@
 """Naming the election and ISR change behind a lost write: each cause, and a near miss."""
 
-from kafka_chaos.checkers.root_cause import explain_one
+from kafka_chaos.checkers.report.root_cause import explain_one
 
 KEY = "chaos/0"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_chaos.checkers.cp_causes import explain
+from kafka_chaos.checkers.control_plane.causes import explain
 from kafka_chaos.checkers.result import CheckResult
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import UsageError

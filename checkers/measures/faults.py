@@ -1,7 +1,7 @@
 """Fault windows from the nemesis's operations: when each fault was in place.
 
 Pure Python over a few thousand operations at most, shared by the report's plots
-(checkers/series.py) and the liveness measure (checkers/liveness.py).
+(checkers/report/series.py) and the liveness measure (checkers/measures/liveness.py).
 """
 
 from __future__ import annotations

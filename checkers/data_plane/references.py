@@ -3,7 +3,7 @@
 For a process and a key: the last value of that key in the process's latest operation that moved
 it. A consumer's moves only with ok operations (a failed or unknown poll must rewind); an info poll
 that carries values is still compared with it; a producer's moves with every operation whose sends
-must have committed, the only ones the send rules compare (checkers/send_order.py). An
+must have committed, the only ones the send rules compare (checkers/data_plane/send_order.py). An
 assign/subscribe that leaves the key out clears it: the pipeline gives each row its process's count
 of assignments so far (n_assign), and the key's rows hold the assignments that keep the key, so
 more assignments since the reference than ones that keep the key means one left it out.

@@ -1,7 +1,7 @@
 """The control plane's timing rules of ../shared/anomalies.md, and the reaction times reported
 beside them, in the driver over small collected tables: the nemesis's fault windows
-(checkers/node_faults.py), the reference metadata log's broker and partition states
-(checkers/metadata_rules.py), and the quorum's replication samples.
+(checkers/control_plane/node_faults.py), the reference metadata log's broker and partition states
+(checkers/control_plane/metadata_rules.py), and the quorum's replication samples.
 
 *Committed metadata* at a deadline is at most the reference log's records written by then and below
 the high watermark of the first sample taken at or after it (the samples come about once a second;
@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_chaos.checkers import quorum_rules
-from kafka_chaos.checkers.node_faults import DOWN, Window, cut_between, down, is_down, majority_back
+from kafka_chaos.checkers.control_plane import quorum_rules
+from kafka_chaos.checkers.control_plane.node_faults import DOWN, Window, cut_between, down, is_down, majority_back
 from kafka_chaos.history.metadata_replay import REGISTER
 
 NS = 1_000_000_000

@@ -33,7 +33,7 @@ from kafka_chaos.checkers import spark as spark_session
 from kafka_chaos.checkers.anomalies import CONTROL_NAMES
 from kafka_chaos.checkers.errors import BadHistory, first_line
 from kafka_chaos.checkers.load import is_uri
-from kafka_chaos.checkers.svg import PALETTE, Chart
+from kafka_chaos.checkers.report.svg import PALETTE, Chart
 from kafka_chaos.history.run_dir import CONFIG, RESULTS, SUMMARY
 from kafka_chaos.history.versions import release_key
 
@@ -57,12 +57,12 @@ class TrendRow:
     invalid: int = 0
     unknown: int = 0
     unchecked: int = 0
-    #: Runs whose workload stalled after a fault (a liveness warning: checkers/liveness.py).
+    #: Runs whose workload stalled after a fault (a liveness warning: checkers/measures/liveness.py).
     stalled: int = 0
     #: Median over the runs of ok operations/s between faults / before the first fault.
     kept: float | None = None
     #: Median over the group runs of the share of the workload in which every key was held by
-    #: some member (checkers/group_coverage.py); None when no run had group members.
+    #: some member (checkers/measures/group_coverage.py); None when no run had group members.
     held: float | None = None
     #: Runs whose control plane was checked (results.json's `control_plane`), and those of them
     #: with a control-plane error.

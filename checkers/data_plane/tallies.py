@@ -1,6 +1,6 @@
 """The counts the stats and the report need from a key's rows, made in the rules' pass.
 
-checkers/per_key.py runs once per key over all its rows; counting the key's values and bucketing
+checkers/data_plane/per_key.py runs once per key over all its rows; counting the key's values and bucketing
 its acknowledgements there costs nothing more, where a Spark aggregation of its own would cost a
 job (seconds on a small history). Each count travels as one row of the instance table under a
 name that is not an anomaly's ("#values", "#acked", "#seen"), `offsets` naming slots and `values`
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from kafka_chaos.checkers.anomalies import INSTANCE_COLUMNS
-from kafka_chaos.checkers.version_order import KeyView
+from kafka_chaos.checkers.data_plane.version_order import KeyView
 
 PREFIX = "#"
 VALUES = "#values"  # slots: VALUE_SLOTS

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from kafka_chaos.checkers import svg
 from kafka_chaos.checkers.anomalies import BY_NAME, CONTROL_NAMES
+from kafka_chaos.checkers.report import svg
+from kafka_chaos.checkers.report.svg import PALETTE, Chart
 from kafka_chaos.checkers.result import control_plane_skipped, describe_cycle
-from kafka_chaos.checkers.svg import PALETTE, Chart
 
 if TYPE_CHECKING:
+    from kafka_chaos.checkers.report.series import Series
     from kafka_chaos.checkers.result import CheckResult
-    from kafka_chaos.checkers.series import Series
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}
@@ -181,7 +181,7 @@ def _stats_tables(stats: dict[str, Any]) -> str:
 
 
 def _liveness(live: dict[str, Any]) -> str:
-    """Beside the throughput plot: what the plot shows, as numbers (checkers/liveness.py)."""
+    """Beside the throughput plot: what the plot shows, as numbers (checkers/measures/liveness.py)."""
     names = {
         "before_faults": "before the first fault (its steady second half)",
         "in_faults": "in fault windows",
@@ -210,8 +210,8 @@ MAX_MEMBERS_NAMED = 8
 
 def _ownership(series: Series, coverage: dict[str, Any]) -> str:
     """Under the throughput plot: which member held each key when, with the fault bands
-    (checkers/group_coverage.py's spans), and the coverage as numbers."""
-    from kafka_chaos.checkers.group_coverage import format_coverage
+    (checkers/measures/group_coverage.py's spans), and the coverage as numbers."""
+    from kafka_chaos.checkers.measures.group_coverage import format_coverage
 
     spans = coverage.get("spans") or {}
     keys = sorted(spans, key=_key_order)

@@ -1,7 +1,7 @@
 """Consumer order: `poll-skip`, `nonmonotonic-poll` and their in-operation forms.
 
 A consumer's *reference* for a key is the last value of that key in its latest ok operation that
-polled it (checkers/references.py). Only ok operations move it; an assign/subscribe that leaves the
+polled it (checkers/data_plane/references.py). Only ok operations move it; an assign/subscribe that leaves the
 key out clears it. Each ok operation's first value of the key, and each info operation's that
 carries values, is compared with the reference by version-order index: more than one after is a
 skip, at or before is nonmonotonic. Each is reported with the process's mode (its latest
@@ -15,8 +15,8 @@ from __future__ import annotations
 import pandas as pd
 
 from kafka_chaos.checkers.anomalies import step_instances
-from kafka_chaos.checkers.references import across, per_op, with_references
-from kafka_chaos.checkers.version_order import KeyView
+from kafka_chaos.checkers.data_plane.references import across, per_op, with_references
+from kafka_chaos.checkers.data_plane.version_order import KeyView
 
 
 def rules(k: KeyView) -> list[pd.DataFrame]:

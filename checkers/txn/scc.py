@@ -1,6 +1,6 @@
 """Strongly connected components and one short cycle of a directed graph, on numpy arrays.
 
-The transaction cycle search (checkers/cycles.py) asks which transactions lie on a cycle: exactly
+The transaction cycle search (checkers/txn/cycles.py) asks which transactions lie on a cycle: exactly
 the members of a strongly connected component of two or more nodes. Nodes are 0..n-1 and edges are
 two parallel arrays. Tarjan's algorithm, iterative (a history's graph is far deeper than Python's
 recursion limit), is linear in nodes and edges; before it, nodes with no edge in or no edge out

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from kafka_chaos.checkers.anomalies import instances, maybe, one
-from kafka_chaos.checkers.version_order import KeyView
+from kafka_chaos.checkers.data_plane.version_order import KeyView
 
 
 def rules(k: KeyView) -> list[pd.DataFrame]:

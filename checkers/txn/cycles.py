@@ -6,7 +6,7 @@ checkers/edge_kinds.py: ww, wr, process and realtime.
 The ww and wr edges are a join over each key's version order, so they come out of the per-key pass
 (`rules`, one shuffle by key with every other rule) as rows of the instance table named `~ww` and
 `~wr`. The check collects them with the transactions' times (`queries`), and `search` finds the
-cycles in the driver: a cycle is inside one strongly connected component (checkers/scc.py), so
+cycles in the driver: a cycle is inside one strongly connected component (checkers/txn/scc.py), so
 each anomaly is counted once per component of its graph, and every component of one transaction
 is pruned before any cycle is looked for. Each instance carries the edge kinds its cycles need
 (those of the smallest graph it is a component of); whether that makes it an error is the anomaly
@@ -40,16 +40,16 @@ import numpy as np
 import pandas as pd
 from pyspark.sql import DataFrame
 
-from kafka_chaos.checkers import scc
 from kafka_chaos.checkers.anomalies import ANOMALIES, INSTANCE_COLUMNS, Fact, is_error
+from kafka_chaos.checkers.data_plane.version_order import KeyView
 from kafka_chaos.checkers.edge_kinds import EdgeKind
-from kafka_chaos.checkers.version_order import KeyView
+from kafka_chaos.checkers.txn import scc
 
 PREFIX = "~"
 #: The instance table's rows of a key's edges, by kind (`rules`).
 WW, WR = PREFIX + EdgeKind.WW.label, PREFIX + EdgeKind.WR.label
 #: The anomalies this module finds, in the table's order.
-NAMES = tuple(a.name for a in ANOMALIES if a.module == __name__.rpartition(".")[2])
+NAMES = tuple(a.name for a in ANOMALIES if a.module == __name__.removeprefix("kafka_chaos.checkers."))
 
 
 # --- per key, in the rules' pass --------------------------------------------------------------

@@ -9,7 +9,7 @@ from then on (../shared/history-format.md), until its next one or its last opera
 that left, by churn or a crash, holds nothing after it).
 
 Over the workload phase (the first client invoke to the last one outside the final read, as
-checkers/liveness.py bounds it):
+checkers/measures/liveness.py bounds it):
 - `every_key_share`: the share of the time in which every key was held by some member;
 - `some_key_share`: the share in which at least one was;
 - `longest_unheld_s`: the longest stretch in which one key was held by nobody;
@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kafka_chaos.checkers.liveness import FINAL
+from kafka_chaos.checkers.measures.liveness import FINAL
 from kafka_chaos.history.events import CLIENT_FS, COMMIT, INFO, NEMESIS, OK, POLL, SUBSCRIBE
 
 if TYPE_CHECKING:

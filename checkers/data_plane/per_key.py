@@ -3,9 +3,9 @@
 The pipeline hands `key_rules` all micro-operations of one key at once (Spark's `applyInPandas`
 after one shuffle by key; the rows are checkers/tables.py's micro table). Everything a rule needs
 lives in the key once each row carries what its operation and process contribute, so each rule
-module is a few vectorized pandas steps over the key's view (checkers/version_order.py), and the
+module is a few vectorized pandas steps over the key's view (checkers/data_plane/version_order.py), and the
 pipeline has one shuffle by key instead of a Spark job per rule. The same pass counts what the
-stats and the report need of the key (checkers/tallies.py).
+stats and the report need of the key (checkers/data_plane/tallies.py).
 """
 
 from __future__ import annotations
@@ -16,15 +16,16 @@ from types import ModuleType
 
 import pandas as pd
 
-from kafka_chaos.checkers import tallies, version_order
 from kafka_chaos.checkers.anomalies import ANOMALIES, DATA, INSTANCE_COLUMNS
+from kafka_chaos.checkers.data_plane import tallies, version_order
 
 #: The data plane's rule modules, in the anomaly table's order: each one `rules(view: KeyView) ->
 #: [instances]`, named by the table (checkers/anomalies.py `module`), so a new rule is its module
 #: and its rows in the table. All live beside this module, on the checker's floor. (The control
-#: plane's rules read other evidence: checkers/control_plane.py.)
+#: plane's rules read other evidence: checkers/control_plane/judge.py.)
 RULES: tuple[ModuleType, ...] = tuple(
-    import_module(f"{__package__}.{module}") for module in dict.fromkeys(a.module for a in ANOMALIES if a.plane == DATA)
+    import_module(f"kafka_chaos.checkers.{module}")
+    for module in dict.fromkeys(a.module for a in ANOMALIES if a.plane == DATA)
 )
 
 

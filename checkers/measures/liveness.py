@@ -11,7 +11,7 @@ second (and acknowledged writes per second) in three stretches of the workload p
   brokers' JIT takes the first seconds of a fresh cluster from about a third of the steady
   rate to all of it, and a baseline that includes that makes every later ratio look better;
 - **in faults**: inside fault windows (a fault's invoke to the completion of what undoes it;
-  the same windows the report shades, checkers/faults.py);
+  the same windows the report shades, checkers/measures/faults.py);
 - **between faults**: the fault-free stretches after the first fault.
 
 The workload phase ends with the last invoke of a client operation outside the final read
@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_chaos.checkers.faults import MAX_NEMESIS_OPS, ends_of, fault_windows
+from kafka_chaos.checkers.measures.faults import MAX_NEMESIS_OPS, ends_of, fault_windows
 from kafka_chaos.checkers.sql import in_list
 from kafka_chaos.history.events import CLIENT_FS, NEMESIS, WRITES
 

@@ -16,7 +16,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from kafka_chaos.checkers import parts
-from kafka_chaos.checkers.faults import fault_windows
+from kafka_chaos.checkers.measures.faults import fault_windows
 from kafka_chaos.checkers.sql import double
 from kafka_chaos.checkers.tables import committed_send, evidenced_ops
 from kafka_chaos.history.events import NEMESIS
@@ -35,7 +35,7 @@ class Series:
     unseen: pd.DataFrame  # t, unseen
     faults: list[dict[str, Any]]  # f, start, end (s), nodes, colour
     timelines: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)  # key -> kind -> t, offset
-    #: node -> its control-plane timeline (checkers/control_plane.py `timelines`), when checked
+    #: node -> its control-plane timeline (checkers/control_plane/judge.py `timelines`), when checked
     control: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -95,9 +95,9 @@ def build(
     colours: dict[str, str] | None = None,
 ) -> Series:
     """The report's series from the collected parts; `acked` and `seen` count, per time bucket,
-    acknowledgements and first reads of acknowledged values (checkers/tallies.py); `nemesis`: the
+    acknowledgements and first reads of acknowledged values (checkers/data_plane/tallies.py); `nemesis`: the
     nemesis's operations in invoke order (f, type, start and end in seconds); `colours`: each
-    fault's shading, from the run's config.json (checkers/faults.py colours_of)."""
+    fault's shading, from the run's config.json (checkers/measures/faults.py colours_of)."""
     width = bucket_width_ns(end_ns)
     bucket_s = width / 1e9
     throughput = _frame(_by_time(parts["series.throughput"], "type"), ["t", "type", "per_s"])

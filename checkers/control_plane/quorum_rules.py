@@ -1,5 +1,5 @@
 """The quorum's rules over each node's own view (quorum-views.jsonl), in the driver: the views are
-a few thousand rows, collected by checkers/control_plane.py with the nemesis's fault windows.
+a few thousand rows, collected by checkers/control_plane/judge.py with the nemesis's fault windows.
 
 - `quorum-split-brain`: two running nodes each hold themselves leader, in different epochs, at
   the same moment, for longer than 1.5 x `controller.quorum.fetch.timeout.ms` + S; each example
@@ -20,7 +20,15 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
-from kafka_chaos.checkers.node_faults import Interval, Window, cut_between, down, is_down, restarted, subtract
+from kafka_chaos.checkers.control_plane.node_faults import (
+    Interval,
+    Window,
+    cut_between,
+    down,
+    is_down,
+    restarted,
+    subtract,
+)
 
 View = dict[str, Any]  # time, node, node_id, leader_id, leader_epoch, error
 

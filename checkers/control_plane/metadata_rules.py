@@ -1,6 +1,6 @@
 """The record rules of ../shared/anomalies.md ("Control plane") over one node's metadata log.
 
-`node_pass` is what Spark's applyInPandas runs per node (checkers/control_plane.py): the node's
+`node_pass` is what Spark's applyInPandas runs per node (checkers/control_plane/judge.py): the node's
 decoded records in offset order, replayed (history/metadata_replay.py), each record judged
 after it is applied:
 - `leader-not-in-isr`: the partition's leader is >= 0 and not in its ISR;
@@ -11,7 +11,7 @@ after it is applied:
 - `fenced-in-isr`: the record adds to the ISR a broker fenced at that offset.
 A broker the log never registered (its registration before a snapshot this log starts after) is
 not judged. The node whose log is longest (the reference: `ref`) also returns its brokers' and
-partitions' states after each change, for the timing rules (checkers/fault_timing.py).
+partitions' states after each change, for the timing rules (checkers/control_plane/fault_timing.py).
 """
 
 from __future__ import annotations

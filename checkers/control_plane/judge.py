@@ -3,13 +3,12 @@
 
 On Spark (`queries`, collected with the check's other small results in its one action): every
 node's decoded metadata log is one DataFrame, replayed per node by applyInPandas (the record
-rules, checkers/metadata_rules.py) and compared offset by offset below the quorum's final high
-watermark (`metadata-divergence`); each node's quorum views are joined with the history's wipes
+rules, metadata_rules.py) and compared offset by offset below the quorum's final high watermark
+(`metadata-divergence`); each node's quorum views are joined with the history's wipes
 (`quorum-epoch-regression`: a wiped node starts again from nothing) and grouped by epoch with the
 logs' LeaderChange records (`quorum-double-leader`). In the driver (`judge`), over the collected
-samples (a few thousand rows): the fault windows of the nemesis's operations
-(checkers/node_faults.py), `quorum-split-brain` (checkers/quorum_rules.py) and the timing rules
-(checkers/fault_timing.py), and the `control_plane` object of results.json.
+samples (a few thousand rows): the rows of rules.py, run in turn (the fault windows of
+node_faults.py, quorum_rules.py, fault_timing.py), and the `control_plane` object of results.json.
 
 A run directory without the evidence is checked as before: `absent` says why, and the summary
 says "control plane: not checked".
@@ -25,8 +24,9 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kafka_chaos.checkers import cp_rules, fault_timing, metadata_rules, node_faults, quorum_rules
 from kafka_chaos.checkers.anomalies import CONTROL_NAMES, Fact, is_error
+from kafka_chaos.checkers.control_plane import fault_timing, metadata_rules, node_faults, quorum_rules
+from kafka_chaos.checkers.control_plane import rules as cp_rules
 from kafka_chaos.history.events import NEMESIS
 from kafka_chaos.history.evidence import RECORD_SCHEMA, SAMPLE_SCHEMA, VIEW_SCHEMA
 from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS as DEFAULTS
@@ -147,7 +147,7 @@ def _records(ops: DataFrame, ev: Evidence) -> DataFrame:
 def first_writes(ops: DataFrame, micro: DataFrame) -> DataFrame:
     """Per nemesis operation that completed ok and per key (a topic-partition): the invoke of the
     first acknowledged send to that key invoked after it completed (`stale-isr-member` measures a
-    follower's lag from there: checkers/fault_timing.py). The nemesis's operations are few: they
+    follower's lag from there: checkers/control_plane/fault_timing.py). The nemesis's operations are few: they
     are broadcast to the sends."""
     faults = ops.where(f"process = '{NEMESIS}' AND `type` = 'ok'").selectExpr("op AS nop", "ctime AS effect")
     sends = micro.where("kind = 'send' AND `type` = 'ok'").select("op", "key").distinct()
@@ -230,7 +230,7 @@ def divergence(recs: DataFrame, samples: DataFrame, ids: dict[str, int]) -> Data
     node last fetched up to, Raft had made its log the leader's (a fetch that diverges is answered
     with the offset to truncate to, and not counted), and below that sample's high watermark it was
     committed; above, a node restarted late, not yet fetching, may still hold an uncommitted tail
-    of an old epoch. A node no sample lists is not compared, and checkers/cp_rules.py says so.
+    of an old epoch. A node no sample lists is not compared, and checkers/control_plane/rules.py says so.
     And, whatever the samples say of it, up to the highest high watermark the samples gave while
     that node led the quorum: what it held below there was committed, and no node may later hold something else
     there (a voter back with an empty disk that elects a leader without those records, KAFKA-14077;
@@ -370,7 +370,7 @@ def _faultless(ops: list[node_faults.NemesisOp]) -> str | None:
 def _absent(
     ev: Evidence, got: dict[str, list[dict[str, Any]]], samples: list[dict[str, Any]], ops: list[node_faults.NemesisOp]
 ) -> dict[str, str | None]:
-    """Each kind of evidence (checkers/cp_rules.py) -> why it is missing, or None: it is there."""
+    """Each kind of evidence (checkers/control_plane/rules.py) -> why it is missing, or None: it is there."""
     logs = got.get("cp_logs", [])
     views = [v for v in got.get("cp_views", []) if v["error"] is None]
     have: dict[str, str | None] = {
@@ -391,7 +391,7 @@ def _absent(
 
 def judge(got: dict[str, list[dict[str, Any]]], nemesis_rows: list[dict[str, Any]], ev: Evidence, end: int) -> Judged:
     """Every control-plane anomaly and the object results.json holds beside them, from the
-    collected queries and the nemesis's operations: the rules of checkers/cp_rules.py, run in turn."""
+    collected queries and the nemesis's operations: the rules of checkers/control_plane/rules.py, run in turn."""
     ops = node_faults.nemesis_ops(nemesis_rows)
     ws = node_faults.windows(ops, end)
     views = got.get("cp_views", [])

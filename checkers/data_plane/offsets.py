@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from kafka_chaos.checkers.anomalies import instances, one
-from kafka_chaos.checkers.version_order import KeyView
+from kafka_chaos.checkers.data_plane.version_order import KeyView
 
 MAX_OPS = 8  # operations named per instance
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_chaos.checkers import fault_timing, node_faults, quorum_rules
+from kafka_chaos.checkers.control_plane import fault_timing, node_faults, quorum_rules
 from kafka_chaos.history.kraft import SLACK_S, STUCK_S
 
 #: The evidence a rule reads, by the names control-plane/gaps.json gives them, and the nodes' ids.
@@ -40,7 +40,7 @@ Found = list[dict[str, Any]]
 
 @dataclass
 class Context:
-    """What the rules read, collected once per check (checkers/control_plane.py `judge`)."""
+    """What the rules read, collected once per check (checkers/control_plane/judge.py `judge`)."""
 
     got: dict[str, list[dict[str, Any]]]  # the collected Spark queries (cp_*)
     settings: dict[str, int]
@@ -156,7 +156,7 @@ def divergence(ctx: Context) -> Found:
 
 
 def record_rule(name: str) -> Callable[[Context], Found]:
-    """A record rule's hits, found by the per-node replay (checkers/metadata_rules.py)."""
+    """A record rule's hits, found by the per-node replay (checkers/control_plane/metadata_rules.py)."""
 
     def find(ctx: Context) -> Found:
         return _record_hits(ctx.got.get("cp_replay", [])).get(name, [])
@@ -227,27 +227,29 @@ RULES: tuple[Rule, ...] = (
         "quorum-split-brain",
         (VIEWS, NEMESIS),
         split_brain,
-        "checkers/quorum_rules.py",
+        "checkers/control_plane/quorum_rules.py",
         lambda s: 1.5 * s["controller.quorum.fetch.timeout.ms"] / 1000 + SLACK_S,
         "1.5 × `controller.quorum.fetch.timeout.ms` + S",
     ),
-    Rule("quorum-double-leader", (VIEWS, METADATA), double_leader, "checkers/control_plane.py", any_of=True),
-    Rule("quorum-epoch-regression", (VIEWS, NEMESIS), epoch_regression, "checkers/control_plane.py"),
-    Rule("metadata-divergence", (METADATA, REPLICATION, IDS), divergence, "checkers/control_plane.py"),
-    Rule("leader-not-in-isr", (METADATA,), record_rule("leader-not-in-isr"), "checkers/metadata_rules.py"),
+    Rule("quorum-double-leader", (VIEWS, METADATA), double_leader, "checkers/control_plane/judge.py", any_of=True),
+    Rule("quorum-epoch-regression", (VIEWS, NEMESIS), epoch_regression, "checkers/control_plane/judge.py"),
+    Rule("metadata-divergence", (METADATA, REPLICATION, IDS), divergence, "checkers/control_plane/judge.py"),
+    Rule(
+        "leader-not-in-isr", (METADATA,), record_rule("leader-not-in-isr"), "checkers/control_plane/metadata_rules.py"
+    ),
     Rule(
         "partition-epoch-regression",
         (METADATA,),
         record_rule("partition-epoch-regression"),
-        "checkers/metadata_rules.py",
+        "checkers/control_plane/metadata_rules.py",
     ),
-    Rule("inactive-leader", (METADATA,), record_rule("inactive-leader"), "checkers/metadata_rules.py"),
-    Rule("fenced-in-isr", (METADATA,), record_rule("fenced-in-isr"), "checkers/metadata_rules.py"),
+    Rule("inactive-leader", (METADATA,), record_rule("inactive-leader"), "checkers/control_plane/metadata_rules.py"),
+    Rule("fenced-in-isr", (METADATA,), record_rule("fenced-in-isr"), "checkers/control_plane/metadata_rules.py"),
     Rule(
         "unfenced-down-broker",
         (METADATA, REPLICATION, IDS, VIEWS, NEMESIS),
         unfenced_down_broker,
-        "checkers/fault_timing.py",
+        "checkers/control_plane/fault_timing.py",
         lambda s: s["broker.session.timeout.ms"] / 1000 + SLACK_S,
         "`broker.session.timeout.ms` + S, from the latest of: the fault taking effect; the next"
         " quorum leader's election, when the fault took down or cut off the active controller; a"
@@ -257,7 +259,7 @@ RULES: tuple[Rule, ...] = (
         "stale-isr-member",
         (METADATA, REPLICATION, IDS, VIEWS, NEMESIS),
         stale_isr_member,
-        "checkers/fault_timing.py",
+        "checkers/control_plane/fault_timing.py",
         lambda s: 1.5 * s["replica.lag.time.max.ms"] / 1000 + SLACK_S,
         "1.5 × `replica.lag.time.max.ms` + S, from the first acknowledged write to the partition"
         " after the fault took effect",
@@ -266,7 +268,7 @@ RULES: tuple[Rule, ...] = (
         "stuck-broker-metadata",
         (REPLICATION, IDS, NEMESIS),
         stuck_broker_metadata,
-        "checkers/fault_timing.py",
+        "checkers/control_plane/fault_timing.py",
         lambda s: STUCK_S + SLACK_S,
         f"{STUCK_S:g} s + S after the last fault was undone",
     ),

@@ -1,6 +1,6 @@
 """One sentence per control-plane anomaly example: what the records and samples say happened, for
 the version tables of `reproduce` (runs/reproduce.py) and anyone reading an example without the
-rule beside it. The examples are the checker's own (checkers/control_plane.py and the rules'
+rule beside it. The examples are the checker's own (checkers/control_plane/judge.py and the rules'
 modules); an anomaly without a sentence here is shown as its example's fields."""
 
 from __future__ import annotations

@@ -6,12 +6,12 @@ value's index in the key's version order, wherever a read or an acknowledgement 
 without an offset still lands where a read saw the value). An unproven info operation is neither
 compared nor moves its process's reference. A process's sends to a key must land in the order it
 made them (one operation at a time per process), inside an operation and across operations; an
-assign/subscribe that leaves the key out clears the process's reference (checkers/references.py).
+assign/subscribe that leaves the key out clears the process's reference (checkers/data_plane/references.py).
 Consecutive sends of one operation landing more than one index apart is reported as
 `int-send-skip` but allowed: other producers may interleave.
 
 An info send lands only where a read put it: at the very index of the send it is compared with,
-the two values share an offset, an `inconsistent-offsets` already reported (checkers/offsets.py),
+the two values share an offset, an `inconsistent-offsets` already reported (checkers/data_plane/offsets.py),
 and the pair is not reported again.
 """
 
@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from kafka_chaos.checkers.anomalies import step_instances
-from kafka_chaos.checkers.references import across, per_op, with_references
-from kafka_chaos.checkers.version_order import KeyView
+from kafka_chaos.checkers.data_plane.references import across, per_op, with_references
+from kafka_chaos.checkers.data_plane.version_order import KeyView
 from kafka_chaos.history.events import INFO, OK
 
 

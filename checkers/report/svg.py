@@ -63,7 +63,7 @@ class Chart:
     def windows(self, windows: Sequence[dict]) -> Chart:
         seen = set()
         for w in windows:
-            colour = w.get("colour") or "#7f7f7f"  # checkers/faults.py gives every window one
+            colour = w.get("colour") or "#7f7f7f"  # checkers/measures/faults.py gives every window one
             x0, x1 = self.x(w["start"]), max(self.x(w["end"]), self.x(w["start"]) + 2)
             tip = escape(f"{w['f']} {w['start']:.1f}-{w['end']:.1f} s")
             self.parts.append(
@@ -163,7 +163,7 @@ EDGE_COLOURS = {
 
 
 def cycle(example: dict, size: int = 300) -> str:
-    """One transaction cycle (an example of checkers/cycles.py): its transactions on a circle,
+    """One transaction cycle (an example of checkers/txn/cycles.py): its transactions on a circle,
     named by history index, each edge an arrow labelled with its kind and key."""
     edges = example["edges"]
     ops = [e["from"] for e in edges]
