@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kafka_chaos.checkers import load, parts, spark, stats, tables
-from kafka_chaos.checkers.anomalies import INSTANCES, NAMES, Fact, is_error
+from kafka_chaos.checkers.anomalies import INSTANCES, NAMES, Fact, is_error, pending_warnings
 from kafka_chaos.checkers.control_plane import judge as control_plane
 from kafka_chaos.checkers.data_plane import per_key, tallies
 from kafka_chaos.checkers.errors import BadHistory
@@ -430,7 +430,7 @@ def _warnings(st: dict[str, Any], ok_poll: bool) -> list[str]:
         out.append("no send was acknowledged: nothing can be proved lost")
     if not ok_poll:
         out.append("no poll succeeded: nothing was read, so unseen values are reported but are not errors")
-    return out
+    return out + pending_warnings(st.get("operations", {}))
 
 
 def write_report(result: CheckResult, out_dir: Path, plots: series.Series | None, report: bool) -> CheckResult:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_chaos.checkers.anomalies import BY_NAME, CONTROL_NAMES, NAMES
+from kafka_chaos.checkers.anomalies import BY_NAME, CONTROL_NAMES, NAMES, PENDING, pending_warnings
 from tests.checkers import cp_cases
 from tests.checkers import histories as H
 
@@ -71,7 +71,18 @@ def test_names_match_the_shared_contract():
         pytest.skip("../shared/anomalies.md is not beside this checkout")
     # Every backticked name in the first column of a table row (a row may name two).
     rows = re.findall(r"^\| (`[^|]+)\|", shared.read_text(), re.M)
-    assert {name for row in rows for name in re.findall(r"`([^`]+)`", row)} == set(NAMES)
+    contract = {name for row in rows for name in re.findall(r"`([^`]+)`", row)}
+    # Every name the contract tables give is judged, or pending with the issue that brings it.
+    assert contract == set(NAMES) | (contract & set(PENDING)) and not set(NAMES) & set(PENDING)
+    assert all(name in shared.read_text() for name in PENDING)
+
+
+def test_a_history_with_operations_of_a_pending_rule_says_it_was_not_checked():
+    assert pending_warnings({"send": {}, "poll": {}}) == []
+    (warning,) = pending_warnings({"send": {}, "commit": {"ok": 3}})
+    assert warning.startswith("not checked yet (issue 47): commit-lost")
+    (share,) = pending_warnings({"share-poll": {"ok": 1}})
+    assert "share-lost" in share and "commit-lost" not in share
 
 
 def test_docs_show_the_anomaly_table():

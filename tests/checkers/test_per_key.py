@@ -106,13 +106,14 @@ def test_the_rules_are_the_anomaly_tables_modules_each_with_the_one_signature():
 
     # The data plane's rules (the control plane's read other evidence: checkers/control_plane/judge.py).
     data_plane = [a for a in ANOMALIES if a.plane == DATA]
-    assert [m.__name__.rsplit(".", 1)[1] for m in per_key.RULES] == list(dict.fromkeys(a.module for a in data_plane))
+    room = "kafka_chaos.checkers."
+    assert [m.__name__.removeprefix(room) for m in per_key.RULES] == list(dict.fromkeys(a.module for a in data_plane))
     for module in per_key.RULES:
         signature = inspect.signature(module.rules)
         assert [p.annotation for p in signature.parameters.values()] in (["KeyView"], [KeyView]), module.__name__
         assert signature.return_annotation in ("list[pd.DataFrame]", list[pd.DataFrame]), module.__name__
         # Each anomaly is produced where the table says its rule lives, and nowhere else.
-        mine = {a.name for a in ANOMALIES if a.module == module.__name__.rsplit(".", 1)[1]}
+        mine = {a.name for a in ANOMALIES if a.module == module.__name__.removeprefix(room)}
         assert _anomaly_names_in(module) == mine, module.__name__
 
 
