@@ -231,7 +231,9 @@ def stale_isr_member(ev: Evidence, not_checked: dict[str, str]) -> list[dict[str
 
 def stuck_broker_metadata(ev: Evidence, last_undone: int | None) -> list[dict[str, Any]]:
     """After the last fault was undone, a broker that stays behind the quorum's high watermark with
-    its log end offset unmoved for longer than 30 s + S."""
+    its log end offset unmoved for longer than 30 s + S. A broker behind in the first sample after
+    the undo has stayed behind since the undo: its stretch starts there (the samples come a period
+    apart, and a run samples 30 s + S after the undo, not after its first sample)."""
     if last_undone is None:
         return []
     bound = 30 * NS + ev.slack_ns
@@ -241,7 +243,7 @@ def stuck_broker_metadata(ev: Evidence, last_undone: int | None) -> list[dict[st
         rows = sorted((m for m in ev.members if m["id"] == bid and m["time"] >= last_undone), key=lambda m: m["time"])
         stretches: list[tuple[int, int, int]] = []  # leo, first, last
         stretch: tuple[int, int, int] | None = None
-        for m in rows:
+        for i, m in enumerate(rows):
             leo, hw = m["log_end_offset"], m["high_watermark"]
             behind = leo is not None and hw is not None and 0 <= leo < hw
             if behind and stretch is not None and stretch[0] == leo:
@@ -249,7 +251,7 @@ def stuck_broker_metadata(ev: Evidence, last_undone: int | None) -> list[dict[st
                 continue
             if stretch is not None:
                 stretches.append(stretch)
-            stretch = (leo, m["time"], m["time"]) if behind else None
+            stretch = (leo, last_undone if i == 0 else m["time"], m["time"]) if behind else None
         if stretch is not None:
             stretches.append(stretch)
         found += [

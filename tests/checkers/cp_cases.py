@@ -330,6 +330,16 @@ def stuck_broker_metadata(bad: bool) -> Run:
     return r.behind("kafka-3", 10, 55 if bad else 40, 8)
 
 
+def stuck_from_the_heal(bad: bool) -> Run:
+    """kafka-3 paused from 2 s to 5 s stays behind at log end 8 from the heal on, while the quorum
+    moves on, to the end of the samples, 36 s after the heal: it has stayed behind since the heal,
+    not since the first sample after it (a real run's samples end 35 s after the heal and cannot
+    hold a stretch longer than that from its first sample). Near miss: it fetches again at 39 s."""
+    r = Run().fault("pause", ["kafka-3"], 2).fault("resume", ["kafka-3"], 5)
+    r.hw_per_s = 1
+    return r.behind("kafka-3", 5, 1000 if bad else 39, 8)
+
+
 Case = Callable[[bool], Run]
 #: name -> the builders whose bad run has exactly that anomaly
 CASES: dict[str, list[Case]] = {
@@ -359,5 +369,5 @@ CASES: dict[str, list[Case]] = {
         stale_isr_member_quorum_only,
         stale_isr_member_of_the_active_controller,
     ],
-    "stuck-broker-metadata": [stuck_broker_metadata],
+    "stuck-broker-metadata": [stuck_broker_metadata, stuck_from_the_heal],
 }
