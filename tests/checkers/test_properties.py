@@ -305,7 +305,7 @@ QUICK = dict(
 
 
 def test_every_anomaly_is_injected():
-    """Every anomaly of the history (the control plane's are generated in test_cp_oracle.py)."""
+    """Every anomaly of the history (the control plane's are generated in test_cp_contract.py)."""
     assert set(INJECTIONS) == {a.name for a in ANOMALIES if a.plane == DATA}
 
 
