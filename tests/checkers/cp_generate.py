@@ -76,9 +76,9 @@ class Case:
         shown = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
         self.calls.append(f".{name}({', '.join(shown)})")
 
-    def record(self, t: float, type: str, epoch: int = 1, **data: Any) -> None:
-        """A record every node holds."""
-        self.records.append((t, {node: (type, epoch, data) for node in ALL}))
+    def record(self, t: float, type: str, batch_epoch: int = 1, **data: Any) -> None:
+        """A record every node holds (a broker's epoch in it is set when offsets are given)."""
+        self.records.append((t, {node: (type, batch_epoch, data) for node in ALL}))
 
     def differing(self, t: float, held: dict[str, tuple[str, int, dict[str, Any]]]) -> None:
         """One offset that each node holds its own way (a node left out holds nothing there)."""
@@ -94,8 +94,9 @@ class Case:
         }[rule]
 
     def finish(self) -> Case:
-        """Give the records their offsets (in time order, after the base log's 0..7) and write
-        chaos/0's ISR edits as change records."""
+        """Give the records their offsets (in time order, after the base log's 0..7) and each
+        broker record the broker's epoch (the offset of its registration), and write chaos/0's ISR
+        edits as change records."""
         isr = [2, 3]
         for t, how, broker in sorted(self.isr_edits):
             if how == "add" and broker not in isr:
@@ -105,10 +106,12 @@ class Case:
             else:
                 continue
             self.record(t, "PARTITION_CHANGE_RECORD", partitionId=0, topicId=TOPIC_ID, leader=-2, isr=list(isr))
+        registered = {1: 0, 2: 1, 3: 2}  # the base log's registrations
         for offset, (t, held) in enumerate(sorted(self.records, key=lambda r: r[0]), start=8):
             kinds = {repr(v): v for v in held.values()}
-            for type, epoch, data in kinds.values():
-                nodes = tuple(n for n in ALL if held.get(n) == (type, epoch, data))
+            for type, epoch, given in kinds.values():
+                data = broker_epoch(type, given, offset, registered)
+                nodes = tuple(n for n in ALL if held.get(n) == (type, epoch, given))
                 self.run.add(rec(offset, t, type, batch_epoch=epoch, **data), nodes=nodes)
                 where = "" if nodes == tuple(ALL) else f", nodes={nodes!r}"
                 self.calls.append(f".add(rec({offset}, {t!r}, {type!r}, batch_epoch={epoch}, **{data!r}){where})")
@@ -130,6 +133,19 @@ class Case:
         if self.run.sample_errors:
             extra.append(f"r.sample_errors = {self.run.sample_errors!r}")
         return "\n".join([settings, *extra, *("r" + c for c in self.calls), f"# stories: {sorted(self.tags)}"])
+
+
+def broker_epoch(type: str, data: dict[str, Any], offset: int, registered: dict[int, int]) -> dict[str, Any]:
+    """The record's data with its broker's epoch: a registration's own offset, which it records in
+    `registered`; the broker's registration's offset in a change of it."""
+    if type == "REGISTER_BROKER_RECORD":
+        registered[data["brokerId"]] = offset
+        return {**data, "brokerEpoch": offset}
+    if type in ("FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD"):
+        return {**data, "epoch": registered.get(data["id"], 0)}
+    if type == "BROKER_REGISTRATION_CHANGE_RECORD":
+        return {**data, "brokerEpoch": registered.get(data["brokerId"], 0)}
+    return data
 
 
 # -- the quorum's stories (one per case: each moves the quorum's leadership its own way)
@@ -168,7 +184,7 @@ def new_leader(c: Case, elected: float) -> None:
     c.call("views", "kafka-2", elected, 60, (2, 2))
     c.call("views", "kafka-3", elected, 60, (2, 2))
     c.call("leads", "kafka-2", elected, 61, 2)
-    c.record(elected, "LeaderChange", epoch=2, leaderId=2, voters=[], grantingVoters=[])
+    c.record(elected, "LeaderChange", batch_epoch=2, leaderId=2, voters=[], grantingVoters=[])
 
 
 def controller_fault(draw: Any, c: Case) -> None:
@@ -190,9 +206,9 @@ def controller_fault(draw: Any, c: Case) -> None:
     fence = draw(st.sampled_from(["inside", "past", "early", "never"]))
     fenced_at = {"inside": unfenced_by - 1, "past": unfenced_by + 1, "early": took + 0.5, "never": None}[fence]
     if fenced_at is not None and (back is None or fenced_at < back):
-        c.record(fenced_at, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=1, brokerEpoch=0, fenced=1)
+        c.record(fenced_at, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=1, fenced=1)
         if back is not None:
-            c.record(back + 2, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=1, brokerEpoch=0, fenced=-1)
+            c.record(back + 2, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=1, fenced=-1)
     if back is not None:
         c.call("fault", "resume" if kind == "pause" else "start", ["kafka-1"], back)
         c.call("views", "kafka-1", half_up(back), 60, (2, 2))
@@ -217,7 +233,7 @@ def double_leader(draw: Any, c: Case) -> None:
         c.call("leads", "kafka-2", at, 61, epoch)
         c.tags.add(f"double:views:epoch-{epoch}")
     else:
-        c.record(at, "LeaderChange", epoch=epoch, leaderId=2, voters=[], grantingVoters=[])
+        c.record(at, "LeaderChange", batch_epoch=epoch, leaderId=2, voters=[], grantingVoters=[])
         c.tags.add(f"double:log:epoch-{epoch}")
 
 
@@ -290,9 +306,9 @@ def broker_fault(draw: Any, c: Case, cuts: bool, two_down: bool) -> None:
         fence = draw(st.sampled_from(["inside", "past", "early", "never"]))
         fenced_at = {"inside": unfenced_by - 1, "past": unfenced_by + 1, "early": took + 2.5, "never": None}[fence]
         if fenced_at is not None and (back is None or fenced_at < back):
-            c.record(fenced_at, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=3, brokerEpoch=2, fenced=1)
+            c.record(fenced_at, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=3, fenced=1)
             if back is not None:
-                c.record(back + 2, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=3, brokerEpoch=2, fenced=-1)
+                c.record(back + 2, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=3, fenced=-1)
             if fence in ("inside", "past") and draw(st.integers(0, 3)) == 0:
                 c.run.sample_errors = [(unfenced_by - 2, unfenced_by + 3)]
                 c.tags.add("samples:gap-at-bound")
@@ -316,10 +332,10 @@ def topic(c: Case, at: float, old_registration: bool = False) -> tuple[str, list
     topic_id = f"R{n}"
     for b in brokers:
         if old_registration:
-            c.record(at - 0.2, "REGISTER_BROKER_RECORD", brokerId=b, brokerEpoch=0)
+            c.record(at - 0.2, "REGISTER_BROKER_RECORD", brokerId=b)
         else:
-            c.record(at - 0.2, "REGISTER_BROKER_RECORD", brokerId=b, brokerEpoch=0, fenced=True)
-        c.record(at - 0.15, "UNFENCE_BROKER_RECORD", id=b, epoch=0)
+            c.record(at - 0.2, "REGISTER_BROKER_RECORD", brokerId=b, fenced=True)
+        c.record(at - 0.15, "UNFENCE_BROKER_RECORD", id=b)
     c.record(at - 0.1, "TOPIC_RECORD", name=f"r{n}", topicId=topic_id)
     c.record(at - 0.1, "PARTITION_RECORD", **partition(topic_id, brokers, brokers[0], brokers, 0, 0))
     return topic_id, brokers
@@ -394,26 +410,26 @@ def inactive_leader(draw: Any, c: Case, at: float) -> None:
     )
     topic_id, (a, b, d) = topic(c, at, old_registration=variant == "old-registration")
     if variant == "fence":
-        c.record(at, "FENCE_BROKER_RECORD", id=b, epoch=0)
+        c.record(at, "FENCE_BROKER_RECORD", id=b)
         part_change(c, at + 0.5, topic_id, leader=b)
     elif variant == "fence-change":
-        c.record(at, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=b, brokerEpoch=0, fenced=1)
+        c.record(at, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=b, fenced=1)
         part_change(c, at + 0.5, topic_id, leader=b)
     elif variant == "shutdown":
-        c.record(at, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=b, brokerEpoch=0, inControlledShutdown=1)
+        c.record(at, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=b, inControlledShutdown=1)
         if draw(st.booleans()):
-            c.record(at + 0.25, "REGISTER_BROKER_RECORD", brokerId=b, brokerEpoch=1, fenced=False)
+            c.record(at + 0.25, "REGISTER_BROKER_RECORD", brokerId=b, fenced=False)
             variant = "shutdown-registered-again"
         part_change(c, at + 0.5, topic_id, leader=b)
     elif variant == "named-again":
-        c.record(at, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=a, brokerEpoch=0, fenced=1)
+        c.record(at, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=a, fenced=1)
         part_change(c, at + 0.5, topic_id, leader=a)
     elif variant == "old-registration":
         # brokers registered without a `fenced` field are fenced until unfenced: b was, d not
         part_change(c, at + 0.5, topic_id, leader=d if draw(st.booleans()) else b)
     else:
-        c.record(at, "FENCE_BROKER_RECORD", id=b, epoch=0)
-        c.record(at + 0.25, "UNFENCE_BROKER_RECORD", id=b, epoch=0)
+        c.record(at, "FENCE_BROKER_RECORD", id=b)
+        c.record(at + 0.25, "UNFENCE_BROKER_RECORD", id=b)
         part_change(c, at + 0.5, topic_id, leader=b)
     c.tags.add(f"records:inactive:{variant}")
 
@@ -422,12 +438,12 @@ def fenced_in_isr(draw: Any, c: Case, at: float) -> None:
     topic_id, (a, b, d) = topic(c, at)
     variant = draw(st.sampled_from(["fenced-then-added", "added-then-fenced", "created-fenced"]))
     if variant == "created-fenced":
-        c.record(at, "FENCE_BROKER_RECORD", id=d, epoch=0)
+        c.record(at, "FENCE_BROKER_RECORD", id=d)
         c.record(at + 0.5, "PARTITION_RECORD", **partition(topic_id, [a, b, d], a, [a, b, d], 1, 1))
     else:
         part_change(c, at, topic_id, isr=[a, b])
         first, second = (0.25, 0.5) if variant == "fenced-then-added" else (0.5, 0.25)
-        c.record(at + first, "FENCE_BROKER_RECORD", id=d, epoch=0)
+        c.record(at + first, "FENCE_BROKER_RECORD", id=d)
         part_change(c, at + second, topic_id, isr=[a, b, d])
     c.tags.add(f"records:fenced-in-isr:{variant}")
 
