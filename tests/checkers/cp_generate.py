@@ -238,10 +238,14 @@ def double_leader(draw: Any, c: Case) -> None:
 
 
 def epoch_regression(draw: Any, c: Case, node: str, low: float, high: float) -> None:
-    """`node` restarted (killed and started, or wiped) holds epoch 0 for a second, then epoch 1
-    again; or, killed, comes back at epoch 1."""
-    kind = draw(st.sampled_from(["kill-drop", "kill-drop", "wipe-drop", "kill-same"]))
+    """`node` restarted (killed and started, or wiped), or running all along, holds epoch 0 for a
+    second, then epoch 1 again; or, killed, comes back at epoch 1."""
+    kind = draw(st.sampled_from(["kill-drop", "kill-drop", "wipe-drop", "kill-same", "running-drop"]))
     at = quarter(draw, low, high)
+    if kind == "running-drop":
+        c.call("views", node, half_up(at), half_up(at) + 1, (1, 0))
+        c.tags.add(f"regression:{node}:{kind}")
+        return
     if kind == "wipe-drop":
         c.call("fault", "wipe", [node], at, took=1.5)
         back = at + 1.5
@@ -303,11 +307,13 @@ def broker_fault(draw: Any, c: Case, cuts: bool, two_down: bool) -> None:
                 c.call("fault", "wipe", ["kafka-3"], back, took=1.5)
             else:
                 c.call("fault", "resume" if kind == "pause" else "start", ["kafka-3"], back)
-        fence = draw(st.sampled_from(["inside", "past", "early", "never"]))
-        fenced_at = {"inside": unfenced_by - 1, "past": unfenced_by + 1, "early": took + 2.5, "never": None}[fence]
+        fence = draw(st.sampled_from(["inside", "past", "early", "never", "early-then-unfenced"]))
+        fenced_at = {"inside": unfenced_by - 1, "past": unfenced_by + 1, "never": None}.get(fence, took + 2.5)
         if fenced_at is not None and (back is None or fenced_at < back):
             c.record(fenced_at, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=3, fenced=1)
-            if back is not None:
+            if fence == "early-then-unfenced":  # registered again while still down (KAFKA-18138's kind)
+                c.record(took + 4.5, "REGISTER_BROKER_RECORD", brokerId=3, fenced=False)
+            elif back is not None:
                 c.record(back + 2, "BROKER_REGISTRATION_CHANGE_RECORD", brokerId=3, fenced=-1)
             if fence in ("inside", "past") and draw(st.integers(0, 3)) == 0:
                 c.run.sample_errors = [(unfenced_by - 2, unfenced_by + 3)]
@@ -317,6 +323,9 @@ def broker_fault(draw: Any, c: Case, cuts: bool, two_down: bool) -> None:
     dropped = {"inside": stale_by - 1, "past": stale_by + 1, "early": took + 3, "never": None}[shrink]
     if dropped is not None and (back is None or dropped < back):
         c.isr_edits.append((dropped, "remove", 3))
+        if shrink in ("inside", "past") and not c.run.sample_errors and draw(st.integers(0, 3)) == 0:
+            c.run.sample_errors = [(stale_by - 2, stale_by + 3)]
+            c.tags.add("samples:gap-at-bound")
     c.tags.add(f"broker:{kind}:undo-{undo}:drop-{shrink}")
 
 
@@ -509,7 +518,9 @@ def cases(draw: Any) -> Case:
     if draw(st.integers(0, 3)) == 0:
         c.run.metadata_version = "3.5-IV2"
     stuck = draw(st.integers(0, 9)) < 3
-    quorum = draw(st.sampled_from(["split", "controller", "double", "regression", "split", "controller", "none"]))
+    quorum = draw(
+        st.sampled_from(["split", "controller", "double", "regression", "none"] + ["split", "controller"] * 2)
+    )
     broker = not stuck and draw(st.integers(0, 9)) < 7
     if stuck and quorum in ("split", "controller"):
         quorum = "double"
