@@ -77,10 +77,11 @@ Committed metadata and timing
   at every moment of the window when there is one, the leader is it or is not cut from it; the
   leader stays up throughout.
 - `stuck-broker-metadata`: from the end of the last fault (after it every node is up and the network
-  whole to the end; a run without faults: from 0); per broker, consecutive successful samples at or
-  after it in which its log end offset is the same and below the high watermark (error samples and
-  samples without it are skipped); from the first to the last. Not checked when a fault is open at
-  the end, or when less than 30 s + S remain after the last fault.
+  whole to the end; a run without faults: from 0); per broker, consecutive successful samples in
+  which its log end offset is the same and below the high watermark (error samples and samples
+  without it are skipped), from the later of the first one and the fault's end to the last one: a
+  broker behind at the same offset before and after the fault's end stayed behind across it. Not
+  checked when a fault is open at the end, or when less than 30 s + S remain after the last fault.
 """
 
 from __future__ import annotations
@@ -839,7 +840,7 @@ def stuck(out: Judgement, ev: Evidence, world: World) -> None:
     if ev.end - quiet <= out.bounds[STUCK_RULE]:
         out.skip(STUCK_RULE, "the history ended less than 30 s + S after the last fault was undone")
         return
-    samples = sorted((s for s in ev.samples if s.get("error") is None and s["time"] / 1e9 >= quiet), key=_time)
+    samples = sorted((s for s in ev.samples if s.get("error") is None), key=_time)
     for node in ev.brokers:
         nid = ev.aliases[node]
         stretch: list[tuple[float, int]] = []
@@ -853,7 +854,7 @@ def stuck(out: Judgement, ev: Evidence, world: World) -> None:
             if behind and stretch and entry["log_end_offset"] == stretch[0][1]:
                 stretch.append((s["time"] / 1e9, entry["log_end_offset"]))
                 continue
-            if stretch and stretch[-1][0] - stretch[0][0] > out.bounds[STUCK_RULE]:
+            if stretch and stretch[-1][0] - max(stretch[0][0], quiet) > out.bounds[STUCK_RULE]:
                 out.add(STUCK_RULE, node)
             stretch = [(s["time"] / 1e9, entry["log_end_offset"])] if behind else []
 

@@ -334,11 +334,19 @@ def stuck_near(past: bool) -> Run:
     return r.behind("kafka-3", 6, 6 + 35 + (1 if past else -1) + 1, 8)
 
 
+def stuck_from_the_heal_near(past: bool) -> Run:
+    """kafka-3 paused from 2.25 to 4 s, behind at log end 8 from 2 s (while paused) on, while the high
+    watermark grows, until the sample 35 -/+ 1 s after the heal: behind since the heal."""
+    r = Run().fault("pause", ["kafka-3"], 2.25).fault("resume", ["kafka-3"], 4.0)
+    r.hw_per_s = 1
+    return r.behind("kafka-3", 2, 4 + 35 + (1 if past else -1) + 1, 8)
+
+
 NEAR = {
     "quorum-split-brain": [split_brain_near],
     "unfenced-down-broker": [unfenced_near, unfenced_slow_election_near],
     "stale-isr-member": [stale_near, lambda past: stale_near(past, "kill")],
-    "stuck-broker-metadata": [stuck_near],
+    "stuck-broker-metadata": [stuck_near, stuck_from_the_heal_near],
 }
 NEAR_CASES = [(rule, build, past) for rule, builds in NEAR.items() for build in builds for past in (False, True)]
 
