@@ -4,8 +4,8 @@ oracle for the checker that shares none of its code or its narrowings.
 `judge(run_dir)` reads a run directory as the evidence writers leave it (history.jsonl,
 config.json, control-plane/: nodes.json, quorum-views.jsonl, quorum-replication.jsonl,
 metadata/<alias>.jsonl, gaps.json) and returns, per rule, the instances the contract says exist
-(`Judgement.found`: rule -> set of identities, see IDENTITY) and the rules it could not decide
-(`Judgement.not_checked`: rule -> why). It has its own metadata-log replay (the contract's
+(`Judgement.found`: rule -> set of identities, see IDENTITY) and the rules it could not check,
+in whole or for some fault (`Judgement.not_checked`: rule -> why). It has its own metadata-log replay (the contract's
 "Replay rules"), its own fault windows from the history's nemesis operations, and its own reading
 of the committed metadata. Plain Python: it judges a small run directory in milliseconds.
 
@@ -106,7 +106,7 @@ DIVERGENCE, NOT_IN_ISR, EPOCH = "metadata-divergence", "leader-not-in-isr", "par
 INACTIVE, FENCED_ISR = "inactive-leader", "fenced-in-isr"
 UNFENCED, STALE, STUCK_RULE = "unfenced-down-broker", "stale-isr-member", "stuck-broker-metadata"
 RULES = (SPLIT, DOUBLE, REGRESSION, DIVERGENCE, NOT_IN_ISR, EPOCH, INACTIVE, FENCED_ISR, UNFENCED, STALE, STUCK_RULE)
-#: What identifies one instance of each rule (the fields of Instance.key, in order).
+#: What identifies one instance of each rule (the fields of each key in Judgement.found, in order).
 IDENTITY = {
     SPLIT: ("nodes",),
     DOUBLE: ("epoch",),
@@ -661,8 +661,6 @@ def judge(path: Path) -> Judgement:
         stale(out, ev, world, views, committed)
     if "replication" not in missing:
         stuck(out, ev, world)
-    for rule in out.not_checked:
-        out.found[rule] = []
     return out
 
 
