@@ -93,7 +93,7 @@ def _s(t: int | None) -> float | None:
     return None if t is None else round(t / NS, 3)
 
 
-def session_start(ev: Evidence, w: Window) -> int | None:
+def session_start(ev: Evidence, w: Window, not_checked: dict[str, str] | None = None) -> int | None:
     """When the controller's clock of a faulted broker's session starts, by the contract: the latest
     of the fault taking effect; the next quorum leader's election, when the fault (its nemesis
     operation) took down or cut off the active controller, since a controller that takes over
@@ -106,6 +106,10 @@ def session_start(ev: Evidence, w: Window) -> int | None:
     if leader is not None and any(x.op == w.op and _on(x, leader[0], ev.voters) for x in ev.ws):
         elected = quorum_rules.next_leader(ev.claims, w.invoke, leader, w.undone)
         if elected is None:
+            held_long = w.effect + ev.setting_ns("broker.session.timeout.ms") + ev.slack_ns < w.undone
+            if not_checked is not None and held_long:  # the bound could have elapsed, had one been elected
+                why = f"no next quorum leader seen after {w.f} of the active controller {leader[0]} (op {w.op})"
+                not_checked.setdefault("unfenced-down-broker", why)
             return None
         start = max(start, elected)
     return start
@@ -120,7 +124,7 @@ def unfenced_down_broker(ev: Evidence, not_checked: dict[str, str]) -> list[dict
     for w in ev.ws:
         if w.does not in DOWN or w.node not in ev.brokers or w.stayed is None:
             continue
-        start = session_start(ev, w)
+        start = session_start(ev, w, not_checked)
         if start is None:
             continue
         deadline = start + session + ev.slack_ns

@@ -392,9 +392,12 @@ def _absent(
 def judge(got: dict[str, list[dict[str, Any]]], nemesis_rows: list[dict[str, Any]], ev: Evidence, end: int) -> Judged:
     """Every control-plane anomaly and the object results.json holds beside them, from the
     collected queries and the nemesis's operations: the rules of checkers/control_plane/rules.py, run in turn."""
+    views = got.get("cp_views", [])
+    # The evidence goes on past the history's last event (sampling after the last heal): a fault
+    # never undone stays to the end of the evidence, not of the history.
+    end = max([end, *(v["time"] for v in views), *(s["time"] for s in got.get("cp_samples", []))])
     ops = node_faults.nemesis_ops(nemesis_rows)
     ws = node_faults.windows(ops, end)
-    views = got.get("cp_views", [])
     samples = [s for s in got.get("cp_samples", []) if s["error"] is None and s["high_watermark"] is not None]
     replay = got.get("cp_replay", [])
     logs = got.get("cp_logs", [])

@@ -268,7 +268,7 @@ PAST_THE_EVIDENCE = Known(
     "a checker bug (reported to the lead): a node paused to the history's end counts as running after it,"
     " and its last view as a claim held past the last view, to 30 s + S after the last heal",
 )
-KNOWN = [LATE_HEAL, NO_ELECTION, REPLACED_CUT, CONTROLLER_GAP, OLD_LEADER, PAST_THE_EVIDENCE]
+KNOWN = [LATE_HEAL, REPLACED_CUT, CONTROLLER_GAP, OLD_LEADER]
 
 
 def unknown(case: Case, oracle: contract.Judgement, answer: Answer) -> dict[str, str]:
@@ -472,8 +472,6 @@ DISPUTED = [
         dispute(build, known.rule, known.why, oracle, id)
         for build, known, oracle, id in (
             (stuck_after_a_late_heal, LATE_HEAL, NOT_CHECKED, "stuck-after-a-late-heal"),
-            (unfenced_without_an_election, NO_ELECTION, NOT_CHECKED, "unfenced-without-an-election"),
-            (split_brain_past_the_evidence, PAST_THE_EVIDENCE, NOTHING, "split-brain-past-the-evidence"),
             (stale_after_a_replaced_cut, REPLACED_CUT, FOUND, "stale-after-a-replaced-cut"),
             (stale_across_a_controller_gap, CONTROLLER_GAP, FOUND, "stale-across-a-controller-gap"),
             (stale_beside_a_cut_off_former_leader, OLD_LEADER, FOUND, "stale-beside-a-cut-off-former-leader"),
@@ -485,6 +483,20 @@ DISPUTED = [
         for rule in rules
     ),
 ]
+
+
+#: Disputes settled on the contract's side: the checker must keep answering as the oracle does.
+SETTLED = [
+    pytest.param(unfenced_without_an_election, NO_ELECTION.rule, NOT_CHECKED, id="unfenced-without-an-election"),
+    pytest.param(split_brain_past_the_evidence, PAST_THE_EVIDENCE.rule, NOTHING, id="split-brain-past-the-evidence"),
+]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(("build", "rule", "oracle"), SETTLED)
+def test_the_checker_answers_as_the_contract_on_settled_runs(spark_session, tmp_path: Path, build, rule, oracle):
+    history = build().write(tmp_path / "run")
+    assert rule not in disagreements(contract.judge(history.parent), checker(spark_session, history))
 
 
 @pytest.mark.spark
