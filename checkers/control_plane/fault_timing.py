@@ -57,7 +57,6 @@ class Evidence:
     brokers: list[str]  # aliases of the nodes with the broker role
     voters: list[str]  # aliases of the voters
     settings: dict[str, int]
-    slack_ns: int
     views: list[dict[str, Any]]
     samples: list[dict[str, Any]]  # quorum-replication lines without error: time, high_watermark
     members: list[dict[str, Any]]  # time, id, log_end_offset, high_watermark (one per voter/observer per sample)
@@ -93,7 +92,7 @@ def _s(t: int | None) -> float | None:
     return None if t is None else round(t / NS, 3)
 
 
-def session_start(ev: Evidence, w: Window, not_checked: dict[str, str] | None = None) -> int | None:
+def session_start(ev: Evidence, w: Window, bound_ns: int, not_checked: dict[str, str] | None = None) -> int | None:
     """When the controller's clock of a faulted broker's session starts, by the contract: the latest
     of the fault taking effect; the next quorum leader's election, when the fault (its nemesis
     operation) took down or cut off the active controller, since a controller that takes over
@@ -102,11 +101,11 @@ def session_start(ev: Evidence, w: Window, not_checked: dict[str, str] | None = 
     start = majority_back(ev.ws, ev.voters, w.effect, w.undone, ev.lost)
     if start is None:
         return None
-    leader = quorum_rules.leader_at(ev.views, w.invoke - 1, ev.ws)
+    leader = quorum_rules.leader_at(ev.views, w.invoke - 1, ev.ws, ev.claims)
     if leader is not None and any(x.op == w.op and _on(x, leader[0], ev.voters) for x in ev.ws):
         elected = quorum_rules.next_leader(ev.claims, w.invoke, leader, w.undone)
         if elected is None:
-            held_long = w.effect + ev.setting_ns("broker.session.timeout.ms") + ev.slack_ns < w.undone
+            held_long = w.effect + bound_ns < w.undone
             if not_checked is not None and held_long:  # the bound could have elapsed, had one been elected
                 why = f"no next quorum leader seen after {w.f} of the active controller {leader[0]} (op {w.op})"
                 not_checked.setdefault("unfenced-down-broker", why)
@@ -115,19 +114,18 @@ def session_start(ev: Evidence, w: Window, not_checked: dict[str, str] | None = 
     return start
 
 
-def unfenced_down_broker(ev: Evidence, not_checked: dict[str, str]) -> list[dict[str, Any]]:
+def unfenced_down_broker(ev: Evidence, bound_ns: int, not_checked: dict[str, str]) -> list[dict[str, Any]]:
     """A broker the nemesis killed, stopped or paused, that stayed so, still unfenced in the
     committed metadata `broker.session.timeout.ms` + S after its session's clock started
     (`session_start`)."""
     found = []
-    session = ev.setting_ns("broker.session.timeout.ms")
     for w in ev.ws:
         if w.does not in DOWN or w.node not in ev.brokers or w.stayed is None:
             continue
-        start = session_start(ev, w, not_checked)
+        start = session_start(ev, w, bound_ns, not_checked)
         if start is None:
             continue
-        deadline = start + session + ev.slack_ns
+        deadline = start + bound_ns
         if deadline >= w.undone:
             continue
         hw = ev.hw_by(deadline)
@@ -157,11 +155,11 @@ def _active_controllers(ev: Evidence, a: int, b: int) -> set[str]:
     """The running nodes that led the quorum at some moment of [a, b] (a dead node's leftover view
     leads nothing: the active controller's own kill would otherwise exempt every fault on it)."""
     leaders = {v["node"] for v in ev.claims if a <= v["time"] <= b}
-    first = quorum_rules.leader_at(ev.views, a, ev.ws)
+    first = quorum_rules.leader_at(ev.views, a, ev.ws, ev.claims)
     return leaders | ({first[0]} if first else set())
 
 
-def stale_isr_member(ev: Evidence, not_checked: dict[str, str]) -> list[dict[str, Any]]:
+def stale_isr_member(ev: Evidence, bound_ns: int, not_checked: dict[str, str]) -> list[dict[str, Any]]:
     """A follower faulted (down, or cut from its partition's leader) that stayed so and is still in
     that partition's committed ISR 1.5 x `replica.lag.time.max.ms` + S after it began to lag,
     while the leader stayed the same, up, and able to reach the active controller.
@@ -173,7 +171,7 @@ def stale_isr_member(ev: Evidence, not_checked: dict[str, str]) -> list[dict[str
     partition with none (the harness's readiness topic, a run whose writes all failed) is not
     held to the rule."""
     found = []
-    bound = ev.setting_ns("replica.lag.time.max.ms") * 3 // 2 + ev.slack_ns
+    bound = bound_ns
     dn = down(ev.ws)
     by_id = {str(i): a for a, i in ev.aliases.items()}
     for w in ev.ws:
@@ -233,14 +231,13 @@ def stale_isr_member(ev: Evidence, not_checked: dict[str, str]) -> list[dict[str
     return found
 
 
-def stuck_broker_metadata(ev: Evidence, last_undone: int | None) -> list[dict[str, Any]]:
+def stuck_broker_metadata(ev: Evidence, last_undone: int | None, bound_ns: int) -> list[dict[str, Any]]:
     """After the last fault was undone, a broker that stays behind the quorum's high watermark with
     its log end offset unmoved for longer than 30 s + S. A broker behind in the first sample after
     the undo has stayed behind since the undo: its stretch starts there (the samples come a period
     apart, and a run samples 30 s + S after the undo, not after its first sample)."""
     if last_undone is None:
         return []
-    bound = 30 * NS + ev.slack_ns
     found = []
     for alias in ev.brokers:
         bid = ev.aliases[alias]
@@ -268,7 +265,7 @@ def stuck_broker_metadata(ev: Evidence, last_undone: int | None) -> list[dict[st
                 "seconds": round((last - first) / NS, 3),
             }
             for leo, first, last in stretches
-            if last - first > bound
+            if last - first > bound_ns
         ]
     return found
 
@@ -317,7 +314,7 @@ def reaction_times(ev: Evidence) -> list[dict[str, Any]]:
                     entry["isr_shrinks"].append(
                         {"node": node, "partition": part, "after_s": _s(out_of["time"] - w.effect)}
                     )
-        leader = quorum_rules.leader_at(ev.views, w.invoke - 1, ev.ws)  # before the fault's own window
+        leader = quorum_rules.leader_at(ev.views, w.invoke - 1, ev.ws, ev.claims)  # before the fault's own window
         if leader is not None and _on(w, leader[0], ev.voters):
             t = quorum_rules.next_leader(ev.claims, w.invoke, leader, w.undone)
             entry["active_controller"] = leader[0]

@@ -28,7 +28,7 @@ from kafka_chaos.checkers.anomalies import CONTROL_NAMES, Fact, is_error
 from kafka_chaos.checkers.control_plane import fault_timing, metadata_rules, node_faults, quorum_rules
 from kafka_chaos.checkers.control_plane import rules as cp_rules
 from kafka_chaos.history.events import NEMESIS
-from kafka_chaos.history.evidence import RECORD_SCHEMA, SAMPLE_SCHEMA, VIEW_SCHEMA
+from kafka_chaos.history.evidence import RECORD_SCHEMA, SAMPLE_SCHEMA, VIEW_SCHEMA, read_gaps
 from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS as DEFAULTS
 from kafka_chaos.history.kraft import SLACK_S
 from kafka_chaos.history.metadata_replay import bumps_on_isr_shrink
@@ -115,7 +115,7 @@ def evidence(run_dir: Path, config: RunConfig) -> Evidence:
         config.kafka_version,
         run.metadata_logs() if run.control_plane.is_dir() else {},
         str(described.get("quorum") or "static"),
-        {str(k): str(v) for k, v in _read_json(run.control_plane_gaps).items()},
+        read_gaps(run),
     )
 
 
@@ -409,16 +409,16 @@ def judge(got: dict[str, list[dict[str, Any]]], nemesis_rows: list[dict[str, Any
     voters = [by_id[v] for v in ev.voter_ids if v in by_id]
     writes = {(r["nop"], r["key"]): r["first"] for r in got.get("cp_writes", [])}
     timing = fault_timing.Evidence(
-        ws, aliases, brokers, voters, ev.settings, int(SLACK_S * 1e9), views, samples, members, states, end, writes
+        ws, aliases, brokers, voters, ev.settings, views, samples, members, states, end, writes
     )
     if ev.quorum == "dynamic":
         timing.lost = node_faults.seats_lost(ws, voters)
-    ctx = cp_rules.Context(got, dict(ev.settings), ws, ops, timing, ev.logs, end)
+    ctx = cp_rules.Context(got, ops, timing, ev.logs)
     found = cp_rules.judge(ctx, _absent(ev, got, samples, ops), ev.gaps)
     faults = fault_timing.reaction_times(timing) if aliases else []
 
     anomalies = {name: _entry(name, found[name]) for name in CONTROL_NAMES if found.get(name)}
-    missing = ctx.not_checked
+    missing = {name: ctx.not_checked[name] for name in CONTROL_NAMES if name in ctx.not_checked}
     summary = {
         "checked": True,
         "slack_s": SLACK_S,
@@ -435,8 +435,8 @@ def judge(got: dict[str, list[dict[str, Any]]], nemesis_rows: list[dict[str, Any
         "heals": _heals(ops, views, end),
         "metadata_lag": _lag(members, by_id),
         "rules": len(CONTROL_NAMES),
-        "rules_checked": len(CONTROL_NAMES) - len([n for n in CONTROL_NAMES if n in missing]),
-        "not_checked": {name: missing[name] for name in CONTROL_NAMES if name in missing},
+        "rules_checked": len(CONTROL_NAMES) - len(missing),
+        "not_checked": missing,
     }
     return Judged(anomalies, summary, timelines(aliases, views, states, members))
 

@@ -131,15 +131,20 @@ def split_brain(views: list[View], ws: list[Window], bound_ns: int) -> list[dict
     return found
 
 
-def leader_at(views: list[View], t: int, ws: list[Window] | None = None) -> tuple[str, int] | None:
+def leader_at(
+    views: list[View], t: int, ws: list[Window] | None = None, claims: list[View] | None = None
+) -> tuple[str, int] | None:
     """The active controller at `t`: of the nodes' latest views up to `t`, the one that is a
-    running node's claim (`live_claims`) in the highest epoch, its node not down at `t`."""
+    running node's claim (`live_claims`; `claims`, when the caller computed them once for many
+    moments) in the highest epoch, its node not down at `t`."""
     ws = ws or []
     latest: dict[str, View] = {}
     for v in views:
         if v["time"] <= t and (v["node"] not in latest or v["time"] >= latest[v["node"]]["time"]):
             latest[v["node"]] = v
-    live = {(v["node"], v["time"]) for v in live_claims(views, ws)} if latest else set()
+    if not latest:
+        return None
+    live = {(v["node"], v["time"]) for v in (claims if claims is not None else live_claims(views, ws))}
     dn = down(ws)
     best = None
     for node, v in latest.items():

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from kafka_chaos.checkers.control_plane import fault_timing, node_faults, quorum_rules
@@ -43,18 +44,34 @@ class Context:
     """What the rules read, collected once per check (checkers/control_plane/judge.py `judge`)."""
 
     got: dict[str, list[dict[str, Any]]]  # the collected Spark queries (cp_*)
-    settings: dict[str, int]
-    ws: list[node_faults.Window]
     ops: list[node_faults.NemesisOp]
+    #: the fault windows, settings, views, samples and states the timing rules read
     timing: fault_timing.Evidence
     logs: dict[str, Any]  # alias -> its decoded log's path (which nodes' logs exist)
-    end: int  # the history's last event
     #: the rule -> why it was checked on less than it needs (filled by the finders too)
     not_checked: dict[str, str] = field(default_factory=dict)
 
     @property
+    def settings(self) -> dict[str, int]:
+        return self.timing.settings
+
+    @property
+    def ws(self) -> list[node_faults.Window]:
+        return self.timing.ws
+
+    @property
+    def end(self) -> int:
+        """The end of the evidence (the history's, or the samples' after it)."""
+        return self.timing.end
+
+    @property
     def views(self) -> list[dict[str, Any]]:
         return self.timing.views
+
+    @cached_property
+    def record_hits(self) -> dict[str, Found]:
+        """The record rules' hits by rule, merged once for the four of them."""
+        return _record_hits(self.got.get("cp_replay", []))
 
     @property
     def samples(self) -> list[dict[str, Any]]:
@@ -159,7 +176,7 @@ def record_rule(name: str) -> Callable[[Context], Found]:
     """A record rule's hits, found by the per-node replay (checkers/control_plane/metadata_rules.py)."""
 
     def find(ctx: Context) -> Found:
-        return _record_hits(ctx.got.get("cp_replay", [])).get(name, [])
+        return ctx.record_hits.get(name, [])
 
     find.__name__ = f"record_rule({name})"
     return find
@@ -190,11 +207,11 @@ def _record_hits(rows: list[dict[str, Any]]) -> dict[str, Found]:
 
 
 def unfenced_down_broker(ctx: Context) -> Found:
-    return fault_timing.unfenced_down_broker(ctx.timing, ctx.not_checked)
+    return fault_timing.unfenced_down_broker(ctx.timing, _bound_ns(ctx, "unfenced-down-broker"), ctx.not_checked)
 
 
 def stale_isr_member(ctx: Context) -> Found:
-    return fault_timing.stale_isr_member(ctx.timing, ctx.not_checked)
+    return fault_timing.stale_isr_member(ctx.timing, _bound_ns(ctx, "stale-isr-member"), ctx.not_checked)
 
 
 def stuck_broker_metadata(ctx: Context) -> Found:
@@ -211,9 +228,9 @@ def stuck_broker_metadata(ctx: Context) -> Found:
     restarts = [w.healed for w in ctx.ws if w.does in node_faults.RESTARTS]
     faulted = bool(undos or restarts)
     last = max([*undos, *restarts], default=0)
-    found = fault_timing.stuck_broker_metadata(ctx.timing, last)
-    sampled_until = max((s["time"] for s in ctx.samples), default=None)
     need = _bound_ns(ctx, name)
+    found = fault_timing.stuck_broker_metadata(ctx.timing, last, need)
+    sampled_until = max((s["time"] for s in ctx.samples), default=None)
     if faulted and not found and (sampled_until is None or sampled_until - last < need):
         after = 0.0 if sampled_until is None else max(0.0, (sampled_until - last) / NS)
         ctx.not_checked[name] = (
