@@ -38,7 +38,8 @@ from kafka_chaos.checkers.measures.group_coverage import every_key_share
 from kafka_chaos.checkers.measures.liveness import count_events as liveness_counts
 from kafka_chaos.checkers.measures.liveness import stretches
 from kafka_chaos.history.file import read_history
-from kafka_chaos.history.run_dir import RunDir, workload_keys
+from kafka_chaos.history.run_config import RunConfig
+from kafka_chaos.history.run_dir import RunDir
 
 ROOT = Path(__file__).resolve().parent.parent
 CELLS = ("kafka-python/classic", "java/classic", "librdkafka/classic", "java/consumer", "librdkafka/consumer")
@@ -66,7 +67,6 @@ def one_run(cell: str, seed: int, args: argparse.Namespace, store: Path) -> dict
     run_dir = Path(printed["run_dir"])
     files = RunDir(run_dir)
     events = list(read_history(files.history))
-    config = json.loads(files.config.read_text())
     workload = printed["workload"]
     counts = workload["counts"]
     commits = sum(n for k, n in counts.items() if k.startswith("commit:"))
@@ -75,7 +75,7 @@ def one_run(cell: str, seed: int, args: argparse.Namespace, store: Path) -> dict
         "commits_ok": counts.get("commit:ok", 0) / commits if commits else None,
         "liveness": workload["liveness"],
         "valid": printed.get("check", {}).get("valid"),
-        "held": held_in_and_between_faults(events, workload_keys(config) or []),
+        "held": held_in_and_between_faults(events, RunConfig.load(run_dir).keys or []),
         "run_dir": str(run_dir),
     }
 

@@ -230,14 +230,13 @@ def _check(
     say: Reporter,
     run_dir: Path | None,
     paired: DataFrame,
-    search_cycles: bool = True,
-    config: RunConfig | None = None,
+    search_cycles: bool,
+    config: RunConfig,
 ) -> tuple[CheckResult, series.Series | None]:
     """The check proper, in four steps: the rules' facts, the anomalies' instances, the verdict,
     the report. `cached` holds the tables (ops, micro, then any other the caller persisted; it
     unpersists them all); `paired` is the uncached pairing, for a history too broken to build them
     (its first problem then says why)."""
-    config = config if config is not None else RunConfig()
     facts = run_rules(loaded, cached, report, say, paired, search_cycles, run_dir, config)
     anomalies = with_run_facts(count_instances(facts, say), facts.ok_poll)
     anomalies, control = check_control_plane(facts, anomalies, run_dir, config)
@@ -312,8 +311,8 @@ def run_rules(
     say: Reporter,
     paired: DataFrame,
     search_cycles: bool,
-    run_dir: Path | None = None,
-    config: RunConfig | None = None,
+    run_dir: Path | None,
+    config: RunConfig,
 ) -> Facts:
     """Facts: every rule over the history, in two Spark actions for a valid history (the history's
     own facts, then every small result at once; checkers/parts.py)."""
@@ -348,7 +347,7 @@ def run_rules(
     if txns:
         queries.update(cycles.queries(found, ops))
     absent = run_dir is None or control_plane.absent(run_dir) is not None
-    control = None if absent else control_plane.evidence(run_dir, config or RunConfig())
+    control = None if absent else control_plane.evidence(run_dir, config)
     if control is not None:
         say("check: the control plane")
         queries.update(control_plane.queries(ops, micro, control))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from kafka_chaos.harness.logdump import segment_files
 from kafka_chaos.harness.quorum_state import METADATA_DIR
+from kafka_chaos.history.evidence import read_gaps
 from kafka_chaos.history.run_dir import GAP_KINDS, RunDir
 
 #: The sampler's threads and the run's may each record one.
@@ -38,15 +39,6 @@ def record_gap(run: RunDir, kind: str, why: str) -> None:
             tmp.replace(run.control_plane_gaps)
         except OSError:
             pass
-
-
-def read_gaps(run: RunDir) -> dict[str, str]:
-    """gaps.json's kinds and reasons; {} when there is none (or it cannot be read)."""
-    try:
-        data = json.loads(run.control_plane_gaps.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
 def undecoded_logs(run: RunDir) -> list[str]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kafka_chaos.history.run_dir import RunDir
+
 #: A replica in a DescribeQuorum answer: a voter or an observer.
 MEMBER_FIELDS = (
     ("id", "int"),
@@ -92,3 +94,13 @@ def sample_line(**values: Any) -> str:
 def record_line(**values: Any) -> str:
     """A line of metadata/<alias>.jsonl."""
     return _line(RECORD_FIELDS, values)
+
+
+def read_gaps(run: RunDir) -> dict[str, str]:
+    """control-plane/gaps.json's kinds and reasons (the harness writes it, harness/evidence_gaps.py;
+    the checker reads it); {} when there is none or it cannot be read."""
+    try:
+        data = json.loads(run.control_plane_gaps.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}

@@ -33,18 +33,6 @@ GAP_METADATA, GAP_VIEWS, GAP_REPLICATION = "metadata", "views", "replication"
 GAP_KINDS = (GAP_METADATA, GAP_VIEWS, GAP_REPLICATION)
 
 
-def workload_topic(config: dict) -> str:
-    """The workload's topic in a run's config.json; "chaos", the default, when it names none."""
-    return config.get("workload", {}).get("topic", "chaos")
-
-
-def workload_keys(config: dict) -> list[str] | None:
-    """The workload's keys ("topic/partition") in a run's config.json; None when it does not say
-    how many (a history checked without its run directory)."""
-    keys = config.get("workload", {}).get("keys")
-    return [f"{workload_topic(config)}/{p}" for p in range(keys)] if isinstance(keys, int) else None
-
-
 @dataclass(frozen=True)
 class RunDir:
     """One run directory; each property is the path of one of its files."""

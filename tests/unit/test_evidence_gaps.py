@@ -17,10 +17,11 @@ import pytest
 
 from kafka_chaos.harness import control_plane
 from kafka_chaos.harness.control_plane import ControlPlaneSampler
-from kafka_chaos.harness.evidence_gaps import read_gaps, record_gap, undecoded_logs
+from kafka_chaos.harness.evidence_gaps import record_gap, undecoded_logs
 from kafka_chaos.harness.quorum_state import METADATA_DIR
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.history.events import FAIL, NEMESIS, OK
+from kafka_chaos.history.evidence import read_gaps
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.run_dir import RunDir
 from kafka_chaos.runs import run as runs
