@@ -345,11 +345,29 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_reproduce(args: argparse.Namespace) -> int:
-    from kafka_chaos.runs.reproduce import markdown, parse_targets, reproduce
-    from kafka_chaos.scenarios.registry import get
+def _shows(text: str | None) -> tuple[str, ...]:
+    return tuple(n.strip() for n in (text or "").split(",") if n.strip())
 
-    scenario = get(args.scenario)
+
+def _add_script_options(p: argparse.ArgumentParser) -> None:
+    """A nemesis script in place of a scenario (a finding's, shrunk: runs/shrink.py)."""
+    p.add_argument(
+        "--like",
+        type=Path,
+        metavar="RUN_DIR",
+        help="with a nemesis script: the cluster, broker settings and workload of this run (its config.json)",
+    )
+    p.add_argument(
+        "--shows",
+        metavar="ANOMALY[,ANOMALY]",
+        help="with a nemesis script: the anomalies that count as reproduced (default: any error anomaly)",
+    )
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from kafka_chaos.runs.reproduce import markdown, parse_targets, reproduce, scenario_of
+
+    scenario = scenario_of(args.scenario, args.like, _shows(args.shows))
     targets = parse_targets(args.kafka)
     progress = _progress()
     try:
@@ -368,9 +386,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def cmd_bisect(args: argparse.Namespace) -> int:
     from kafka_chaos.runs.bisect import bisect
-    from kafka_chaos.scenarios.registry import get
+    from kafka_chaos.runs.reproduce import scenario_of
 
-    scenario = get(args.scenario)
+    scenario = scenario_of(args.scenario, args.like, _shows(args.shows))
     progress = _progress()
     try:
         result = bisect(scenario, args.good, args.bad, args.runs, args.store, progress or _say, args.metadata_version)
@@ -501,22 +519,28 @@ def build_parser() -> argparse.ArgumentParser:
         "reproduce",
         help="run a scenario on Kafka versions: version x outcome table (exit 1 unless every row is as expected)",
     )
-    rep.add_argument("scenario", help="a library scenario (kafka-chaos scenarios) or a scenario file (.yaml/.json/.py)")
+    rep.add_argument(
+        "scenario",
+        help="a library scenario (kafka-chaos scenarios), a scenario file (.yaml/.json/.py) "
+        "or a nemesis script (a JSON list of steps, as shrinking writes them)",
+    )
     rep.add_argument("--kafka", required=True, help="versions, comma-separated; VERSION@METADATA_VERSION pins one")
     rep.add_argument("--runs", type=_int, default=1, help="runs per version (default 1)")
     rep.add_argument("--store", type=Path, default=Path("store"), help="where run directories go (default store/)")
     rep.add_argument("--out", type=Path, help="where reproduce.md/json go (default store/<scenario>/reproduce-<time>/)")
     rep.add_argument("--spark-master", help="Spark master URL for the checks (default: local[2], embedded)")
+    _add_script_options(rep)
     _add_output_options(rep)
     rep.set_defaults(func=cmd_reproduce)
 
     bis = sub.add_parser("bisect", help="find the first released version where a scenario's loss is gone")
-    bis.add_argument("scenario", help="a library scenario or a scenario file")
+    bis.add_argument("scenario", help="a library scenario, a scenario file or a nemesis script (a JSON list of steps)")
     bis.add_argument("--good", required=True, metavar="VERSION", help="a version without the loss")
     bis.add_argument("--bad", required=True, metavar="VERSION", help="an older version with it")
     bis.add_argument("--runs", type=_int, default=1, help="runs per probed version (default 1)")
     bis.add_argument("--metadata-version", help="format every probed cluster at this metadata version")
     bis.add_argument("--store", type=Path, default=Path("store"))
+    _add_script_options(bis)
     _add_output_options(bis)
     bis.set_defaults(func=cmd_bisect)
 

@@ -1,6 +1,11 @@
 """`kafka-chaos reproduce`: a scenario on several Kafka versions, N runs each, as a version x
 outcome table (Markdown on stdout and in reproduce.md, everything in reproduce.json).
 
+The scenario may also be a nemesis script, a JSON list of timed steps (what `run
+--nemesis-script` takes and shrinking writes: runs/shrink.py), played as a scenario that expects
+the loss: `--like RUN_DIR` takes the cluster, its settings and the workload from that run's
+config.json (the run that found it), `--shows` the anomalies that count (default: any error).
+
 A version may carry the metadata version to format at: `3.5.2@3.4-IV0`. A row is as expected
 when every run's outcome matches the scenario's expectation for that version: loss seen
 where loss is expected, none where it is not. A scenario that never finds its bug fails. A run
@@ -20,14 +25,74 @@ from typing import Any
 from kafka_chaos.checkers.anomalies import CONTROL_NAMES
 from kafka_chaos.checkers.control_plane.causes import explain
 from kafka_chaos.checkers.result import CONTROL_PLANE_INCOMPLETE, control_plane_skipped
+from kafka_chaos.harness.config import FAULT_DETECTION
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.harness.fsync_disk import PAGE_CACHE
 from kafka_chaos.harness.images import ensure_image
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.history.reporter import Reporter
+from kafka_chaos.history.run_config import RunConfig
+from kafka_chaos.nemesis.schedule import load_script
 from kafka_chaos.runs.result import LOST_WRITE, RunResult
 from kafka_chaos.runs.scenario import run_once, scenario_spec
-from kafka_chaos.scenarios.base import Scenario
+from kafka_chaos.scenarios.base import LOSS, Scenario
+from kafka_chaos.scenarios.files import TAIL_S, steps_script
+from kafka_chaos.scenarios.registry import get
+
+
+def is_script(name_or_path: str) -> bool:
+    """Whether the argument names a nemesis script: a .json file holding a list (a scenario file
+    holds a mapping)."""
+    path = Path(name_or_path)
+    if path.suffix != ".json" or not path.is_file():
+        return False
+    try:
+        return isinstance(json.loads(path.read_text()), list)
+    except (OSError, ValueError):
+        return False
+
+
+def script_scenario(path: Path, like: Path | None = None, shows: tuple[str, ...] = ()) -> Scenario:
+    """A nemesis script played as a scenario that expects its loss on every version, so that
+    `reproduce` and `bisect` take a shrunk finding as they take a library scenario. `like`: a run
+    directory (or its config.json) whose cluster, broker settings and workload to use; without
+    one, three combined nodes with a nemesis run's fast failure detection and the safe workload."""
+    steps = load_script(path)
+    config = RunConfig()
+    if like is not None:
+        run_dir = like.parent if like.name == "config.json" else like
+        config = RunConfig.load(run_dir)
+        if not config.known:
+            raise UsageError(f"--like {like}: no config.json of a run there")
+    end = max((st.at + (st.hold or 0) for st in steps), default=0.0)
+    workload = dict(config.workload)
+    workload["time_limit"] = max(float(workload.get("time_limit") or 0), end + TAIL_S + 30.0)
+    shape = config.shape or {"brokers": 3, "controllers": 0}
+    return Scenario(
+        name=path.stem,
+        story=f"The nemesis script {path}" + (f", on the cluster and workload of {like}" if like else ""),
+        script=steps_script(steps),
+        controllers=int(shape.get("controllers") or 0),
+        brokers=int(shape.get("brokers") or 3),
+        broker_config={str(k): str(v) for k, v in (config.broker_config or FAULT_DETECTION).items()},
+        workload=workload,
+        metadata_version=config.metadata_version,
+        quorum=config.quorum,
+        disk=config.disk or PAGE_CACHE,
+        expect=lambda version, mv: LOSS,
+        shows=shows,
+    )
+
+
+def scenario_of(name_or_path: str, like: Path | None = None, shows: tuple[str, ...] = ()) -> Scenario:
+    """A library scenario, a scenario file, or a nemesis script (`script_scenario`); `like` and
+    `shows` go with a script only."""
+    if is_script(name_or_path):
+        return script_scenario(Path(name_or_path), like, shows)
+    if like is not None or shows:
+        raise UsageError("--like and --shows go with a nemesis script (a JSON list of steps), not a scenario")
+    return get(name_or_path)
 
 
 @dataclass(frozen=True)
