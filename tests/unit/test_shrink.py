@@ -249,3 +249,8 @@ def test_reproduce_and_bisect_take_the_script_as_a_scenario(tmp_path):
     ):
         args = build_parser().parse_args([*command, *script_flags])
         assert args.like == run and args.shows == "lost-write"
+
+
+def test_confirming_runs_the_final_schedule_all_its_runs():
+    shrunk = shrink(SCHEDULE, oracle(seed=7), anomalies={LOST}, confirm=True)
+    assert shrunk.steps == NEEDED and shrunk.tried == 5 and 3 <= shrunk.reproduced <= 5
