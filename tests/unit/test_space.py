@@ -1,0 +1,122 @@
+"""explore's space of schedules (nemesis/space.py): every draw and every mutation stays inside the
+bounds, the same seed makes the same schedules, and a schedule becomes a script run can play."""
+
+import random
+
+import pytest
+
+from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.nemesis.faults import HEALS
+from kafka_chaos.nemesis.roles import DISK_FAULTS, MAX_AT_ONCE
+from kafka_chaos.nemesis.schedule import parse_script
+from kafka_chaos.nemesis.space import DEFAULT_FAULTS, Move, Space, at_once, steps
+
+SPACE = Space.for_run(None, "queue", False, 30.0)
+
+
+def schedules(space: Space, seed: int, n: int = 300) -> list[list[Move]]:
+    """n schedules as a campaign makes them: draws, and mutations of earlier ones."""
+    rng = random.Random(seed)
+    out = [space.draw(rng)]
+    for _ in range(n):
+        out.append(space.mutate(rng.choice(out), rng) if rng.random() < 0.75 else space.draw(rng))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_draws_and_mutations_stay_inside_the_bounds(seed):
+    for moves in schedules(SPACE, seed):
+        assert SPACE.problems(moves) == [], moves
+        assert 1 <= len(moves) <= SPACE.max_steps
+        assert at_once(moves) <= MAX_AT_ONCE
+        assert sum(m.fault in DISK_FAULTS for m in moves) <= 1
+        assert all(SPACE.start <= m.at and m.span[1] <= SPACE.duration for m in moves)
+        assert [m.at for m in moves] == sorted(m.at for m in moves)
+
+
+def test_the_space_reaches_overlap_and_every_fault_and_role():
+    made = schedules(SPACE, 7, 600)
+    assert max(at_once(m) for m in made) == MAX_AT_ONCE  # faults do overlap, up to the bound
+    assert {m.fault for ms in made for m in ms} == set(DEFAULT_FAULTS)
+    assert {r for ms in made for m in ms for r in m.roles} == set(SPACE.roles)
+    assert {m.shape for ms in made for m in ms if m.fault == "partition"} == {"isolate", "quorum-leader", "cut"}
+
+
+def test_the_same_seed_makes_the_same_schedules():
+    assert schedules(SPACE, 3, 100) == schedules(SPACE, 3, 100)
+    assert schedules(SPACE, 3, 100) != schedules(SPACE, 4, 100)
+
+
+def test_a_mutation_is_a_neighbour():
+    """Most mutations change one fault (added, dropped or changed); a fresh draw is the last resort."""
+    rng = random.Random(1)
+    near = 0
+    for _ in range(200):
+        parent = SPACE.draw(rng)
+        child = SPACE.mutate(parent, rng)
+        assert child != parent
+        near += len(set(parent) ^ set(child)) <= 2
+    assert near >= 180
+
+
+@pytest.mark.parametrize(
+    "moves, problem",
+    [
+        ([], "no fault"),
+        ([Move(10, "wipe", ("leader",)), Move(20, "lose-unflushed", ("follower",))], "disk faults"),
+        (
+            [Move(10, "partition", ("leader",), 8, "isolate"), Move(12, "partition", ("follower",), 4, "isolate")],
+            "two network faults",
+        ),
+        ([Move(10, "kill", (r,), 8) for r in ("leader", "follower", "controller", "any-broker")], "at once"),
+        ([Move(2, "kill", ("leader",), 4)], "outside"),
+        ([Move(26, "kill", ("leader",), 8)], "outside"),
+        ([Move(10.3, "kill", ("leader",), 4)], "grid"),
+        ([Move(10, "kill", ("leader",), 5)], "hold"),
+        ([Move(10, "wipe", ("leader",), 4)], "not held"),
+        ([Move(10, "kill", ("txn-coordinator",), 4)], "names nothing"),
+        ([Move(10, "partition", ("leader",), 4, "quorum-leader")], "controller"),
+        ([Move(10, "partition", ("leader",), 4, "cut")], "2 distinct"),
+        ([Move(10, "stall", ("leader",), 4)], "not in this space"),
+    ],
+)
+def test_each_bound_is_checked(moves, problem):
+    assert any(problem in p for p in SPACE.problems(moves)), SPACE.problems(moves)
+
+
+def test_a_schedule_is_a_script_run_plays():
+    moves = [
+        Move(8, "partition", ("leader", "controller"), 6, "cut"),
+        Move(5, "kill", ("follower",), 4),
+        Move(10, "wipe", ("quorum-minority",)),
+    ]
+    played = steps(moves, "chaos/0")
+    assert [(s.at, s.fault, s.target, s.hold, s.options) for s in played] == [
+        (5, "kill", "follower:chaos/0", 4, {}),
+        (8, "partition", "leader:chaos/0|controller", 6, {"shape": "cut"}),
+        (10, "wipe", "quorum-minority", None, {}),
+    ]
+    script = [
+        {"at": s.at, "fault": s.fault, "target": s.target, **s.options, **({"for": s.hold} if s.hold else {})}
+        for s in played
+    ]
+    try:
+        parsed = parse_script(script)
+    except UsageError as exc:  # a main whose scripts may not overlap yet (nemesis/schedule.py)
+        assert "overlaps" in str(exc)
+    else:
+        assert [(s.at, s.target) for s in parsed] == [(s.at, s.target) for s in played]
+    assert all(m == Move.from_json(m.to_json()) for m in moves)
+
+
+def test_the_space_follows_the_run():
+    txn = Space.for_run(["kill", "pause@leader:chaos/0"], "txn", True, 60.0)
+    assert txn.faults == ("kill", "pause") and {"txn-coordinator", "group-coordinator"} <= set(txn.roles)
+    assert "txn-coordinator" not in SPACE.roles and "group-coordinator" not in SPACE.roles
+    assert all(m.hold in txn.holds for ms in schedules(txn, 1, 50) for m in ms if m.fault in HEALS)
+    with pytest.raises(UsageError, match="unknown fault"):
+        Space.for_run(["explode"], "queue", False, 30.0)
+    with pytest.raises(UsageError, match="no room"):
+        Space.for_run(None, "queue", False, 7.0)
+    assert Space.for_run(None, "queue", False, 12.0).holds == (2.0, 4.0, 6.0, 8.0)
+    assert Space.from_json(SPACE.to_json()) == SPACE
