@@ -1,0 +1,311 @@
+"""The states a run reached, as a set of small hashable features: `explore`'s map of where its
+schedules have been (runs/explore.py keeps a schedule that reached a feature no run had before).
+
+Read from what every run already records, never from the checker's verdict:
+- every node's decoded metadata log (control-plane/metadata/, replayed by history/metadata_replay.py):
+  a workload partition's ISR shrunk to one replica, a partition with no leader, a leader elected
+  (from the ISR, from the ELR, or unclean) and where its replica came from (steady, restarted,
+  lost its unflushed writes, wiped), the ELR in use, a broker fenced while it led, a broker
+  registered again after its disk was lost, a quorum election and where its new leader came from;
+- each node's quorum views (control-plane/quorum-views.jsonl): the quorum's epoch changed, or a
+  node's went back (a wiped voter);
+- the history: the nemesis's operations (what was in place when), and writes acknowledged while
+  the metadata log held their partition's ISR at one replica.
+
+Each feature carries the faults in place at its moment (`context`: "kill+partition:isolate", or
+"quiet"), as Mallory's abstract states carry the events around them: "ISR shrunk to one while a
+partition and a kill were in place" is a state "ISR shrunk to one" alone is not. The vocabulary is
+finite (a handful of kinds x a few origins x the subsets of the faults in place), so the count of
+distinct states measures coverage.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kafka_chaos.history.events import CUT, DOWN, HEALED, HELD, INFO, NEMESIS, OK, PAUSED, RESTARTED, WIPED, WRITES
+from kafka_chaos.history.evidence import read_gaps
+from kafka_chaos.history.file import read_history
+from kafka_chaos.history.metadata_replay import (
+    FENCE,
+    NO_LEADER,
+    REGISTER,
+    REGISTRATION_CHANGE,
+    Replay,
+    bumps_on_isr_shrink,
+)
+from kafka_chaos.history.run_config import RunConfig
+from kafka_chaos.history.run_dir import RunDir
+
+State = tuple[str, ...]
+QUIET = "quiet"
+#: How long after a fault that restarts its node (wipe, lose-unflushed) it counts as in place (ns):
+#: the node is back within its operation, but still catching up.
+AFTER_RESTART_NS = 10_000_000_000
+#: A leader's origin: the last thing that happened to its node before it was elected, unless it
+#: had led that partition since.
+STEADY, RESTARTED_FROM, LOST, EMPTIED = "steady", "restarted", "lost-unflushed", "emptied"
+LEADER_RECOVERING = 1  # PartitionChangeRecord.leaderRecoveryState after an unclean election
+
+
+@dataclass
+class Window:
+    """A fault in place: its name (with a partition's shape), the nodes it names, from and to (ns)."""
+
+    name: str
+    f: str
+    nodes: set[str]
+    start: int
+    end: float = float("inf")
+    effect: str | None = None
+
+
+@dataclass
+class Faults:
+    """The nemesis's operations read from the history: the windows, and what each node went through."""
+
+    windows: list[Window] = field(default_factory=list)
+    #: alias -> [(time ns, origin)]: the moments a node came back changed (restarted, lost, emptied).
+    origins: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+
+    def context(self, t: int | None) -> str:
+        """The faults in place at `t`, sorted and joined: "kill+partition:isolate", or "quiet"."""
+        if t is None:
+            return "unknown"
+        names = sorted({w.name for w in self.windows if w.start <= t < w.end})
+        return "+".join(names) or QUIET
+
+    def origin(self, alias: str | None, t: int | None, since: int | None) -> str:
+        """Where `alias` came from at `t`: its last restart, loss or wipe before `t`, unless that was
+        before `since` (it has led since)."""
+        if alias is None or t is None:
+            return STEADY
+        before = [(at, o) for at, o in self.origins.get(alias, []) if at <= t]
+        if not before or (since is not None and before[-1][0] <= since):
+            return STEADY
+        return before[-1][1]
+
+
+def read_faults(events: Iterator[dict[str, Any]]) -> Faults:
+    """The windows of the nemesis's operations: a fault that stays in place from its invoke to the
+    completion of the operation that undoes it on its nodes (`heals`; a network heal undoes every
+    network fault), a fault that restarts its node from its invoke until AFTER_RESTART_NS after it
+    completed. Failed operations did nothing. Invokes and completions pair by fault and target."""
+    out = Faults()
+    invoked: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    open_: list[Window] = []
+    for e in events:
+        if e["process"] != NEMESIS or not isinstance(e.get("value"), dict):
+            continue
+        value, f = e["value"], e["f"]
+        key = (f, str(value.get("target")))
+        if e["type"] == "invoke":
+            invoked.setdefault(key, []).append(e)
+            continue
+        pending = invoked.get(key)
+        started = pending.pop(0) if pending else e
+        if e["type"] not in (OK, INFO):
+            continue
+        nodes = set(value.get("nodes") or [])
+        effect = value.get("effect")
+        heals = value.get("heals")
+        if isinstance(heals, list):
+            for w in list(open_):
+                if w.f in heals and (effect == HEALED or w.nodes & nodes):
+                    w.end = e["time"]
+                    open_.remove(w)
+            if effect == "started":  # back from a kill or stop: restarted with its disk as it was
+                for alias in nodes:
+                    out.origins.setdefault(alias, []).append((e["time"], RESTARTED_FROM))
+            continue
+        shape = started["value"].get("shape") if isinstance(started.get("value"), dict) else None
+        name = f"{f}:{shape}" if shape and f == "partition" else f
+        w = Window(name, f, nodes, started["time"], effect=effect)
+        if effect in (RESTARTED, WIPED):
+            w.end = e["time"] + AFTER_RESTART_NS
+            for alias in nodes:
+                out.origins.setdefault(alias, []).append((e["time"], EMPTIED if effect == WIPED else LOST))
+        elif effect in (DOWN, PAUSED, CUT, HELD) or value.get("undone_by"):
+            open_.append(w)
+        else:
+            continue  # an operator's action, over when done
+        out.windows.append(w)
+    return out
+
+
+def _records(path: Path) -> Iterator[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                rec = json.loads(line)
+                if isinstance(rec.get("data"), str):
+                    try:
+                        rec["data"] = json.loads(rec["data"])
+                    except ValueError:
+                        rec["data"] = {}
+                yield rec
+
+
+@dataclass
+class Nodes:
+    """The nodes' ids and aliases (control-plane/nodes.json; kafka-ID when it is missing)."""
+
+    ids: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, run: RunDir) -> Nodes:
+        try:
+            data = json.loads(run.control_plane_nodes.read_text(encoding="utf-8"))
+            return cls({str(a): int(n["id"]) for a, n in data.get("nodes", {}).items()})
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return cls()
+
+    def alias(self, node_id: int) -> str:
+        for alias, i in self.ids.items():
+            if i == node_id:
+                return alias
+        return f"kafka-{node_id}"
+
+
+@dataclass
+class RunStates:
+    """A run's features, and the ISR of each workload partition over time (for the acknowledgements)."""
+
+    features: set[State] = field(default_factory=set)
+    #: key -> ([time ns], [ISR size]) from the longest metadata log
+    isr: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)
+    #: evidence the run could not collect whole (control-plane/gaps.json)
+    gaps: dict[str, str] = field(default_factory=dict)
+
+
+def replay_log(
+    path: Path, topic: str, bump: bool, faults: Faults, nodes: Nodes, out: RunStates, timeline: bool
+) -> None:
+    """One node's metadata log replayed: its features into `out` (and, with `timeline`, the ISR sizes)."""
+    replay = Replay(bump)
+    led: dict[tuple[str, int], int] = {}  # (partition, broker) -> when it last became leader
+    prefix = f"{topic}/"
+    for rec in _records(path):
+        kind, data, t = rec.get("type"), rec.get("data") or {}, rec.get("time")
+        if kind == "LeaderChange":
+            leader = data.get("leaderId")
+            if isinstance(leader, int) and leader >= 0:
+                origin = faults.origin(nodes.alias(leader), t, None)
+                out.features.add(("quorum-election", origin, faults.context(t)))
+            continue
+        step = replay.step(int(rec.get("offset", -1)), kind, data)
+        if step.broker is not None:
+            _broker_features(kind, data, step.broker, t, replay, prefix, faults, nodes, out)
+            continue
+        if step.partition is None or not step.partition.startswith(prefix) or step.after is None:
+            continue
+        before, after, ctx = step.before, step.after, faults.context(t)
+        if timeline and t is not None:
+            times, sizes = out.isr.setdefault(step.partition, ([], []))
+            times.append(int(t))
+            sizes.append(len(after.isr))
+        if before is None:
+            if after.leader != NO_LEADER:
+                led[(step.partition, after.leader)] = t or 0
+            continue
+        if "isr" in step.changes and len(after.isr) == 1 and len(before.isr) > 1:
+            out.features.add(("isr-one", ctx))
+        if "elr" in step.changes and after.elr:
+            out.features.add(("elr", ctx))
+        if step.led and after.leader == NO_LEADER and before.leader != NO_LEADER:
+            out.features.add(("leaderless", ctx))
+        if step.led and after.leader not in (NO_LEADER, before.leader):
+            if data.get("leaderRecoveryState") == LEADER_RECOVERING:
+                how = "unclean"
+            else:
+                how = "isr" if after.leader in before.isr else "elr" if after.leader in before.elr else "unclean"
+            since = led.get((step.partition, after.leader))
+            origin = faults.origin(nodes.alias(after.leader), t, since)
+            out.features.add(("leader-elected", how, origin, ctx))
+            led[(step.partition, after.leader)] = t or 0
+
+
+def _broker_features(
+    kind: str | None,
+    data: dict[str, Any],
+    broker: int,
+    t: int | None,
+    replay: Replay,
+    prefix: str,
+    faults: Faults,
+    nodes: Nodes,
+    out: RunStates,
+) -> None:
+    fenced = kind == FENCE or (kind == REGISTRATION_CHANGE and data.get("fenced") == 1)
+    if fenced:
+        leads = any(replay.name(*pid).startswith(prefix) and p.leader == broker for pid, p in replay.partitions.items())
+        out.features.add(("fenced", "leader" if leads else "follower", faults.context(t)))
+    elif kind == REGISTER and replay.brokers[broker].epoch > 0:
+        origin = faults.origin(nodes.alias(broker), t, None)
+        if origin != STEADY:
+            out.features.add(("registered", origin, faults.context(t)))
+
+
+def view_features(run: RunDir, faults: Faults, out: RunStates) -> None:
+    """The quorum's epoch changing while faults were in place, and a node's epoch going back."""
+    if not run.quorum_views.is_file():
+        return
+    last: dict[str, int] = {}
+    for v in _records(run.quorum_views):
+        epoch, node = v.get("leader_epoch"), v.get("node")
+        if v.get("error") or not isinstance(epoch, int) or node is None:
+            continue
+        seen = last.get(node)
+        if seen is not None and epoch > seen:
+            out.features.add(("quorum-epoch-change", faults.context(v.get("time"))))
+        elif seen is not None and epoch < seen:
+            out.features.add(("quorum-epoch-back", faults.context(v.get("time"))))
+        last[node] = epoch
+
+
+def ack_features(history: Path, faults: Faults, out: RunStates) -> None:
+    """Writes acknowledged while their partition's ISR was one replica in the metadata log (where
+    the log holds that partition: otherwise it is not knowable here)."""
+    if not out.isr:
+        return
+    for e in read_history(history):
+        if e["type"] != OK or e["f"] not in WRITES or not isinstance(e.get("value"), list):
+            continue
+        for mop in e["value"]:
+            if not (isinstance(mop, list) and len(mop) >= 2 and mop[0] == "send"):
+                continue
+            timeline = out.isr.get(str(mop[1]))
+            if timeline is None:
+                continue
+            i = bisect.bisect_right(timeline[0], e["time"]) - 1
+            if i >= 0 and timeline[1][i] == 1:
+                out.features.add(("acked-isr-one", faults.context(e["time"])))
+
+
+def run_states(run_dir: str | Path) -> RunStates:
+    """Every feature a run directory's files show (an empty set when it has none of them)."""
+    run = RunDir(Path(run_dir))
+    cfg = RunConfig.load(run.path)
+    out = RunStates(gaps=read_gaps(run))
+    faults = read_faults(read_history(run.history)) if run.history.is_file() else Faults()
+    nodes = Nodes.load(run)
+    bump = bumps_on_isr_shrink(cfg.metadata_version, cfg.kafka_version)
+    logs = run.metadata_logs()
+    longest = max(logs.values(), key=lambda p: p.stat().st_size) if logs else None
+    for path in logs.values():
+        replay_log(path, cfg.topic, bump, faults, nodes, out, timeline=path == longest)
+    view_features(run, faults, out)
+    if run.history.is_file():
+        ack_features(run.history, faults, out)
+    return out
+
+
+def state_text(state: State) -> str:
+    """A feature on one line: `leader-elected isr restarted | kill+partition:isolate`."""
+    *what, ctx = state
+    return f"{' '.join(what)} | {ctx}"

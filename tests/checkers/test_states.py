@@ -1,0 +1,115 @@
+"""The states a run reached (checkers/measures/states.py), read from a real run directory's files
+and from evidence written by hand with the evidence writers' own line constructors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kafka_chaos.checkers.measures.states import Faults, read_faults, run_states, state_text
+from kafka_chaos.history.evidence import record_line, view_line
+from kafka_chaos.history.run_dir import RunDir
+
+REAL = Path(__file__).parent / "data" / "kraft-4.3.1-kill-leader"
+S = 1_000_000_000
+
+
+def test_a_real_run_of_a_killed_quorum_leader():
+    """kafka-1, the quorum leader, killed at 4 s and started at 8 s (test_control_plane_real.py
+    tells the run): the quorum elects kafka-2 while kafka-1 is down, kafka-1 is fenced after it
+    had handed its leadership over, and registers again once back."""
+    states = {state_text(s) for s in run_states(REAL).features}
+    assert {
+        "quorum-election steady | kill",
+        "quorum-epoch-change | kill",
+        "leader-elected isr steady | kill",
+        "fenced follower | kill",
+        "registered restarted | quiet",
+    } <= states
+    assert not any(s.startswith(("isr-one", "acked-isr-one", "leaderless")) for s in states)
+
+
+def nemesis(index: int, t: float, type_: str, f: str, **value) -> dict:
+    return {"index": index, "time": int(t * S), "process": "nemesis", "type": type_, "f": f, "value": value}
+
+
+def write_run(path: Path) -> RunDir:
+    """Three nodes; kafka-3 isolated 5-15 s, kafka-2 wiped at 6 s; chaos/0's ISR shrinks to [1] at
+    7 s while kafka-1 leads, a write is acknowledged at 8 s, then kafka-1 is fenced while it leads
+    and kafka-2, back empty, is elected uncleanly at 9 s; the quorum's epoch moves at 7 s."""
+    run = RunDir(path)
+    (run.control_plane / "metadata").mkdir(parents=True)
+    run.config.write_text(json.dumps({"kafka_version": "4.3.1", "workload": {"topic": "chaos", "keys": 1}}))
+    nodes = {f"kafka-{i}": {"id": i, "roles": ["broker", "controller"]} for i in (1, 2, 3)}
+    run.control_plane_nodes.write_text(json.dumps({"nodes": nodes, "voters": [1, 2, 3]}))
+    cut = {"target": "kafka-3", "shape": "isolate", "effect": "cut", "undone_by": "heal"}
+    wiped = {"target": "follower:chaos/0", "effect": "wiped"}
+    healed = {"target": "random", "effect": "healed", "heals": ["partition", "stall"]}
+    events = [
+        nemesis(0, 5.0, "invoke", "partition", **cut),
+        nemesis(1, 5.1, "ok", "partition", **cut, nodes=["kafka-3"]),
+        nemesis(2, 6.0, "invoke", "wipe", **wiped),
+        nemesis(3, 6.5, "ok", "wipe", **wiped, nodes=["kafka-2"]),
+        {"index": 4, "time": 7 * S, "process": 0, "type": "invoke", "f": "send", "value": [["send", "chaos/0", 1]]},
+        {"index": 5, "time": 8 * S, "process": 0, "type": "ok", "f": "send", "value": [["send", "chaos/0", [0, 1]]]},
+        nemesis(6, 15.0, "invoke", "heal", **healed),
+        nemesis(7, 15.2, "ok", "heal", **healed, nodes=["kafka-1", "kafka-2", "kafka-3"]),
+    ]
+    run.history.write_text("".join(json.dumps(e) + "\n" for e in events))
+    topic = {"name": "chaos", "topicId": "T"}
+    part = {"topicId": "T", "partitionId": 0}
+    records = [
+        (0, 0.0, "TOPIC_RECORD", topic),
+        (1, 0.0, "PARTITION_RECORD", {**part, "replicas": [1, 2, 3], "isr": [1, 2, 3], "leader": 1}),
+        (2, 1.0, "REGISTER_BROKER_RECORD", {"brokerId": 1, "fenced": False}),
+        (3, 7.0, "PARTITION_CHANGE_RECORD", {**part, "isr": [1]}),
+        (4, 7.0, "LeaderChange", {"leaderId": 2}),
+        (5, 8.5, "FENCE_BROKER_RECORD", {"id": 1}),
+        (6, 9.0, "REGISTER_BROKER_RECORD", {"brokerId": 2, "fenced": False}),
+        (7, 9.0, "PARTITION_CHANGE_RECORD", {**part, "isr": [2], "leader": 2, "leaderRecoveryState": 1}),
+    ]
+    log = "".join(
+        record_line(offset=o, batch_epoch=1, time=int(t * S), type=k, version=0, data=d) for o, t, k, d in records
+    )
+    run.metadata_log("kafka-1").write_text(log)
+    views = [
+        view_line(time=int(t * S), node="kafka-1", node_id=1, leader_id=1, leader_epoch=e)
+        for t, e in ((1, 1), (7.5, 2))
+    ]
+    run.quorum_views.write_text("".join(views))
+    return run
+
+
+def test_hand_made_evidence_names_each_state_with_the_faults_in_place(tmp_path):
+    states = {state_text(s) for s in run_states(write_run(tmp_path).path).features}
+    during = "partition:isolate+wipe"  # the wipe counts as in place for 10 s after it completed
+    assert states == {
+        f"isr-one | {during}",
+        f"acked-isr-one | {during}",
+        f"quorum-election emptied | {during}",
+        f"quorum-epoch-change | {during}",
+        f"fenced leader | {during}",
+        f"registered emptied | {during}",
+        f"leader-elected unclean emptied | {during}",
+    }
+
+
+def test_fault_windows_close_on_their_heals():
+    events = [
+        nemesis(0, 1.0, "invoke", "kill", target="leader:chaos/0", effect="down", undone_by="start"),
+        nemesis(1, 1.2, "ok", "kill", target="leader:chaos/0", effect="down", undone_by="start", nodes=["kafka-1"]),
+        nemesis(2, 2.0, "invoke", "pause", target="kafka-2", effect="paused", undone_by="resume"),
+        nemesis(3, 2.1, "fail", "pause", target="kafka-2", effect="paused", undone_by="resume"),
+        nemesis(4, 5.0, "invoke", "start", target="kafka-1", effect="started", heals=["kill", "stop"]),
+        nemesis(5, 6.0, "ok", "start", target="kafka-1", effect="started", heals=["kill", "stop"], nodes=["kafka-1"]),
+    ]
+    faults: Faults = read_faults(iter(events))
+    assert [(w.name, w.start, w.end) for w in faults.windows] == [("kill", 1 * S, 6 * S)]
+    assert faults.context(3 * S) == "kill" and faults.context(7 * S) == "quiet"
+    assert faults.origin("kafka-1", 7 * S, None) == "restarted"
+    assert faults.origin("kafka-1", 7 * S, 6.5 * S) == "steady"  # it has led since
+    assert faults.origin("kafka-2", 7 * S, None) == "steady"
+
+
+def test_a_run_without_evidence_reached_nothing(tmp_path):
+    assert run_states(tmp_path).features == set()
