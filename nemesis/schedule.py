@@ -13,7 +13,13 @@ active one off from the other voters (`quorum-leader`).
 Scripted (`--nemesis-script FILE`, JSON): a list of steps, each
 `{"at": seconds, "fault": "kill", "target": "leader:chaos/0", "for": seconds}`, and the fault's
 own options (a partition's `"shape": "isolate"`). `for` (optional) heals the fault that long after
-it started. Steps may not overlap: each starts after the previous one (and its `for`) ended.
+it started. Steps may overlap (a partition held while a node is wiped), except two network
+faults: `heal` undoes every one at once, so one starts only once the held one before it healed.
+A run's config.json is a script too: the steps its nemesis played (a script's, an overlapping
+mix's), so that `--nemesis-script run/config.json` plays that timeline again.
+
+Overlapping (`--nemesis-mix overlap`, nemesis/overlap.py): each fault family on its own clock,
+the whole timeline drawn from the run's seed before the run and played as a script.
 
 Either way every fault is healed before the final read phase (stop_and_heal). A schedule that
 crashes (a bug in the schedule, not a fault that failed to apply: the nemesis records those) ends
@@ -23,6 +29,7 @@ whose faults silently stopped would otherwise check as VALID on traffic no fault
 
 from __future__ import annotations
 
+import heapq
 import json
 import threading
 import time
@@ -33,7 +40,7 @@ from typing import Any
 
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
 from kafka_chaos.nemesis.core import Nemesis
-from kafka_chaos.nemesis.faults import BY_NAME, HEALS, NAMES, PARTITION, RANDOM, STEP_OPTIONS, check_options
+from kafka_chaos.nemesis.faults import BY_NAME, HEAL, HEALS, NAMES, PARTITION, RANDOM, STEP_OPTIONS, check_options
 from kafka_chaos.nemesis.streams import stream
 
 
@@ -90,37 +97,89 @@ def parse_script(data: object) -> list[Step]:
         if at < 0 or (hold is not None and hold <= 0):
             raise UsageError(f"step {i}: 'at' must be >= 0 and 'for' > 0")
         steps.append(Step(at, raw["fault"], str(raw.get("target", "random")), hold, options))
-    for i, (a, b) in enumerate(zip(steps, steps[1:], strict=False), 1):
-        end = a.at + (a.hold or 0)
-        if b.at <= a.at or b.at < end:
-            raise UsageError(f"step {i} (at {b.at:g} s) overlaps step {i - 1} (at {a.at:g} s, until {end:g} s)")
-    return steps
+    order = sorted(range(len(steps)), key=lambda i: steps[i].at)  # stable: steps at one moment keep their order
+    held: tuple[int, float] | None = None  # the network fault in place: its step, its heal
+    for i in order:
+        step = steps[i]
+        if HEALS.get(step.fault) != HEAL.name:
+            continue
+        if held is not None and step.at < held[1]:
+            raise UsageError(
+                f"step {i} ({step.fault} at {step.at:g} s) starts while step {held[0]}'s {steps[held[0]].fault} "
+                f"is held (until {held[1]:g} s): `heal` undoes every network fault at once"
+            )
+        held = (i, step.at + step.hold) if step.hold is not None else None
+    return [steps[i] for i in order]
 
 
 def play(steps: list[Step], wait_until: Callable[[float], bool], apply: Callable[..., dict]) -> bool:
     """Each step at its time (`at` seconds from the start), healed `for` seconds later by the fault
-    that undoes it (nemesis/faults.py); a step that failed is not healed. `apply(fault, target,
-    **options)` is Nemesis.run's signature. `wait_until(t)` is False when the schedule was asked to stop
-    first; then so is the result. The one loop of timed steps: `--nemesis-script` and scenario
-    files both play their steps with it."""
-    for step in steps:
-        if not wait_until(step.at):
+    that undoes it (nemesis/faults.py), on the nodes its apply returned; a step that failed is not
+    healed. Steps may overlap: a step's heal waits on its own time while later steps start on
+    theirs, every apply and heal in time order (a heal before an apply due at the same moment, so
+    that a fault healed and the next one of its kind do not cross). `apply(fault, target,
+    **options)` is Nemesis.run's signature; it is called from this one thread, one operation at a
+    time, as the history wants of a process. `wait_until(t)` is False when the schedule was asked
+    to stop first; then so is the result. The one loop of timed steps: `--nemesis-script`, the
+    overlapping mix and scenario files all play their steps with it."""
+    HEAL_FIRST, APPLY = 0, 1
+    due: list[tuple[float, int, int, dict[str, Any] | None]] = [(s.at, APPLY, i, None) for i, s in enumerate(steps)]
+    heapq.heapify(due)
+    while due:
+        at, kind, i, applied = heapq.heappop(due)
+        if not wait_until(at):
             return False
+        step = steps[i]
+        if kind == HEAL_FIRST:
+            assert applied is not None
+            apply(HEALS[step.fault], ",".join(applied.get("nodes", [])) or "random")
+            continue
         value = apply(step.fault, step.target, **step.options)
         if step.hold is not None and step.fault in HEALS and "error" not in value:
-            if not wait_until(step.at + step.hold):
-                return False
-            apply(HEALS[step.fault], ",".join(value.get("nodes", [])) or "random")
+            heapq.heappush(due, (step.at + step.hold, HEAL_FIRST, i, value))
     return True
 
 
-def load_script(path: Path) -> list[Step]:
+def recorded_steps(nemesis: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The steps a run's config.json `nemesis` records (Step.describe: `hold` for `for`, every
+    step option with its default), as a script's steps, each with its own fault's options only: a
+    script's, or an overlapping mix's drawn timeline. None: a serial mix, which draws as it goes
+    (replayed with `run --seed`), or a scenario."""
+    raw = nemesis.get("script", nemesis.get("steps"))
+    if not isinstance(raw, list):
+        return None
+    steps = []
+    for step in raw:
+        if not isinstance(step, dict):
+            return None
+        own = BY_NAME[step["fault"]].OPTIONS if step.get("fault") in BY_NAME else {}
+        kept = {k: v for k, v in step.items() if k in ("at", "fault", "target") or k in own}
+        steps.append({**kept, **({"for": step["hold"]} if step.get("hold") is not None else {})})
+    return steps
+
+
+def read_script(path: Path) -> tuple[list[Step], dict[str, Any] | None]:
+    """A script's steps from a JSON file: a list of steps, or a run's config.json (then also its
+    recorded `nemesis`, which says whether they were an overlapping mix's)."""
     try:
-        return parse_script(json.loads(Path(path).read_text()))
+        data = json.loads(Path(path).read_text())
     except OSError as exc:
         raise UsageError(f"cannot read nemesis script {path}: {exc.strerror}") from None
     except json.JSONDecodeError as exc:
         raise UsageError(f"nemesis script {path} is not JSON: {exc.msg} at line {exc.lineno}") from None
+    if isinstance(data, dict) and isinstance(data.get("nemesis"), dict):
+        steps = recorded_steps(data["nemesis"])
+        if steps is None:
+            raise UsageError(
+                f"{path}: its run drew its faults as it went (the serial mix) or played a scenario; "
+                "replay it with `run --seed` and the same options"
+            )
+        return parse_script(steps), data["nemesis"]
+    return parse_script(data), None
+
+
+def load_script(path: Path) -> list[Step]:
+    return read_script(path)[0]
 
 
 class ScheduleCrash(KafkaChaosError):
