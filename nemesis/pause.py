@@ -18,8 +18,10 @@ def pause(node: KafkaNode) -> None:
     example in the middle of heavy I/O; it thaws the container again, so trying again is safe."""
     for attempt in range(1, FREEZE_ATTEMPTS + 1):
         c = container(node)
-        if c.status != "running":
+        if c.status == "paused":
             break
+        if c.status != "running":  # down (a kill held at once, nemesis/overlap.py): nothing to freeze
+            raise RuntimeError(f"{node.alias} is {c.status}: only a running container can be paused")
         try:
             c.pause()
             break
