@@ -180,7 +180,19 @@ def _add_workload_options(p: argparse.ArgumentParser) -> None:
         metavar="any|brokers|controllers",
         help="where the random faults that name no target aim (default any node; controllers: the quorum too)",
     )
-    p.add_argument("--nemesis-script", type=Path, help="JSON list of timed steps (see nemesis/schedule.py)")
+    p.add_argument(
+        "--nemesis-mix",
+        default="serial",
+        metavar="serial|overlap",
+        help="serial: one random fault at a time (default); overlap: each fault family on its own clock, "
+        "up to 3 faults at once on nodes drawn by role, the timeline drawn from the seed (docs/nemesis.md)",
+    )
+    p.add_argument(
+        "--nemesis-script",
+        type=Path,
+        help="JSON list of timed steps, which may overlap, or a run's config.json to play its timeline again "
+        "(see nemesis/schedule.py)",
+    )
     p.add_argument("--store", type=Path, default=Path("store"), help="where run directories go (default store/)")
     p.add_argument("--name", help="run name (default: the workload's)")
     p.add_argument("--seed", type=_int, help="random seed of the generators")
@@ -258,7 +270,12 @@ def _run_spec(args: argparse.Namespace):
     from kafka_chaos.runs.spec import RunSpec
 
     plan = nemesis_plan(
-        args.nemesis, args.nemesis_interval, args.nemesis_script, args.nemesis_start, args.nemesis_targets
+        args.nemesis,
+        args.nemesis_interval,
+        args.nemesis_script,
+        args.nemesis_start,
+        args.nemesis_targets,
+        args.nemesis_mix,
     )
     return RunSpec(
         _cluster_spec(args),

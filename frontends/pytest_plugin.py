@@ -240,7 +240,7 @@ def _run_name(node: pytest.Item) -> str:
 
 @pytest.fixture
 def chaos_run(request: pytest.FixtureRequest, kafka_spec, kafka_client: str | None) -> Callable[..., Any]:
-    """chaos_run(nemesis=..., interval=..., nemesis_start=..., nemesis_targets=..., script=...,
+    """chaos_run(nemesis=..., interval=..., nemesis_start=..., nemesis_targets=..., nemesis_mix=..., script=...,
     scenario=..., config=..., seed=..., control_plane=..., **workload) -> RunResult (.valid, .anomalies, .report, .lost,
     .faults, .control_plane, .run_dir). See runs/chaos.py and runs/result.py."""
     from kafka_chaos.runs.chaos import chaos_run as run

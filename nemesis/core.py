@@ -38,6 +38,10 @@ class Nemesis:
         self.rng = stream(seed, "targets")
         #: The open faults: undoing fault -> the aliases it owes (start -> the nodes left down).
         self.open: dict[str, set[str]] = {}
+        #: A schedule's veto, asked once a fault's nodes are resolved and before it acts: a reason
+        #: refuses the fault (a recorded `fail`: nothing was done), None lets it act. The
+        #: overlapping mix refuses a second disk fault on a node (nemesis/overlap.py DiskOnce).
+        self.refuse: Callable[[str, list[str]], str | None] | None = None
         self._lock = threading.Lock()
 
     def _record(self, type: str, f: str, value: Any, error: str | None = None) -> None:
@@ -64,6 +68,10 @@ class Nemesis:
                 error = str(exc) if isinstance(exc, TargetError) else f"{type(exc).__name__}: {exc}"
                 self._record(FAIL, fault, asked, error)
                 return {**asked, "error": error}
+            refused = self.refuse(fault, [n.alias for n in aim.nodes]) if self.refuse is not None else None
+            if refused is not None:
+                self._record(FAIL, fault, asked, refused)
+                return {**asked, "error": refused}
             try:
                 done = kind.apply(self, aim, args)
             except Exception as exc:  # recorded; heal_all restores the cluster

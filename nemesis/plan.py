@@ -1,5 +1,6 @@
-"""What the nemesis does during a run, decided before the run starts: a random mix of faults, a
-script of timed steps, or a schedule of the caller's own (a scenario's script, scenarios/).
+"""What the nemesis does during a run, decided before the run starts: a random mix of faults (one
+at a time, or overlapping: `mix`), a script of timed steps, or a schedule of the caller's own (a
+scenario's script, scenarios/).
 
 A plan is part of a run's description (runs/spec.py); it makes its schedule only once the run
 has a nemesis to drive (a started cluster and an open history).
@@ -8,7 +9,7 @@ has a nemesis to drive (a started cluster and an open history).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +17,24 @@ from kafka_chaos.harness.config import FAULT_DETECTION, NodeSpec
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.faults import COLOURS
+from kafka_chaos.nemesis.overlap import OverlapSchedule, draw_overlapping, families, pool_roles
+from kafka_chaos.nemesis.roles import MAX_AT_ONCE, roles_for
 from kafka_chaos.nemesis.schedule import (
     RandomSchedule,
     Schedule,
     ScriptedSchedule,
     Step,
     check_pool,
-    load_script,
     parse_fault_list,
     parse_script,
+    read_script,
 )
+from kafka_chaos.nemesis.streams import stream
 from kafka_chaos.nemesis.targets import check_target
+
+#: The random mixes: one fault at a time (the default), or each family on its own clock (nemesis/overlap.py).
+SERIAL, OVERLAP = "serial", "overlap"
+MIXES = (SERIAL, OVERLAP)
 
 
 @dataclass
@@ -45,12 +53,43 @@ class NemesisPlan:
     label: str | None = None
     #: Where a random mix's entries that name no target aim (nemesis/schedule.py TARGET_POOLS).
     targets: str = "any"
+    #: How a random mix puts its faults in place: `serial`, one at a time (nemesis/schedule.py
+    #: RandomSchedule), or `overlap`, each family on its own clock (nemesis/overlap.py).
+    mix: str = SERIAL
+    #: An overlapping mix's timeline, drawn from the run's seed before the run (`drawn`) or read
+    #: back from a run's config.json; None until then.
+    timeline: list[Step] | None = None
+
+    def drawn(
+        self, seed: int | None, *, key: str, workload: str, grouped: bool, duration: float, nodes: int | None = None
+    ) -> NemesisPlan:
+        """This plan with its timeline drawn, for an overlapping mix that has none yet (the same plan
+        otherwise): from the seed's own stream, aimed at the roles a run of `workload` has (`key`:
+        its first partition), every heal within `duration` s, at most `nodes` disk faults."""
+        if self.mix != OVERLAP or self.timeline is not None or not self.faults:
+            return self
+        roles = pool_roles(roles_for(workload, grouped), self.targets)
+        timeline = draw_overlapping(
+            stream(seed, "overlap"),
+            families(self.faults),
+            roles,
+            duration,
+            key=key,
+            interval=self.interval,
+            start=self.start,
+            nodes=nodes,
+        )
+        return replace(self, timeline=timeline)
 
     def schedule(self, nemesis: Nemesis, seed: int | None) -> Schedule | None:
         if self.custom is not None:
             return self.custom(nemesis)
         if self.script is not None:
             return ScriptedSchedule(nemesis, self.script)
+        if self.mix == OVERLAP:
+            if self.timeline is None:
+                raise ValueError("an overlapping mix is drawn before its run starts (NemesisPlan.drawn)")
+            return OverlapSchedule(nemesis, self.timeline)
         if self.faults:
             return RandomSchedule(nemesis, self.faults, self.interval, seed, start=self.start, targets=self.targets)
         return None
@@ -58,7 +97,7 @@ class NemesisPlan:
     def check_targets(self, nodes: list[NodeSpec]) -> None:
         """UsageError for a fault aimed at a target that names nothing in a cluster of `nodes`."""
         aimed = [f.partition("@")[2] for f in self.faults if "@" in f]
-        aimed += [step.target for step in self.script or []]
+        aimed += [step.target for step in [*(self.script or []), *(self.timeline or [])]]
         for target in aimed:
             check_target(target, nodes)
 
@@ -79,15 +118,22 @@ class NemesisPlan:
                 plan["start"] = self.start
             if self.targets != "any":
                 plan["targets"] = self.targets
+            if self.mix == OVERLAP:  # a serial mix writes none of these: config.json as it was
+                plan |= {"mix": OVERLAP, "families": families(self.faults), "max_at_once": MAX_AT_ONCE}
+                if self.timeline is not None:
+                    plan["steps"] = [step.describe() for step in self.timeline]
         else:
             return {}
         return {**plan, "colours": dict(COLOURS)}
 
     def short(self) -> str:
-        """One word for a table or a test's name: the scenario, "script", or the fault list."""
+        """One word for a table or a test's name: the scenario, "script", or the fault list (after
+        `overlap:` for an overlapping mix)."""
         if self.custom is not None:
             return f"scenario:{self.label}"
-        return "script" if self.script is not None else ",".join(self.faults) or "none"
+        if self.script is not None:
+            return "script"
+        return (f"{OVERLAP}:" if self.mix == OVERLAP else "") + ",".join(self.faults) or "none"
 
 
 def nemesis_plan(
@@ -96,10 +142,13 @@ def nemesis_plan(
     script: list[dict] | str | Path | None,
     start: float | None = None,
     targets: str = "any",
+    mix: str = SERIAL,
 ) -> NemesisPlan | None:
     """A run's nemesis from its options (the command line's, chaos_run's): faults mixed at random
     every `interval` s (the first after `start` s of quiet, by default `interval`) on the `targets`
-    pool, or a script (a JSON file or its decoded steps); None: no nemesis."""
+    pool, one at a time or overlapping (`mix`), or a script (a JSON file, a run's config.json, or
+    decoded steps); None: no nemesis. A run's config.json of an overlapping mix plays its recorded
+    timeline as that mix again (its disk guard included)."""
     if faults and script is not None:
         raise UsageError("a fault list (--nemesis) and a script (--nemesis-script) exclude each other")
     if not interval > 0:
@@ -112,13 +161,30 @@ def nemesis_plan(
     check_pool(targets)
     if targets != "any" and not faults:
         raise UsageError("--nemesis-targets picks the targets of a random fault list (--nemesis)")
+    if mix not in MIXES:
+        raise UsageError(f"unknown nemesis mix {mix!r}: expected one of {', '.join(MIXES)}")
+    if mix != SERIAL and not faults:
+        raise UsageError("--nemesis-mix mixes a random fault list (--nemesis); a script times its own steps")
     if script is not None:
-        return NemesisPlan(script=parse_script(script) if isinstance(script, list) else load_script(Path(script)))
+        if isinstance(script, list):
+            return NemesisPlan(script=parse_script(script))
+        steps, recorded = read_script(Path(script))
+        if recorded is not None and recorded.get("mix") == OVERLAP:
+            return NemesisPlan(
+                faults=parse_fault_list(",".join(recorded.get("faults") or [])),
+                interval=float(recorded.get("interval", interval)),
+                start=recorded.get("start"),
+                targets=str(recorded.get("targets", "any")),
+                mix=OVERLAP,
+                timeline=steps,
+            )
+        return NemesisPlan(script=steps)
     if faults:
         return NemesisPlan(
             faults=parse_fault_list(faults if isinstance(faults, str) else ",".join(faults)),
             interval=interval,
             start=start,
             targets=targets,
+            mix=mix,
         )
     return None

@@ -46,6 +46,11 @@ ROLES: tuple[Role, ...] = (
     Role("any-controller", "random-controller", "any controller"),
 )
 BY_NAME: dict[str, Role] = {r.name: r for r in ROLES}
+#: The roles that name brokers (a partition's replicas, a coordinator): what a stall, which holds a
+#: broker's client connections, aims at, and what `--nemesis-targets brokers` keeps.
+BROKER_ROLES: tuple[str, ...] = ("leader", "follower", "group-coordinator", "txn-coordinator", "any-broker")
+#: The roles that name controllers: what `--nemesis-targets controllers` keeps.
+CONTROLLER_ROLES: tuple[str, ...] = ("controller", "quorum-minority", "any-controller")
 
 
 def roles_for(workload: str, group: bool) -> tuple[Role, ...]:

@@ -54,6 +54,7 @@ def chaos_run(
     interval: float = 10.0,
     nemesis_start: float | None = None,
     nemesis_targets: str = "any",
+    nemesis_mix: str = "serial",
     script: list[dict] | str | Path | None = None,
     scenario: str | None = None,
     config: dict[str, str] | None = None,
@@ -65,7 +66,8 @@ def chaos_run(
 ) -> RunResult:
     """Run and check. `nemesis`: faults mixed at random every `interval` s ("kill,pause,partition"),
     the first after `nemesis_start` s of quiet (default `interval`), aimed at `nemesis_targets`
-    ("any" node, "brokers", "controllers") where an entry names no target;
+    ("any" node, "brokers", "controllers") where an entry names no target, one at a time or
+    overlapping (`nemesis_mix`: "serial" or "overlap", nemesis/overlap.py);
     `script`: timed steps (nemesis/schedule.py); `scenario`: a library scenario or scenario file,
     with its own cluster shape, config and workload (scenarios/); `config`: broker overrides on
     top of the spec's; other keywords are workload options (workloads/options.py), among them
@@ -73,7 +75,8 @@ def chaos_run(
     takes too. `control_plane=False`: no control-plane evidence (not checked then)."""
     if scenario is not None:
         client = {k: workload.pop(k) for k in ("client", "client_version") if k in workload}
-        if nemesis or script is not None or nemesis_start is not None or nemesis_targets != "any" or workload or config:
+        asked = nemesis or script is not None or nemesis_start is not None or nemesis_targets != "any"
+        if asked or nemesis_mix != "serial" or workload or config:
             raise UsageError(
                 "a scenario brings its own nemesis, workload and config: pass only scenario= (and client=)"
             )
@@ -86,7 +89,7 @@ def chaos_run(
         if result.error is not None:
             raise KafkaChaosError(f"scenario {chosen.name} on Kafka {spec.version} could not run: {result.error}")
         return result
-    plan = nemesis_plan(nemesis, interval, script, nemesis_start, nemesis_targets)
+    plan = nemesis_plan(nemesis, interval, script, nemesis_start, nemesis_targets, nemesis_mix)
     run_spec = RunSpec(
         spec,
         workload_options(workload),

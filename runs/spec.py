@@ -57,8 +57,22 @@ class RunSpec:
         return self.name or self.workload.workload
 
     def with_seed(self) -> RunSpec:
-        """The same run with a concrete seed: its own, or one drawn now."""
-        return self if self.seed is not None else replace(self, seed=random.randrange(2**32))
+        """The same run with a concrete seed (its own, or one drawn now) and what that seed draws
+        before the run: an overlapping mix's timeline (NemesisPlan.drawn), which config.json
+        records, so that the same seed and options play the same timeline again."""
+        spec = self if self.seed is not None else replace(self, seed=random.randrange(2**32))
+        if spec.nemesis is None:
+            return spec
+        w = spec.workload
+        plan = spec.nemesis.drawn(
+            spec.seed,
+            key=w.key_names[0],
+            workload=w.workload,
+            grouped=w.grouped,
+            duration=w.time_limit,
+            nodes=len(spec.build_cluster().shape.nodes()),
+        )
+        return spec if plan is spec.nemesis else replace(spec, nemesis=plan)
 
     def with_broker_config(self, config: dict[str, str] | None) -> RunSpec:
         """The same run with broker settings on top of the cluster spec's."""
