@@ -22,6 +22,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -52,8 +53,6 @@ CAMPAIGN = "campaign.json"
 
 def parse_budget(text: str) -> float:
     """Seconds from `30m`, `90s`, `1h`, `1h30m` or a bare number of seconds; UsageError otherwise."""
-    import re
-
     text = text.strip().lower()
     if re.fullmatch(r"\d+(\.\d+)?", text):
         seconds = float(text)
@@ -123,7 +122,7 @@ class Campaign:
     cluster: ClusterSpec
     workload: WorkloadOptions
     space: Space
-    #: today's random mix for the baseline runs: {"faults", "interval", "targets"}; None: no baseline
+    #: today's random mix for the baseline runs: {"faults", "interval", "start", "targets"}; None: none
     baseline: dict[str, Any] | None = None
     spark_master: str | None = None
     #: campaign seconds spent before this session (a resumed campaign's clock goes on)
@@ -166,6 +165,7 @@ class Campaign:
         return NemesisPlan(
             faults=list(self.baseline["faults"]),
             interval=float(self.baseline["interval"]),
+            start=self.baseline.get("start"),
             targets=str(self.baseline.get("targets", "any")),
             label="baseline",
         )
@@ -310,14 +310,16 @@ def new_campaign(
     baseline: dict[str, Any] | None,
     store: Path,
     name: str | None,
+    start: float | None = None,
 ) -> Campaign:
     """A campaign of `spec`'s cluster and workload (its nemesis is the campaign's to draw), in a
-    directory of its own under the store: store/<name or "explore">/<time>/."""
+    directory of its own under the store: store/<name or "explore">/<time>/. `start`: quiet
+    seconds before any fault (default: a quarter of a run, at most 5 s)."""
     from kafka_chaos.runs.run import make_run_dir
 
     spec = spec.validate().with_seed()
     opts = spec.workload
-    space = Space.for_run(faults, opts.workload, opts.grouped, opts.time_limit)
+    space = Space.for_run(faults, opts.workload, opts.grouped, opts.time_limit, start)
     if baseline is not None and not baseline.get("faults"):
         baseline = {**baseline, "faults": list(space.faults)}
     directory = make_run_dir(store, name or "explore")
