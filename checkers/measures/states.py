@@ -189,14 +189,16 @@ def replay_log(
     """One node's metadata log replayed: its features into `out` (and, with `timeline`, the ISR sizes)."""
     replay = Replay(bump)
     led: dict[tuple[str, int], int] = {}  # (partition, broker) -> when it last became leader
+    led_quorum: dict[int, int] = {}  # controller -> when it last became the quorum's leader
     prefix = f"{topic}/"
     for rec in _records(path):
         kind, data, t = rec.get("type"), rec.get("data") or {}, rec.get("time")
         if kind == "LeaderChange":
             leader = data.get("leaderId")
             if isinstance(leader, int) and leader >= 0:
-                origin = faults.origin(nodes.alias(leader), t, None)
+                origin = faults.origin(nodes.alias(leader), t, led_quorum.get(leader))
                 out.features.add(("quorum-election", origin, faults.context(t)))
+                led_quorum[leader] = t or 0
             continue
         step = replay.step(int(rec.get("offset", -1)), kind, data)
         if step.broker is not None:
