@@ -76,14 +76,14 @@ def _clock(
     rng: random.Random, first: float, interval: float, duration: float, instant: bool
 ) -> list[tuple[float, float | None]]:
     """One family's (at, hold) pairs: a stagger, then fault, hold, heal, quiet, again (holds and
-    quiet periods each 0.5 to 1.5 intervals; an instant family's quiet periods 1 to 3), every heal
-    within `duration`."""
+    quiet periods each 0.5 to 1.5 intervals; an instant family's quiet periods 1 to 3), every
+    fault's time in place (an instant one's DISK_WINDOW_S) within `duration`."""
     out: list[tuple[float, float | None]] = []
     t = first + rng.uniform(0, interval)
     while True:
         hold = None if instant else round(rng.uniform(0.5, 1.5) * interval, 1)
         at = round(t, 1)
-        if at + (hold or 0) > duration:
+        if at + (DISK_WINDOW_S if hold is None else hold) > duration:
             return out
         out.append((at, hold))
         t = at + (hold or 0) + rng.uniform(*((1.0, 3.0) if instant else (0.5, 1.5))) * interval
