@@ -78,6 +78,8 @@ class Outcome:
     wall_s: float = 0.0
     error: str | None = None
     states: frozenset[State] = frozenset()
+    #: resident memory after the run (MB): this process's and the Spark driver's, where known
+    memory: dict[str, float] = field(default_factory=dict)
 
 
 #: Runs one run: (its nemesis plan, its seed, its mix) -> what it made. The real one is `Runner`;
@@ -200,6 +202,7 @@ class Campaign:
             "check_s": round(out.check_s, 2),
             "wall_s": round(out.wall_s, 1),
             "error": out.error,
+            **({"memory_mb": out.memory} if out.memory else {}),
         }
         self.trials.append(trial)
         self.next[mix] = i + 1
@@ -377,9 +380,26 @@ class Runner:
         except (OSError, ValueError) as exc:  # evidence that cannot be read reached nothing
             out.error = out.error or f"states: {type(exc).__name__}: {exc}"
         out.wall_s = time.monotonic() - started
+        out.memory = self.memory()
         if mix not in MIXES:  # a shrinking trial: its verdict is all that is kept of it
             files.write_states(run_dir, out.states)
             files.prune(run_dir, files.EVIDENCE if out.anomalies else files.SUMMARY)
+        return out
+
+    def memory(self) -> dict[str, float]:
+        """Resident MB of this process and of the Spark driver's JVM (Linux's /proc; {} elsewhere):
+        the table's evidence that a long campaign's memory stays flat."""
+        from pyspark import SparkContext
+
+        out = {}
+        gateway = SparkContext._gateway
+        pids = {"python": os.getpid(), "spark": getattr(getattr(gateway, "proc", None), "pid", None)}
+        for name, pid in pids.items():
+            try:
+                pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+            except (OSError, ValueError, IndexError, TypeError):
+                continue
+            out[name] = round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
         return out
 
     def report(self, run_dir: str) -> None:

@@ -117,14 +117,15 @@ def markdown(campaign: Any) -> str:
         "",
         "## Runs",
         "",
-        "| mix | # | schedule | verdict | states | new | check (s) | kept | run directory |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| mix | # | schedule | verdict | states | new | check (s) | memory (MB) | kept | run directory |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for t in c.trials:
         verdict = t["error"] or (", ".join(t["anomalies"]) if t["anomalies"] else t["verdict"])
+        memory = " + ".join(f"{v:g}" for v in t.get("memory_mb", {}).values()) or "-"
         lines.append(
             f"| {t['mix']} | {t['run']} | {_schedule(t)} | {verdict} | {t['states']} | {t['new']} | "
-            f"{t['check_s']:g} | {t.get('kept', '-')} | {t['run_dir'] or '-'} |"
+            f"{t['check_s']:g} | {memory} | {t.get('kept', '-')} | {t['run_dir'] or '-'} |"
         )
     for mix in (EXPLORE, BASELINE) if c.baseline is not None else (EXPLORE,):
         lines += ["", f"## States reached ({mix})", ""]
