@@ -397,3 +397,13 @@ def test_a_heal_that_meets_a_paused_node_leaves_it_owed_for_the_final_heal(acted
     nemesis.heal_all()
     assert [f for t, f, _, _ in history.events if t == "ok"][-2:] == ["resume", "heal"]
     assert healed[-1] == [f"kafka-{i}" for i in range(1, 6)] and not any(nemesis.open.values())
+
+
+def test_chaos_run_takes_the_mix_as_the_cli_does(monkeypatch, tmp_path):
+    from kafka_chaos.runs import chaos
+
+    monkeypatch.setattr(chaos, "run", lambda spec, reporter: spec)
+    spec = chaos.chaos_run(ClusterSpec("4.3.1"), tmp_path, "t", nemesis="kill,wipe", nemesis_mix="overlap", seed=2)
+    assert spec.nemesis.mix == "overlap" and spec.nemesis.short() == "overlap:kill,wipe"
+    with pytest.raises(UsageError, match="a scenario brings its own nemesis"):
+        chaos.chaos_run(ClusterSpec("4.3.1"), tmp_path, "t", scenario="kafka-14139", nemesis_mix="overlap")
