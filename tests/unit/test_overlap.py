@@ -407,3 +407,18 @@ def test_chaos_run_takes_the_mix_as_the_cli_does(monkeypatch, tmp_path):
     assert spec.nemesis.mix == "overlap" and spec.nemesis.short() == "overlap:kill,wipe"
     with pytest.raises(UsageError, match="a scenario brings its own nemesis"):
         chaos.chaos_run(ClusterSpec("4.3.1"), tmp_path, "t", scenario="kafka-14139", nemesis_mix="overlap")
+
+
+def test_a_run_records_its_drawn_timeline_even_when_its_cluster_never_started(tmp_path, monkeypatch):
+    from kafka_chaos.history.reporter import silent
+    from kafka_chaos.runs import run as run_mod
+    from tests.unit.test_run_spec import ClusterThatDoesNotStart
+
+    real_build = RunSpec.build_cluster
+    monkeypatch.setattr(RunSpec, "build_cluster", lambda self: ClusterThatDoesNotStart(real_build(self)))
+    job = run_mod.Run(replace(spec(None, mix="overlap"), store=tmp_path), silent)
+    with pytest.raises(RuntimeError, match="did not start"):
+        job.execute()
+    config = json.loads((job.result.run_dir / "config.json").read_text())
+    replayed = spec(config["seed"], mix="overlap").with_seed()  # `run --seed` with the same options
+    assert config["nemesis"]["steps"] == [s.describe() for s in replayed.nemesis.timeline]
