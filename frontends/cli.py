@@ -433,6 +433,69 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _budget(text: str) -> float:
+    from kafka_chaos.runs.explore import parse_budget
+
+    try:
+        return parse_budget(text)
+    except UsageError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def cmd_explore(args: argparse.Namespace) -> int:
+    """A campaign (runs/explore.py): new, or `--resume`d from its directory with its own settings."""
+    from kafka_chaos.runs import explore
+
+    if args.runs is None and args.budget is None:
+        raise UsageError("explore needs a budget: --budget (e.g. 30m) or --runs N")
+    if args.runs is not None and args.runs < 1:
+        raise UsageError(f"--runs must be at least 1, got {args.runs}")
+    if args.nemesis_script is not None:
+        raise UsageError("explore draws its own schedules: --nemesis-script is for run, reproduce and bisect")
+    if args.resume is not None:
+        campaign = explore.Campaign.load(args.resume)
+    else:
+        from kafka_chaos.nemesis.schedule import check_pool
+
+        if not args.nemesis_interval > 0:
+            raise UsageError(f"the nemesis interval must be greater than 0, got {args.nemesis_interval:g}")
+        check_pool(args.nemesis_targets)
+        # The run options without a nemesis: the campaign draws its own (--nemesis names its faults).
+        unfaulted = argparse.Namespace(**{**vars(args), "nemesis": None, "nemesis_start": None})
+        unfaulted.nemesis_targets, unfaulted.nemesis_mix = "any", "serial"
+        spec = _run_spec(unfaulted)
+        baseline = {
+            "faults": None,
+            "interval": args.nemesis_interval,
+            "start": args.nemesis_start,
+            "targets": args.nemesis_targets,
+        }
+        faults = args.nemesis.split(",") if args.nemesis else None
+        chosen = baseline if args.baseline else None
+        campaign = explore.new_campaign(spec, faults, chosen, args.store, args.name, args.nemesis_start)
+    progress = _progress()
+    shrink_budget = None if args.no_shrink else explore.parse_budget(args.shrink_budget)
+    try:
+        campaign = explore.run_campaign(
+            campaign, runs=args.runs, budget_s=args.budget, reporter=progress or _say, shrink_budget_s=shrink_budget
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+    doc = campaign.document()
+    if args.json:
+        _emit_json(doc)
+    else:
+        print(
+            f"{campaign.dir}: {doc['runs']} runs, {doc['states']} distinct states, {len(doc['findings'])} finding(s)"
+            + (" (interrupted)" if campaign.interrupted else "")
+        )
+        for f in doc["findings"]:
+            print(f"  {', '.join(f['anomalies'])}: {f['run']} (script {f['script']}, reproduced {f['reproduced']})")
+    _say(f"table and plot: {campaign.dir / 'explore.md'}, {campaign.dir / 'states.svg'}")
+    return 130 if campaign.interrupted else doc["exit_code"]
+
+
 def cmd_trend(args: argparse.Namespace) -> int:
     from kafka_chaos.checkers.errors import BadHistory
     from kafka_chaos.checkers.load import is_uri, local_of
@@ -560,6 +623,26 @@ def build_parser() -> argparse.ArgumentParser:
     _add_script_options(bis)
     _add_output_options(bis)
     bis.set_defaults(func=cmd_bisect)
+
+    ex = sub.add_parser(
+        "explore",
+        help="search fault schedules: short runs, kept and mutated by the states they reach (docs/explore.md)",
+        description="A campaign of short runs against one version and shape; takes run's options. "
+        "Exit code as check's: 1 when a run found an error anomaly; 130 when interrupted.",
+    )
+    _add_cluster_options(ex, workdir=False)
+    _add_workload_options(ex)
+    ex.add_argument("--budget", type=_parser_of(_budget, "a budget such as 30m, 90s or 1h"), help="e.g. 30m, 1h")
+    ex.add_argument("--runs", type=_int, help="explore runs to make (with --budget: whichever ends first)")
+    ex.add_argument(
+        "--baseline", action="store_true", help="a run of today's random mix after each explore run, same budget"
+    )
+    ex.add_argument("--resume", type=Path, metavar="DIR", help="go on with the campaign in DIR (its own settings)")
+    ex.add_argument("--spark-master", help="Spark master URL for the checks (default: local[2], embedded)")
+    ex.add_argument("--no-shrink", action="store_true", help="write each finding's script as it ran")
+    ex.add_argument("--shrink-budget", default="30m", help="time to shrink the findings in (default 30m)")
+    ex.set_defaults(func=cmd_explore, check=False, control_plane=True)
+    _add_output_options(ex)
 
     tr = sub.add_parser(
         "trend",
