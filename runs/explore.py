@@ -500,8 +500,8 @@ def shrink_findings(
 ) -> None:
     """Each explore finding's script, in findings/<n>.json: shrunk (runs/shrink.py) for the first
     finding of each set of anomalies while `budget_s` lasts, written as it ran otherwise (and
-    when shrinking is off: `budget_s` None). `reproduced`: in how many of the shrunk script's
-    accepting trials (at most RUNS) it found them again; None when not shrunk. Whether the run's
+    when shrinking is off: `budget_s` None). `reproduced`: in how many of RUNS runs of the shrunk
+    script it found them again (`confirm`); None when not shrunk. Whether the run's
     faults went past what the configuration promises to survive goes beside it (`beyond_promise`).
     A baseline run's random mix has no script here (replay it with `run --seed`)."""
     try:
@@ -552,6 +552,7 @@ def shrink_findings(
                 seconds=left,
                 roles=roles,
                 key=campaign.key,
+                confirm=True,
                 progress=reporter,
             )
         except TypeError as exc:  # a shrink of another signature: the finding stands unshrunk
