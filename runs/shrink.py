@@ -344,6 +344,8 @@ class Applied:
         return self.effect == events.WIPED if self.effect is not None else self.fault == "wipe"
 
 
+#: The operator's forced unclean election (scenarios/script.py), recorded as a nemesis operation.
+ELECT_UNCLEAN = "elect-unclean"
 #: Effects that take a node's broker away from its partitions for a while (so a leadership moves).
 _DISRUPTS = (events.DOWN, events.PAUSED, events.RESTARTED, events.WIPED, events.CUT, events.HELD)
 
@@ -430,6 +432,11 @@ def beyond_promise(steps_applied: Iterable[Applied], config: RunConfig | Mapping
         reasons.append(
             "unclean.leader.election.enable=true lets a replica that lacks acknowledged writes lead, "
             f"and faults took brokers {', '.join(disrupted)} away"
+        )
+    if any(a.fault == ELECT_UNCLEAN for a in applied):
+        reasons.append(
+            "an unclean leader election was forced (elect-unclean): it may elect a replica that lacks "
+            "acknowledged writes, which no configuration promises to survive"
         )
     # A replica that lost its log lacks what it lost until it has fetched it again: as long as Kafka
     # gives any follower to catch up (replica.lag.time.max.ms) after it is back.

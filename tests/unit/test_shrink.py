@@ -198,6 +198,9 @@ def test_unclean_election_promises_nothing_across_a_failover():
     kill = [Applied("kill", ("kafka-1",), 10, 10.2, "down")]
     assert beyond_promise(kill, _with(broker_config={"unclean.leader.election.enable": "true"})) != []
     assert beyond_promise(kill, _with(broker_config={"unclean.leader.election.enable": "false"})) == []
+    forced = [*kill, Applied("elect-unclean", (), 12, 12.5)]
+    (reason,) = beyond_promise(forced, _with(broker_config={"unclean.leader.election.enable": "false"}))
+    assert "forced" in reason
 
 
 def test_faults_are_read_from_the_history():
