@@ -44,7 +44,7 @@ from kafka_chaos.harness.evidence_gaps import record_gap
 from kafka_chaos.history.events import FAIL, INVOKE, NEMESIS
 from kafka_chaos.history.evidence import member, sample_line
 from kafka_chaos.history.file import HistoryWriter
-from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS, STATIC, stuck_window_s
+from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS, STATIC, caught_up, stuck_window_s
 from kafka_chaos.history.reporter import Reporter, silent
 from kafka_chaos.history.run_dir import GAP_REPLICATION, GAP_VIEWS, RunDir
 
@@ -121,6 +121,12 @@ class ControlPlaneSampler:
         self._faulted = False
         #: When the latest DescribeQuorum that was answered was asked (the history's time).
         self._answered: int | None = None
+        #: Each answered sample since the nemesis's last completion: (time, id -> (log end offset,
+        #: high watermark)), for `caught_up` (history/kraft.py); guarded by `_lock`.
+        self._since_heal: list[tuple[int, dict[int, tuple[Any, Any]]]] = []
+        self._lock = threading.Lock()
+        #: When every broker had been seen fetching since the last heal (the history's time), if so.
+        self._caught_up: int | None = None
 
     def saw(self, event: Mapping[str, Any]) -> None:
         """The history's tap: a nemesis operation that completed asks the view sampler for a view,
@@ -129,7 +135,9 @@ class ControlPlaneSampler:
             return
         self._faulted = self._faulted or event.get("type") != FAIL
         if isinstance(event.get("time"), int):
-            self._last_heal = event["time"]
+            with self._lock:
+                self._last_heal = event["time"]
+                self._since_heal = [row for row in self._since_heal if row[0] >= event["time"]]
         views = self._views
         if views is not None:
             try:
@@ -218,12 +226,40 @@ class ControlPlaneSampler:
                 f" ({left:.0f} s more)"
             )
         while (left := (until - self._now()) / 1e9) > 0:
-            time.sleep(min(1.0, left))  # a Ctrl-C here stops the run (stop() stops the samplers)
+            if self._every_broker_caught_up():
+                self.reporter(
+                    "control plane: every broker fetching since the last heal, stuck-broker-metadata decided"
+                    f" ({left:.0f} s of the window left unsampled)"
+                )
+                return
+            time.sleep(min(0.25, left))  # a Ctrl-C here stops the run (stop() stops the samplers)
         last_call = self._now() + round((2 * self.quorum_period_s + QUORUM_TIMEOUT_MS / 1000) * 1e9)
         while self._thread is not None and self._thread.is_alive() and self._now() < last_call:
             if self._answered is not None and self._answered >= until:
                 return
             time.sleep(min(0.05, self.quorum_period_s))
+
+    def _keep(self, asked: int, line: Mapping[str, Any]) -> None:
+        """An answered sample, kept when it was asked after the nemesis's last completion."""
+        hw = line.get("high_watermark")
+        offsets = {m["id"]: (m["log_end_offset"], hw) for m in [*line.get("voters", []), *line.get("observers", [])]}
+        with self._lock:
+            if self._last_heal is not None and asked >= self._last_heal:
+                self._since_heal.append((asked, offsets))
+
+    def _every_broker_caught_up(self) -> bool:
+        """Whether the samples since the last heal show every broker fetching (history/kraft.py
+        `caught_up`): then `stuck-broker-metadata`'s answer is known, and the window need not be
+        sampled to its end (its rule reads the same samples the same way)."""
+        with self._lock:
+            if self._last_heal is None:
+                return False
+            rows = list(self._since_heal)
+        brokers = [n.spec.node_id for n in self.cluster.nodes if n.spec.is_broker]
+        done = bool(brokers) and all(caught_up(offsets.get(b, (None, None)) for _, offsets in rows) for b in brokers)
+        if done and self._caught_up is None:
+            self._caught_up = rows[-1][0]
+        return done
 
     def _stop_views(self) -> None:
         if self._views is None:
@@ -262,7 +298,12 @@ class ControlPlaneSampler:
         try:
             nodes = json.loads(path.read_text(encoding="utf-8"))
             last = self._last_heal if self._faulted else None
-            nodes["sampling"] = {"ended": ended, "last_heal": last, "window_s": self.window_s}
+            nodes["sampling"] = {
+                "ended": ended,
+                "last_heal": last,
+                "window_s": self.window_s,
+                "caught_up": self._caught_up if self._faulted else None,
+            }
             path.write_text(json.dumps(nodes, indent=1) + "\n")
         except (OSError, ValueError):  # no nodes.json: sampling never started, and gaps.json says so
             pass
@@ -298,6 +339,7 @@ class ControlPlaneSampler:
                 out.flush()
                 if line["error"] is None:
                     self._answered = asked
+                    self._keep(asked, line)
                 if self._stop.wait(self.quorum_period_s):
                     return
         finally:

@@ -17,6 +17,7 @@ from typing import Any
 
 from kafka_chaos.checkers.control_plane import quorum_rules
 from kafka_chaos.checkers.control_plane.node_faults import DOWN, Window, cut_between, down, is_down, majority_back
+from kafka_chaos.history.kraft import caught_up
 from kafka_chaos.history.metadata_replay import REGISTER
 
 NS = 1_000_000_000
@@ -268,6 +269,21 @@ def stuck_broker_metadata(ev: Evidence, last_undone: int | None, bound_ns: int) 
             if last - first > bound_ns
         ]
     return found
+
+
+def behind_since(ev: Evidence, last_undone: int) -> list[str]:
+    """The brokers that the replication samples from `last_undone` on do not show fetching
+    (history/kraft.py `caught_up`): while any is left, `stuck-broker-metadata` needs its whole
+    window of samples."""
+    rows: dict[int, list[tuple[int, Any, Any]]] = {}
+    for m in ev.members:
+        if m["time"] >= last_undone:
+            rows.setdefault(m["id"], []).append((m["time"], m["log_end_offset"], m["high_watermark"]))
+    return [
+        alias
+        for alias in ev.brokers
+        if not caught_up((leo, hw) for _, leo, hw in sorted(rows.get(ev.aliases[alias], []), key=lambda r: r[0]))
+    ]
 
 
 def reaction_times(ev: Evidence) -> list[dict[str, Any]]:

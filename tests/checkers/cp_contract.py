@@ -835,10 +835,17 @@ def stuck(out: Judgement, ev: Evidence, world: World) -> None:
     if quiet is None:
         out.skip(STUCK_RULE, "a fault is still open at the end of the history")
         return
-    if ev.end - quiet <= out.bounds[STUCK_RULE]:
-        out.skip(STUCK_RULE, "the history ended less than 30 s + S after the last fault was undone")
-        return
+    # The run samples on after its history's last event (the Must of issue 45: until 30 s + S after
+    # the last heal), so what ends the rule's evidence is the last replication sample.
+    # Short of that, the rule's answer is known once every broker was seen fetching since the
+    # heal (not behind the high watermark, or its log end moved): none then stays behind from it.
+    sampled = max((_time(s) / 1e9 for s in ev.samples), default=ev.end)
     samples = sorted((s for s in ev.samples if s.get("error") is None), key=_time)
+    if max(ev.end, sampled) - quiet <= out.bounds[STUCK_RULE] and not all(
+        _fetched_since(samples, ev.aliases[node], quiet) for node in ev.brokers
+    ):
+        out.skip(STUCK_RULE, "the samples end less than 30 s + S after the last fault was undone")
+        return
     for node in ev.brokers:
         nid = ev.aliases[node]
         stretch: list[tuple[float, int]] = []
@@ -859,3 +866,16 @@ def stuck(out: Judgement, ev: Evidence, world: World) -> None:
 
 def _time(sample: dict[str, Any]) -> int:
     return sample["time"]
+
+
+def _fetched_since(samples: list[dict[str, Any]], nid: int, quiet: float) -> bool:
+    """Whether node `nid` is seen, in the answered samples asked from `quiet` on, at or past the
+    high watermark, or at a log end other than the one it first showed then."""
+    ends = [
+        (r["log_end_offset"], s["high_watermark"])
+        for s in samples
+        if s["time"] / 1e9 >= quiet
+        for r in s.get("voters", []) + s.get("observers", [])
+        if r["id"] == nid and r["log_end_offset"] is not None and s.get("high_watermark") is not None
+    ]
+    return any(leo >= hw for leo, hw in ends) or len({leo for leo, _ in ends}) > 1

@@ -505,6 +505,3 @@ EDITS: dict[str, Callable[[RunDir], dict[str, Any]]] = {
     "stale-isr-member": stale_isr_member,
     "stuck-broker-metadata": stuck_broker_metadata,
 }
-#: The edits that hold the kill to the history's end: the samples stop the rule's window after the
-#: recorded heal, so `stuck-broker-metadata` cannot be checked after the moved one.
-KILL_EXTENDED = ("unfenced-down-broker", "stale-isr-member")

@@ -136,15 +136,21 @@ def _not_checked(check_run, r: Run) -> dict[str, str]:
 
 
 def test_a_rule_whose_window_did_not_elapse_is_not_checked(check_run):
-    """The last heal at 50 s and the samples ending at 60 s: stuck-broker-metadata needs 35 s after
-    it. Near miss: the samples go on to 86 s."""
+    """The last heal at 50 s, kafka-3 behind at log end 8 from then on while the quorum moves on, and
+    the samples ending at 60 s: stuck-broker-metadata needs 35 s after the heal, or every broker seen
+    fetching since. Near misses: kafka-3 fetches again at 55 s; every broker caught up all along."""
     r = Run().fault("kill", ["kafka-3"], 10).fault("start", ["kafka-3"], 50)
     r.add(change(8, 15, isr=[2]), fence(9, 15, 3), fence(10, 52, 3, fenced=-1))
-    r.until = 60.0
+    r.until, r.hw_per_s = 60.0, 1
+    r.behind("kafka-3", 50, 1000, 8)
     missing = _not_checked(check_run, r)
     assert set(missing) == {"stuck-broker-metadata"}, missing
-    assert "end 10.0 s after the last heal, before the rule's 35 s" in missing["stuck-broker-metadata"]
-    r.until = 86.0
+    why = "end 10.0 s after the last heal, before the rule's 35 s, with kafka-3 not seen fetching since"
+    assert why in missing["stuck-broker-metadata"]
+    r.leo.clear()
+    r.behind("kafka-3", 50, 55, 8)
+    assert _not_checked(check_run, r) == {}
+    r.leo.clear()
     assert _not_checked(check_run, r) == {}
 
 

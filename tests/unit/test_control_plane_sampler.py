@@ -6,6 +6,7 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from kafka.errors import RequestTimedOutError
 
 from kafka_chaos.harness.config import ClusterShape
@@ -13,6 +14,7 @@ from kafka_chaos.harness.control_plane import ControlPlaneSampler, describe_node
 from kafka_chaos.harness.quorum_state import leader_claims, parse_quorum_state, read_view
 from kafka_chaos.history.events import INFO, NEMESIS, OK
 from kafka_chaos.history.file import HistoryWriter
+from kafka_chaos.history.kraft import caught_up
 from kafka_chaos.history.run_dir import RunDir
 
 #: A 4.3.1 node's quorum-state, as Kafka wrote it during a run (data_version 0, static voters).
@@ -262,3 +264,51 @@ def test_the_newest_running_leader_claim_comes_first(tmp_path):
     ]
     assert leader_claims(nodes) == [(3, 2), (1, 1)]
     assert leader_claims(nodes[2:]) == []  # mid-election, or only followers running
+
+
+def quorum_answer(behind: dict[int, int]) -> dict:
+    """DescribeQuorum's answer naming brokers 1 to 3 as voters, each at the high watermark 812
+    unless `behind` gives its log end offset."""
+    answer = json.loads(json.dumps(ANSWER))
+    part = answer["topics"][0]["partitions"][0]
+    voter = part["current_voters"][0]
+    part["current_voters"] = [{**voter, "replica_id": i, "log_end_offset": behind.get(i, 812)} for i in (1, 2, 3)]
+    part["observers"] = []
+    return answer
+
+
+class StillAdmin(Admin):
+    def __init__(self, answer: dict):
+        super().__init__()
+        self.answer = answer
+
+    def describe_metadata_quorum(self):
+        return self.answer
+
+
+@pytest.mark.parametrize("behind", [{}, {3: 800}], ids=["every-broker-fetching", "one-stays-behind"])
+def test_sampling_stops_once_every_broker_is_seen_fetching_after_the_last_heal(tmp_path, behind):
+    """The window after the last heal (2 s here) is held only while some broker has not been seen
+    fetching since: at the high watermark, or its log end moved (history/kraft.py caught_up). Near
+    miss: broker 3 stays at 800 behind 812, and sampling goes on to the window's end."""
+    run = RunDir(tmp_path / "run")
+    run.path.mkdir()
+    cluster = Cluster(tmp_path / "cluster", StillAdmin(quorum_answer(behind)))
+    sampler = ControlPlaneSampler(cluster, run, view_period_s=0.05, quorum_period_s=0.05, window_s=2.0)
+    with HistoryWriter(run.history, tap=sampler.saw) as history, sampler.running(history):
+        history.invoke(NEMESIS, "start", {"target": "kafka-3"})
+        healed = history.write(NEMESIS, OK, "start", {"nodes": ["kafka-3"]})
+    sampling = json.loads(run.control_plane_nodes.read_text())["sampling"]
+    assert sampling["last_heal"] == healed["time"]
+    if behind:
+        assert sampling["caught_up"] is None and sampling["ended"] >= healed["time"] + 2_000_000_000
+    else:
+        assert healed["time"] <= sampling["caught_up"] <= sampling["ended"] < healed["time"] + 1_500_000_000
+
+
+def test_a_broker_is_caught_up_once_at_the_high_watermark_or_fetching():
+    assert caught_up([(800, 812), (812, 815)])  # reached the high watermark
+    assert caught_up([(800, 812), (805, 815)])  # fetched, though still behind
+    assert not caught_up([(800, 812), (800, 815), (800, 820)])  # stays, the quorum moves on
+    assert not caught_up([(None, 812), (800, None)])  # rows that say nothing
+    assert not caught_up([])
