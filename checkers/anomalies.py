@@ -209,8 +209,8 @@ ANOMALIES: tuple[Anomaly, ...] = (
         "stale-isr-member",
         "control_plane.fault_timing",
         "a follower faulted (down, or cut from its leader), and still so, is in the committed ISR"
-        " 1.5 x `replica.lag.time.max.ms` + S after the fault took effect and the partition took a write, its leader"
-        " up and reaching the controller",
+        " 1.5 x `replica.lag.time.max.ms` + S after the fault took effect, its leader up and reaching the active"
+        " controller",
         plane=CONTROL,
     ),
     Anomaly(

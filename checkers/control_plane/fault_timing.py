@@ -63,17 +63,21 @@ class Evidence:
     members: list[dict[str, Any]]  # time, id, log_end_offset, high_watermark (one per voter/observer per sample)
     states: list[dict[str, Any]]  # the reference log's broker and partition states (metadata_rules.OUT)
     end: int
-    #: (nemesis op, partition) -> the invoke of the first acknowledged send to it after the op completed
-    writes: dict[tuple[int, str], int] = field(default_factory=dict)
     #: voter -> when its seat was lost for good (a dynamic quorum's wiped voter: node_faults.seats_lost)
     lost: dict[str, int] = field(default_factory=dict)
     brokers_state: dict[str, States] = field(init=False)
     partitions: dict[str, States] = field(init=False)
     #: the views that are a running node's claim to lead the quorum (quorum_rules.live_claims)
     claims: list[dict[str, Any]] = field(init=False)
+    live: set[tuple[str, int]] = field(init=False)  # (node, time) of each view in `claims`
+    dn: dict[str, list[tuple[int, int]]] = field(init=False)  # when each node may have been down: down(ws)
+    views_by_time: list[dict[str, Any]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.claims = quorum_rules.live_claims(self.views, self.ws)
+        self.live = {(v["node"], v["time"]) for v in self.claims}
+        self.dn = down(self.ws)
+        self.views_by_time = sorted(self.views, key=lambda v: v["time"])
         self.brokers_state = by_subject(self.states, "broker")
         self.partitions = by_subject(self.states, "partition")
         self.samples = sorted(self.samples, key=lambda s: s["time"])
@@ -152,61 +156,105 @@ def unfenced_down_broker(ev: Evidence, bound_ns: int, not_checked: dict[str, str
     return found
 
 
-def _active_controllers(ev: Evidence, a: int, b: int) -> set[str]:
-    """The running nodes that led the quorum at some moment of [a, b] (a dead node's leftover view
-    leads nothing: the active controller's own kill would otherwise exempt every fault on it)."""
-    leaders = {v["node"] for v in ev.claims if a <= v["time"] <= b}
-    first = quorum_rules.leader_at(ev.views, a, ev.ws, ev.claims)
-    return leaders | ({first[0]} if first else set())
+def _active_spans(ev: Evidence, a: int, b: int) -> list[tuple[str, int, int]]:
+    """Who was the active controller over [a, b], as (node, from, to) spans: at each moment the
+    node whose latest view is a running node's claim in the highest epoch, that node not down then
+    (as quorum_rules.leader_at says, in one sweep). A moment with none (the old leader down, the
+    next not yet elected) is in no span, and a former leader cut off and still holding its lower
+    epoch beside the new one is not the active controller."""
+    views = ev.views_by_time
+    moments = sorted(
+        {a}
+        | {v["time"] for v in views if a < v["time"] <= b}
+        | {t for w in ev.ws for t in (w.invoke, w.effect or w.invoke, w.undone, w.healed) if a < t <= b}
+    )
+    latest: dict[str, dict[str, Any]] = {}
+    i = 0
+    spans: list[tuple[str, int, int]] = []
+    for k, t in enumerate(moments):
+        while i < len(views) and views[i]["time"] <= t:
+            latest[views[i]["node"]] = views[i]
+            i += 1
+        live = [
+            (v["leader_epoch"], node)
+            for node, v in latest.items()
+            if (node, v["time"]) in ev.live and not is_down(ev.dn, node, t)
+        ]
+        if not live:
+            continue
+        _, leader = max(live)
+        until = moments[k + 1] if k + 1 < len(moments) else b
+        if spans and spans[-1][0] == leader and spans[-1][2] == t:
+            spans[-1] = (leader, spans[-1][1], until)
+        else:
+            spans.append((leader, t, until))
+    return spans
+
+
+def _reaches_controller(ev: Evidence, node: str, a: int, b: int) -> bool:
+    """Whether `node` could reach the active controller throughout [a, b]: at every moment there
+    was one, it was that node or no network fault may have cut them apart (a moment without an
+    active controller asks nothing of it)."""
+    return not any(c != node and cut_between(ev.ws, node, c, s, e) for c, s, e in _active_spans(ev, a, b))
+
+
+def _cut_until(ev: Evidence, w: Window, follower: str, leader: str) -> int:
+    """Until when the network fault `w` and the partitions that replaced it, each still cutting
+    `follower` from `leader`'s replication, kept them apart: a partition that replaces a cut and
+    keeps it does not start the fault again (only a heal, or a partition that lets them meet,
+    ends it)."""
+    network = [x for x in ev.ws if x.node is None]
+    until, seen = w.undone, {w.op}
+    while True:
+        nxt = next((x for x in network if x.invoke == until and x.op not in seen), None)
+        if nxt is None or nxt.effect is None or not nxt.cuts(follower, leader, replication=True):
+            return until
+        until = nxt.undone
+        seen.add(nxt.op)
 
 
 def stale_isr_member(ev: Evidence, bound_ns: int, not_checked: dict[str, str]) -> list[dict[str, Any]]:
     """A follower faulted (down, or cut from its partition's leader) that stayed so and is still in
-    that partition's committed ISR 1.5 x `replica.lag.time.max.ms` + S after it began to lag,
-    while the leader stayed the same, up, and able to reach the active controller.
+    that partition's committed ISR 1.5 x `replica.lag.time.max.ms` + S after the fault took effect,
+    while the leader stayed the same, up, and able to reach the active controller (`_reaches_controller`).
 
-    A follower lags once the leader's log has grown past it: Kafka counts a replica whose log
-    ends where the leader's does as caught up however long ago it fetched (KAFKA-4485), so a
-    follower of a partition that takes no write stays in its ISR, rightly. The lag is measured
-    from the first acknowledged send to the partition invoked after the fault took effect; a
-    partition with none (the harness's readiness topic, a run whose writes all failed) is not
-    held to the rule."""
+    The bound runs from the fault taking effect, as the contract says, whether or not the partition
+    took a write since: a follower of an idle partition is held to it too. A cut replaced by a
+    partition that still cuts the follower from its leader stays the one fault (`_cut_until`)."""
     found = []
-    bound = bound_ns
-    dn = down(ev.ws)
+    dn = ev.dn
     by_id = {str(i): a for a, i in ev.aliases.items()}
     for w in ev.ws:
-        if w.stayed is None or not (w.does in DOWN or w.node is None):
+        if w.stayed is None or w.effect is None or not (w.does in DOWN or w.node is None):
             continue
-        if w.effect + bound >= w.undone:
+        deadline = w.effect + bound_ns
+        if w.node is not None and deadline >= w.undone:
             continue
+        reached: dict[str, bool] = {}  # leader -> whether it reached the active controller
         for part, states in sorted(ev.partitions.items()):
-            written = ev.writes.get((w.op, part))
-            if written is None:
-                continue
-            deadline = max(written, w.effect) + bound
-            if deadline >= w.undone:
-                continue
             now = states.at_time(w.effect)
             if now is None or now["leader"] is None or now["leader"] < 0:
                 continue
             leader = by_id.get(str(now["leader"]))
             followers = [by_id.get(str(r)) for r in now["isr"] if r != now["leader"]]
+            if leader is None:
+                continue
             if w.node is not None:
                 faulted = [w.node] if w.node in followers else []
             else:
                 faulted = [
-                    f for f in followers if f is not None and leader is not None and w.cuts(f, leader, replication=True)
+                    f
+                    for f in followers
+                    if f is not None and w.cuts(f, leader, replication=True) and _cut_until(ev, w, f, leader) > deadline
                 ]
-            if not faulted or leader is None:
+            if not faulted:
                 continue
             later = [e for e in states.events if e["time"] is not None and w.effect < e["time"] <= deadline]
             if any(e["leader"] != now["leader"] for e in later) or is_down(dn, leader, w.effect, deadline):
                 continue
-            if any(
-                cut_between(ev.ws, leader, c, w.effect, deadline) or is_down(dn, c, w.effect, deadline)
-                for c in _active_controllers(ev, w.effect, deadline)
-            ):
+            if leader not in reached:
+                reached[leader] = _reaches_controller(ev, leader, w.effect, deadline)
+            if not reached[leader]:
                 continue
             hw = ev.hw_by(deadline)
             if hw is None:
@@ -223,7 +271,6 @@ def stale_isr_member(ev: Evidence, bound_ns: int, not_checked: dict[str, str]) -
                             "fault": w.f,
                             "op": w.op,
                             "took_effect_s": _s(w.effect),
-                            "first_write_s": _s(written),
                             "deadline_s": _s(deadline),
                             "isr": list(committed["isr"]),
                             "offset": committed["offset"],

@@ -144,24 +144,11 @@ def _records(ops: DataFrame, ev: Evidence) -> DataFrame:
     )
 
 
-def first_writes(ops: DataFrame, micro: DataFrame) -> DataFrame:
-    """Per nemesis operation that completed ok and per key (a topic-partition): the invoke of the
-    first acknowledged send to that key invoked after it completed (`stale-isr-member` measures a
-    follower's lag from there: checkers/control_plane/fault_timing.py). The nemesis's operations are few: they
-    are broadcast to the sends."""
-    faults = ops.where(f"process = '{NEMESIS}' AND `type` = 'ok'").selectExpr("op AS nop", "ctime AS effect")
-    sends = micro.where("kind = 'send' AND `type` = 'ok'").select("op", "key").distinct()
-    invoked = sends.join(ops.select("op", "itime"), "op")
-    return (
-        invoked.join(F.broadcast(faults), invoked["itime"] >= faults["effect"])
-        .groupBy("nop", "key")
-        .agg(F.min("itime").alias("first"))
-    )
-
-
 def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFrame]:
-    """The control plane's Spark queries, for the check's one collect (checkers/parts.py)."""
-    out: dict[str, DataFrame] = {"cp_writes": first_writes(ops, micro)}
+    """The control plane's Spark queries, for the check's one collect (checkers/parts.py). `micro`
+    (the history's sends and polls) is not read: every control-plane rule reads the evidence and
+    the nemesis's operations alone."""
+    out: dict[str, DataFrame] = {}
     samples = None
     if ev.has_replication:
         samples = _lines(ops, [ev.run.quorum_replication], SAMPLE_SCHEMA)
@@ -203,8 +190,7 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
             .where("leader IS NOT NULL")
         )
         if samples is not None:
-            ids = {a: int(n["id"]) for a, n in ev.nodes.items() if "id" in n}
-            out["cp_divergence"] = divergence(recs, samples, ids)
+            out["cp_divergence"] = divergence(recs, samples)
     if claims:
         every = claims[0] if len(claims) == 1 else claims[0].unionByName(claims[1])
         # Each leader's first claim of the epoch: the example shows both sides, however many times
@@ -222,47 +208,15 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
     return out
 
 
-def divergence(recs: DataFrame, samples: DataFrame, ids: dict[str, int]) -> DataFrame:
-    """Offsets at which two nodes' logs hold different records, below the final high watermark.
-
-    Each node's log is compared up to the lesser of its log end offset and the high watermark in
-    the latest sample that lists it (the last one, for a node still fetching): below the offset a
-    node last fetched up to, Raft had made its log the leader's (a fetch that diverges is answered
-    with the offset to truncate to, and not counted), and below that sample's high watermark it was
-    committed; above, a node restarted late, not yet fetching, may still hold an uncommitted tail
-    of an old epoch. A node no sample lists is not compared, and checkers/control_plane/rules.py says so.
-    And, whatever the samples say of it, up to the highest high watermark the samples gave while
-    that node led the quorum: what it held below there was committed, and no node may later hold something else
-    there (a voter back with an empty disk that elects a leader without those records, KAFKA-14077;
-    the node that held them dies on the truncation below its high watermark and keeps them)."""
+def divergence(recs: DataFrame, samples: DataFrame) -> DataFrame:
+    """Offsets at which two nodes' logs hold different records, below the quorum's high watermark
+    in the last replication sample that has one (the contract's "at the end of the run"): every
+    node's log is compared up to there, whether or not that node fetched that far since (a former
+    leader restarted late that still holds an uncommitted tail of its old epoch below it is held
+    to the rule too: the contract names no such exemption)."""
     good = samples.where("error IS NULL AND high_watermark IS NOT NULL")
     final_hw = good.selectExpr("max_by(high_watermark, time) AS final_hw")
-    # Each node's latest sample that lists it: its log end offset and that sample's high watermark.
-    fetched = (
-        good.selectExpr(
-            "time", "high_watermark AS hw", "inline(concat(coalesce(voters, array()), coalesce(observers, array())))"
-        )
-        .groupBy("id")
-        .agg(F.expr("max_by(named_struct('hw', hw, 'leo', log_end_offset), time) AS s"))
-        .selectExpr("id", "s.hw AS hw", "s.leo AS leo")
-    )
-    led = (
-        good.where("leader_id IS NOT NULL")
-        .groupBy(F.col("leader_id").alias("id"))
-        .agg(F.max("high_watermark").alias("led_hw"))
-    )
-    aliases = recs.sparkSession.createDataFrame(list(ids.items()) or [("", -1)], "node string, id int")
-    limits = (
-        aliases.join(fetched, "id", "left")
-        .join(led, "id", "left")
-        .crossJoin(final_hw)
-        .selectExpr(
-            "node",
-            "final_hw",
-            "greatest(least(coalesce(hw, -1), coalesce(leo, -1)), least(final_hw, coalesce(led_hw, -1))) AS upto",
-        )
-    )
-    below = recs.join(F.broadcast(limits), "node").where("`offset` < upto")
+    below = recs.crossJoin(F.broadcast(final_hw)).where("`offset` < final_hw")
     return (
         below.groupBy("offset")
         .agg(
@@ -407,10 +361,7 @@ def judge(got: dict[str, list[dict[str, Any]]], nemesis_rows: list[dict[str, Any
     members = got.get("cp_members", [])
     brokers = [a for a, n in ev.nodes.items() if "broker" in (n.get("roles") or [])]
     voters = [by_id[v] for v in ev.voter_ids if v in by_id]
-    writes = {(r["nop"], r["key"]): r["first"] for r in got.get("cp_writes", [])}
-    timing = fault_timing.Evidence(
-        ws, aliases, brokers, voters, ev.settings, views, samples, members, states, end, writes
-    )
+    timing = fault_timing.Evidence(ws, aliases, brokers, voters, ev.settings, views, samples, members, states, end)
     if ev.quorum == "dynamic":
         timing.lost = node_faults.seats_lost(ws, voters)
     ctx = cp_rules.Context(got, ops, timing, ev.logs)

@@ -196,16 +196,6 @@ def down(ws: list[Window]) -> dict[str, list[Interval]]:
     return out
 
 
-def restarted(ws: list[Window]) -> dict[str, list[Interval]]:
-    """node -> when its process may have been stopped and started again (killed, stopped, wiped,
-    its unflushed writes lost): invoke to undo done. Not a pause: a paused process resumes as it was."""
-    out: dict[str, list[Interval]] = {}
-    for w in ws:
-        if w.node is not None and w.does != PAUSE and (w.does in DOWN or w.does in RESTARTS):
-            out.setdefault(w.node, []).append((w.invoke, w.healed))
-    return out
-
-
 def is_down(intervals: dict[str, list[Interval]], node: str, a: int, b: int | None = None) -> bool:
     """Whether `node` may have been down at any moment of [a, b] (at `a` when b is None)."""
     b = a if b is None else b

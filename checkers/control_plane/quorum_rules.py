@@ -7,8 +7,10 @@ a few thousand rows, collected by checkers/control_plane/judge.py with the nemes
   a claim from the first sample that shows it to the last one that still does (what was surely
   seen; the slack covers the time between samples); the stretch a node may have been down is cut
   out (a dead node's last view is not a claim).
-A pause carries no claim over: a paused leader resumes still leader, and must not hide what it
-claims later (only the stretch it was paused is cut out).
+Neither a pause nor a restart hides a later claim: a paused leader resumes still leader, and a
+node started again whose file still names it leader of its old epoch holds that claim once it
+runs (the contract exempts only a dead node's view); only the stretch it may have been down is
+cut out.
 - `quorum-double-leader` and `quorum-epoch-regression` are queries on Spark (control_plane.py).
 
 Beside them: who led the quorum when (the active controller at a moment), and the epochs that
@@ -26,7 +28,6 @@ from kafka_chaos.checkers.control_plane.node_faults import (
     cut_between,
     down,
     is_down,
-    restarted,
     subtract,
 )
 
@@ -38,42 +39,19 @@ def leads(v: View) -> bool:
     return v["error"] is None and v["leader_id"] is not None and v["leader_id"] == v["node_id"]
 
 
-def _marked(views: list[View], restarts: dict[str, list[Interval]]) -> dict[str, list[tuple[View, bool]]]:
-    """node -> its views in time order, each with whether it is a claim: it holds itself leader,
-    and it is not the view the node held when a restart began (its file keeps that view, written
-    back by its own start: KRaft starts a former leader as resigned, in the same epoch), until
-    the view changes. A pause carries nothing: a paused process resumes as it was, still leader."""
-    out: dict[str, list[tuple[View, bool]]] = {}
+def claims(views: list[View]) -> dict[str, list[tuple[int, Interval]]]:
+    """node -> (epoch, [first, last sample]) of each run of samples in which it held itself leader.
+    A restarted node's file may still name it leader of its old epoch (KRaft starts a former leader
+    as resigned in that epoch, and writes that back): the contract exempts only a dead node's view,
+    so once the node runs again that view is a claim like any other."""
+    out: dict[str, list[tuple[int, Interval]]] = {}
     by_node: dict[str, list[View]] = {}
     for v in views:
         by_node.setdefault(v["node"], []).append(v)
     for node, vs in by_node.items():
-        gaps = sorted(restarts.get(node, []))
-        carried: tuple[Any, Any] | None = None
-        last_view: tuple[Any, Any] | None = None
-        last_time: int | None = None
-        marked = out.setdefault(node, [])
-        for v in sorted(vs, key=lambda v: v["time"]):
-            view = (v["leader_id"], v["leader_epoch"]) if v["error"] is None else None
-            if last_time is not None and any(last_time < s <= v["time"] for s, _ in gaps):
-                carried = last_view
-            last_time, last_view = v["time"], view
-            if carried is not None and view != carried:
-                carried = None
-            marked.append((v, leads(v) and view != carried))
-    return out
-
-
-def claims(
-    views: list[View], restarts: dict[str, list[Interval]] | None = None
-) -> dict[str, list[tuple[int, Interval]]]:
-    """node -> (epoch, [first, last sample]) of each run of samples in which it claimed to lead
-    (`_marked`; `restarts`: when each node's process may have been started again)."""
-    out: dict[str, list[tuple[int, Interval]]] = {}
-    for node, marked in _marked(views, restarts or {}).items():
         run: tuple[int, int, int] | None = None  # epoch, first, last
-        for v, claim in marked:
-            epoch = v["leader_epoch"] if claim else None
+        for v in sorted(vs, key=lambda v: v["time"]):
+            epoch = v["leader_epoch"] if leads(v) else None
             if run is not None and epoch == run[0]:
                 run = (run[0], run[1], v["time"])
                 continue
@@ -87,20 +65,15 @@ def claims(
 
 def live_claims(views: list[View], ws: list[Window]) -> list[View]:
     """The views that are a running node's claim to lead: not taken while the node may have been
-    down (a dead or paused node's file still names it), and not carried over its restart."""
+    down (a dead or paused node's file still names it)."""
     dn = down(ws)
-    return [
-        v
-        for marked in _marked(views, restarted(ws)).values()
-        for v, claim in marked
-        if claim and not is_down(dn, v["node"], v["time"])
-    ]
+    return [v for v in views if leads(v) and not is_down(dn, v["node"], v["time"])]
 
 
 def split_brain(views: list[View], ws: list[Window], bound_ns: int) -> list[dict[str, Any]]:
     """Pairs of claims in different epochs that overlap, both nodes running, for longer than the bound."""
     dn = down(ws)
-    held = claims(views, restarted(ws))
+    held = claims(views)
     everyone = sorted({v["node"] for v in views})
     found = []
     for a, b in combinations(sorted(held), 2):

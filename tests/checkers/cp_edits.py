@@ -457,8 +457,8 @@ def unfenced_down_broker(run: RunDir) -> dict[str, Any]:
 
 
 def stale_isr_member(run: RunDir) -> dict[str, Any]:
-    """`keep_in_isr` for the partition of the history's first acknowledged send after the kill
-    (the clock of the rule starts at that write)."""
+    """`keep_in_isr` for the partition of the history's first acknowledged send after the kill (the
+    rule's clock starts when the kill took effect; that partition is one the history still holds)."""
     kill = nemesis_time(run, "kill", "ok")
     events = lines(run.history)
     invoked: dict[Any, dict] = {}
