@@ -5,26 +5,60 @@ network carries `org.kafka-chaos.run=<run id>`; a cluster removes its own on exi
 `kafka-chaos clean` removes what a killed run left behind.
 
 Every container and network also names its owner, the process that created it (this host's
-boot id, the pid and the pid's start time, so a reused pid is not mistaken for the owner).
-`clean` removes only what no living process owns: a nightly job, a pytest worker or a second
-`kafka-chaos up` on the same engine keeps its cluster while another cleans up; `--all` removes
-every kafka-chaos container, live runs' too.
+boot id, the pid and the pid's start time, so a reused pid is not mistaken for the owner; and the
+pid namespace the pid is read in). `clean` removes only what no living process owns: a nightly
+job, a pytest worker or a second `kafka-chaos up` on the same engine keeps its cluster while
+another cleans up; `--all` removes every kafka-chaos container, live runs' too.
+
+Every cluster's start does what `clean` does first (`reap`), as Testcontainers' reaper would: a
+campaign of runs, or a run after one killed with SIGKILL, finds no leftovers of dead owners
+(containers, networks, dead fsync-tracked mounts, the temporary folders of their clusters). Only
+what is provably dead goes: an owner of another boot, or whose pid is gone or names a process
+started at another time. An owner in another pid namespace (a harness in a container sharing the
+engine) cannot be seen, so it counts as alive.
 """
 
 from __future__ import annotations
 
+import fcntl
+import glob
+import logging
 import os
+import shutil
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import docker
-from docker.errors import APIError, NotFound
+from docker.errors import APIError, DockerException, NotFound
+
+logger = logging.getLogger(__name__)
 
 MANAGED = "org.kafka-chaos.managed"
 RUN = "org.kafka-chaos.run"
 NODE = "org.kafka-chaos.node"
 OWNER = "org.kafka-chaos.owner"
+#: The pid namespace the owner's pid is read in (absent on objects made before it was recorded).
+OWNER_PIDNS = "org.kafka-chaos.owner-pidns"
+#: Taken shared by every reaper (a cluster's start, the test suite's checks), exclusively by
+#: whoever makes leftovers on purpose and needs them to stay a moment (a test that SIGKILLs a
+#: run): one file per machine, as there is one engine.
+REAP_LOCK = Path(tempfile.gettempdir()) / "kafka-chaos-reap.lock"
+#: How long a start waits for an exclusive holder before it starts without reaping.
+REAP_WAIT_S = 60.0
+
+
+def temporary_workdir(run_id: str) -> Path:
+    """A new folder for a cluster given no workdir, named for its run so that a reaper can find
+    and remove it once the run is dead (a SIGKILLed run's data would stay in the temp folder)."""
+    return Path(tempfile.mkdtemp(prefix=f"kafka-chaos-{run_id}-"))
+
+
+def _temporary_workdirs(run_id: str) -> list[Path]:
+    return sorted(Path(tempfile.gettempdir()).glob(f"kafka-chaos-{glob.escape(run_id)}-*"))
 
 
 def _boot_id() -> str:
@@ -42,6 +76,13 @@ def _start_time(pid: int) -> str | None:
     except OSError:
         return None
     return stat[stat.rindex(")") + 2 :].split()[19]
+
+
+def _pid_namespace() -> str:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return "unknown"
 
 
 def owner_of(pid: int | None = None) -> str:
@@ -66,11 +107,21 @@ def owner_alive(labels: dict[str, str]) -> bool:
     """Whether the process that created a labelled object still runs on this host. An object with
     no owner label (made by an older version) or from another boot has none."""
     owner = _owner(labels)
-    return owner is not None and owner[0] == _boot_id() and _start_time(owner[1]) == owner[2]
+    if owner is None or owner[0] != _boot_id():
+        return False
+    if labels.get(OWNER_PIDNS, _pid_namespace()) != _pid_namespace():
+        return True  # its pid means nothing here: not provably dead
+    return _start_time(owner[1]) == owner[2]
 
 
 def labels_for(run_id: str, **extra: str) -> dict[str, str]:
-    return {MANAGED: "true", RUN: run_id, OWNER: owner_of(), **{f"org.kafka-chaos.{k}": v for k, v in extra.items()}}
+    return {
+        MANAGED: "true",
+        RUN: run_id,
+        OWNER: owner_of(),
+        OWNER_PIDNS: _pid_namespace(),
+        **{f"org.kafka-chaos.{k}": v for k, v in extra.items()},
+    }
 
 
 def find_by_label(client: docker.DockerClient, run_id: str | None = None) -> tuple[list, list]:
@@ -157,3 +208,92 @@ def remove(containers: list, networks: list) -> None:
             for attached in network.containers:
                 network.disconnect(attached, force=True)
             network.remove()
+
+
+_exclusive_here = 0  # how many exclusive holds of REAP_LOCK this process has open
+
+
+@contextmanager
+def reap_lock(exclusive: bool = False, wait_s: float | None = None) -> Iterator[bool]:
+    """REAP_LOCK, shared or exclusive; yields whether it was taken (False after `wait_s` seconds of
+    waiting; None: wait as long as it takes). Within this process's own exclusive hold a shared
+    take succeeds at once: the holder's own cluster start reaps what it made on purpose."""
+    global _exclusive_here
+    if not exclusive and _exclusive_here:
+        yield True
+        return
+    try:
+        fh = open(REAP_LOCK, "a")  # closed by the with-block below, after the lock is let go
+    except OSError as exc:  # another user's file, a read-only temp folder: reap unlocked
+        logger.warning("cannot open %s: %s", REAP_LOCK, exc)
+        yield True
+        return
+    with fh:
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        deadline = None if wait_s is None else time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fh, mode | (fcntl.LOCK_NB if deadline is not None else 0))
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:  # type: ignore[operator]
+                    yield False
+                    return
+                time.sleep(0.2)
+        _exclusive_here += exclusive
+        try:
+            yield True
+        finally:
+            _exclusive_here -= exclusive
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@dataclass
+class Reaped:
+    """What `reap` removed: dead owners' containers and networks (and the runs they were of), and
+    fsync-tracked mounts whose layer was dead, and the temporary workdirs of the runs reaped."""
+
+    containers: int = 0
+    networks: int = 0
+    mounts: int = 0
+    workdirs: int = 0
+    runs: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.containers or self.networks or self.mounts or self.workdirs)
+
+    def describe(self) -> str:
+        parts = [f"{self.containers} container(s)", f"{self.networks} network(s)"]
+        if self.mounts:
+            parts.append(f"{self.mounts} dead fsync-tracked mount(s)")
+        if self.workdirs:
+            parts.append(f"{self.workdirs} temporary workdir(s)")
+        runs = f" (run {', '.join(self.runs)})" if self.runs else ""
+        return f"removed {', '.join(parts)} that dead owners left{runs}"
+
+
+def reap(client: docker.DockerClient, wait_s: float = REAP_WAIT_S) -> Reaped:
+    """Remove what dead owners left (`leftovers`) and unmount dead fsync-tracked disks: what every
+    cluster's start does first, as Testcontainers' reaper would. Never fails the caller: a removal
+    the engine refuses is logged, and the leftovers stay for the next reaper or `clean`."""
+    from kafka_chaos.harness.fsync_disk import unmount_stale
+
+    reaped = Reaped()
+    with reap_lock(wait_s=wait_s) as taken:
+        if not taken:
+            logger.warning("not reaping: %s held for over %g s", REAP_LOCK, wait_s)
+            return reaped
+        try:
+            containers, networks = leftovers(client)
+            labels = [c.labels or {} for c in containers] + [n.attrs.get("Labels") or {} for n in networks]
+            reaped.runs = sorted({lab.get(RUN, "?") for lab in labels})
+            remove(containers, networks)
+            reaped.containers, reaped.networks = len(containers), len(networks)
+        except DockerException as exc:
+            logger.warning("could not remove every leftover of dead runs: %s", exc)
+        reaped.mounts = unmount_stale()
+        for run_id in reaped.runs:  # after the mounts: nothing under them is served any more
+            for workdir in _temporary_workdirs(run_id):
+                shutil.rmtree(workdir, ignore_errors=True)
+                reaped.workdirs += not workdir.exists()
+    return reaped

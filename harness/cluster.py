@@ -15,7 +15,6 @@ import atexit
 import base64
 import logging
 import shutil
-import tempfile
 import time
 import uuid
 from contextlib import closing
@@ -27,7 +26,7 @@ from kafka.errors import KafkaError, TopicAlreadyExistsError
 from testcontainers.core.network import Network
 
 from kafka_chaos.harness.admin import live_brokers
-from kafka_chaos.harness.cleanup import labels_for, remove_by_label
+from kafka_chaos.harness.cleanup import labels_for, reap, remove_by_label, temporary_workdir
 from kafka_chaos.harness.config import ClusterShape, check_quorum, initial_controllers
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import ClusterStartError
@@ -223,9 +222,12 @@ class KafkaCluster:
         check_mountable(self.disk)  # before any image or container
         client = docker_client()
         self._client = client
+        reaped = reap(client)  # first what dead owners left, as Testcontainers' reaper would
+        if reaped:
+            self.log(reaped.describe())
         self.image = ensure_image(client, self.version, self.log)
         if self.workdir is None:
-            self.workdir = Path(tempfile.mkdtemp(prefix=f"kafka-chaos-{self.run_id}-"))
+            self.workdir = temporary_workdir(self.run_id)
             self._own_workdir = True
         self.workdir.mkdir(parents=True, exist_ok=True)
         specs = self.shape.nodes()

@@ -8,7 +8,16 @@ from types import SimpleNamespace
 import pytest
 from docker.errors import APIError, NotFound
 
-from kafka_chaos.harness.cleanup import OWNER, labels_for, owner_alive, owner_of, owner_pid, remove_container
+from kafka_chaos.harness.cleanup import (
+    OWNER,
+    OWNER_PIDNS,
+    labels_for,
+    owner_alive,
+    owner_of,
+    owner_pid,
+    reap_lock,
+    remove_container,
+)
 
 
 def test_this_process_owns_what_it_labels_and_is_alive():
@@ -30,6 +39,27 @@ def test_a_reused_pid_or_another_boot_is_not_the_owner():
     assert owner_alive({OWNER: f"{boot}:{pid}:{start}"})
     assert not owner_alive({OWNER: f"{boot}:{pid}:{int(start) + 1}"})  # the pid now names another process
     assert not owner_alive({OWNER: f"another-boot:{pid}:{start}"})
+
+
+def test_an_owner_in_another_pid_namespace_is_not_provably_dead():
+    boot, pid, start = owner_of().split(":")
+    gone = f"{boot}:{pid}:{int(start) + 1}"
+    assert not owner_alive({OWNER: gone, OWNER_PIDNS: labels_for("r")[OWNER_PIDNS]})
+    assert owner_alive({OWNER: gone, OWNER_PIDNS: "pid:[1]"})  # its pid cannot be looked up here
+    assert not owner_alive({OWNER: f"another-boot:{pid}:{start}", OWNER_PIDNS: "pid:[1]"})
+
+
+def test_an_exclusive_hold_keeps_other_reapers_out_but_not_its_own_process():
+    other = [
+        sys.executable,
+        "-c",
+        "from kafka_chaos.harness.cleanup import reap_lock\nwith reap_lock(wait_s=0.5) as taken: print(taken)",
+    ]
+    with reap_lock(exclusive=True):
+        with reap_lock(wait_s=0) as taken:
+            assert taken  # this process's own start reaps what it made on purpose
+        assert subprocess.run(other, capture_output=True, text=True, check=True).stdout.strip() == "False"
+    assert subprocess.run(other, capture_output=True, text=True, check=True).stdout.strip() == "True"
 
 
 def test_an_unlabelled_object_has_no_living_owner():
