@@ -228,7 +228,9 @@ def stale_isr_member(ev: Evidence, bound_ns: int, not_checked: dict[str, str]) -
         if w.stayed is None or w.effect is None or not (w.does in DOWN or w.node is None):
             continue
         deadline = w.effect + bound_ns
-        if w.node is not None and deadline >= w.undone:
+        # A fault undone before its bound elapsed is over; one still in place at the end of the
+        # evidence is judged as far as the evidence goes, and said not checked past it.
+        if w.node is not None and deadline >= w.undone and w.undone < ev.end:
             continue
         reached: dict[str, bool] = {}  # leader -> whether it reached the active controller
         for part, states in sorted(ev.partitions.items()):
@@ -255,6 +257,9 @@ def stale_isr_member(ev: Evidence, bound_ns: int, not_checked: dict[str, str]) -
             if leader not in reached:
                 reached[leader] = _reaches_controller(ev, leader, w.effect, deadline)
             if not reached[leader]:
+                continue
+            if deadline > ev.end:
+                not_checked.setdefault("stale-isr-member", f"op {w.op}: the evidence ended before its bound elapsed")
                 continue
             hw = ev.hw_by(deadline)
             if hw is None:
