@@ -34,10 +34,12 @@ from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.nemesis.plan import NemesisPlan
+from kafka_chaos.nemesis.roles import roles_for
 from kafka_chaos.nemesis.schedule import Step
 from kafka_chaos.nemesis.space import Move, Space, ordered, steps
 from kafka_chaos.nemesis.streams import stream
 from kafka_chaos.runs import explore_files as files
+from kafka_chaos.runs import shrink as shrinking
 from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
 
@@ -504,12 +506,6 @@ def shrink_findings(
     script it found them again (`confirm`); None when not shrunk. Whether the run's
     faults went past what the configuration promises to survive goes beside it (`beyond_promise`).
     A baseline run's random mix has no script here (replay it with `run --seed`)."""
-    try:
-        from kafka_chaos.runs import shrink as shrinking
-    except ImportError:  # not on this branch yet: the findings' scripts are written as they ran
-        shrinking = None
-    from kafka_chaos.nemesis.roles import roles_for
-
     started = clock()
     done: set[tuple[str, ...]] = set()
     tries = 0
@@ -520,15 +516,15 @@ def shrink_findings(
         path.parent.mkdir(parents=True, exist_ok=True)
         found = steps([Move.from_json(m) for m in finding["schedule"]], campaign.key)
         names = tuple(sorted(finding["anomalies"]))
-        if shrinking is not None and finding.get("run"):
+        if finding.get("run"):
             try:
                 finding["beyond_promise"] = shrinking.beyond_promise_of_run(Path(finding["run"]))
             except Exception as exc:  # a pruned or broken run directory: the finding stands without it
                 finding["beyond_promise"] = None
                 reporter(f"explore: could not judge finding {n}'s faults: {type(exc).__name__}: {exc}")
         left = None if budget_s is None else budget_s - (clock() - started)
-        if shrinking is None or left is None or left <= 0 or names in done:
-            files.write_script(found, path)
+        if left is None or left <= 0 or names in done:
+            shrinking.write_script(found, path)
             finding.update(script=str(path))
             campaign.save()
             continue
@@ -542,25 +538,18 @@ def shrink_findings(
             return set(execute(NemesisPlan(script=list(candidate), label="shrink"), seed, "shrink").anomalies)
 
         roles = roles_for(campaign.workload.workload, campaign.workload.grouped)
-        try:
-            shrunk = shrinking.shrink(
-                found,
-                trial,
-                anomalies=names,
-                runs=RUNS,
-                need=NEED,
-                seconds=left,
-                roles=roles,
-                key=campaign.key,
-                confirm=True,
-                progress=reporter,
-            )
-        except TypeError as exc:  # a shrink of another signature: the finding stands unshrunk
-            reporter(f"explore: could not shrink finding {n}: {exc}")
-            files.write_script(found, path)
-            finding.update(script=str(path))
-            campaign.save()
-            continue
+        shrunk = shrinking.shrink(
+            found,
+            trial,
+            anomalies=names,
+            runs=RUNS,
+            need=NEED,
+            seconds=left,
+            roles=roles,
+            key=campaign.key,
+            confirm=True,
+            progress=reporter,
+        )
         shrinking.write_script(shrunk.steps if shrunk.found else found, path)
         finding.update(script=str(path), reproduced=shrunk.reproduced, shrunk=bool(shrunk.found))
         campaign.save()

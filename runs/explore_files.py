@@ -23,7 +23,6 @@ from kafka_chaos.checkers.measures.states import State, state_text
 from kafka_chaos.checkers.report.svg import Chart
 from kafka_chaos.history.run_dir import CONFIG, RESULTS, RunDir
 from kafka_chaos.history.run_dir import SUMMARY as SUMMARY_FILE
-from kafka_chaos.nemesis.schedule import Step
 from kafka_chaos.nemesis.space import Move
 
 #: The mixes of a campaign: explore's schedules, and today's random mix beside them (`--baseline`).
@@ -61,18 +60,6 @@ def prune(run_dir: Path, policy: str) -> None:
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)
-
-
-def write_script(steps: list[Step], path: Path) -> Path:
-    """A script `run --nemesis-script`, `reproduce` and `bisect` take (docs/nemesis.md)."""
-    out = []
-    for s in steps:
-        step: dict[str, Any] = {"at": s.at, "fault": s.fault, "target": s.target, **s.options}
-        if s.hold is not None:
-            step["for"] = s.hold
-        out.append(step)
-    path.write_text(json.dumps(out, indent=1) + "\n")
-    return path
 
 
 def _schedule(trial: dict[str, Any]) -> str:

@@ -178,7 +178,6 @@ def test_bad_budgets(text):
 def test_a_finding_is_shrunk_to_the_faults_that_find_it(tmp_path):
     """With runs/shrink.py: the fake's lost write needs a wipe inside a partition's hold; the
     finding's other faults go, and the script says in how many trials it found it again."""
-    pytest.importorskip("kafka_chaos.runs.shrink")
     c = campaign(tmp_path)
     moves = [
         Move(6.0, "kill", ("follower",), 4.0),
