@@ -37,10 +37,10 @@ HOLD_S = 9.0  # longer than the request timeouts (3 s): the retries land and the
 BETWEEN_S = 4.0
 
 
-def script(s: Script) -> None:
+def script(s: Script, rounds: int = ROUNDS) -> None:
     everyone = ",".join(n.alias for n in s.cluster.nodes)
     s.sleep(BETWEEN_S)  # transactions under way
-    for round_ in range(ROUNDS):
+    for round_ in range(rounds):
         s.fault((HOLD_MARKERS if round_ % 2 == 0 else HOLD_ENDTXN).name, everyone)
         s.sleep(HOLD_S)
         s.fault(HEAL.name)

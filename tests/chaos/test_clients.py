@@ -1,7 +1,9 @@
 """The chaos suite's claims hold for the Java client and librdkafka too (kafka-python's are
 test_acks1_leader_kills.py and test_safe_configuration.py): acks=1 loses acknowledged writes
-under leader kills and acks=all does not; the safe configuration survives kill, pause and
-partition with the workload writing between faults.
+under leader kills; the safe configuration (acks=all, min.insync.replicas=2) survives kill,
+pause and partition with the workload writing between faults. The acks=all control of the
+leader kills themselves (acks-all-failover) runs for kafka-python only: for these two clients
+the safe configuration's run is the acks=all side, under more kinds of fault.
 
 To turn a suite of your own over the clients, pass `--kafka-clients kafka-python,java,librdkafka`:
 every test that uses chaos_run then runs once per client (a call's own `client=` still wins).
@@ -10,21 +12,17 @@ every test that uses chaos_run then runs once per client (a call's own `client=`
 import pytest
 
 from tests.chaos.known import assert_valid_but_for_known
-from tests.chaos.traffic import assert_control_wrote, assert_traffic_between_faults
+from tests.chaos.traffic import assert_traffic_between_faults
 
 CLIENTS = ["librdkafka", "java"]
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_acks1_loses_acknowledged_writes_and_acks_all_keeps_them(chaos_run, client):
+def test_acks1_loses_acknowledged_writes_under_leader_kills(chaos_run, client):
     lossy = chaos_run(scenario="acks1-failover", client=client)
     assert lossy.script == "completed"
     assert lossy.valid is False
     assert lossy.lost > 0, lossy.anomalies
-    control = chaos_run(scenario="acks-all-failover", client=client)
-    assert control.script == "completed"
-    assert_valid_but_for_known(control, client)
-    assert_control_wrote(control)
 
 
 @pytest.mark.kafka(nodes=3)

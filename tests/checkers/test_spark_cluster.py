@@ -165,21 +165,30 @@ def test_a_remote_uri_needs_out_and_an_unreadable_one_is_one_line(tmp_path: Path
 
 
 @pytest.mark.cluster
-def test_run_check_on_a_standalone_cluster_checks_there(standalone, tmp_path: Path):
-    """`run --check --spark-master` hands the master to the check (it was parsed and dropped once)."""
+def test_run_check_hands_its_spark_master_to_the_check(tmp_path: Path):
+    """`run --check --spark-master` hands the master to the check (it was parsed and dropped once).
+    A master other than the default shows that; `check` on the standalone cluster above shows the
+    check itself there, without a Kafka run beside its executors."""
+    master = "local[1]"
     done = kafka_chaos(
         "run",
+        "--nodes",
+        "1",
+        "--replication-factor",
+        "1",
+        "--min-insync-replicas",
+        "1",
         "--time-limit",
         "6",
         "--rate",
         "100",
         "--check",
         "--spark-master",
-        standalone,
+        master,
         "--json",
         "--store",
         str(tmp_path),
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert f"check: starting Spark ({standalone})" in done.stderr, done.stderr[-3000:]
+    assert f"check: starting Spark ({master})" in done.stderr, done.stderr[-3000:]
     assert json.loads(done.stdout)["check"]["valid"] is True

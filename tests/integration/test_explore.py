@@ -1,4 +1,4 @@
-"""One short real campaign: `explore --runs 2` of 25 s runs on 4.3.1, through the command line.
+"""One short real campaign: `explore --runs 2` of 20 s runs on 4.3.1, through the command line.
 Its directory, table, plot and JSON document, its exit code, its disk policy, and nothing left
 running afterwards."""
 
@@ -18,7 +18,7 @@ CLI = [sys.executable, "-m", "kafka_chaos.frontends.cli"]
 
 
 def test_a_short_campaign(docker_api, tmp_path):
-    argv = ["explore", "--kafka", "4.3.1", "--runs", "2", "--time-limit", "25", "--rate", "500"]
+    argv = ["explore", "--kafka", "4.3.1", "--runs", "2", "--time-limit", "20", "--rate", "300"]
     argv += ["--concurrency", "8", "--seed", "46", "--no-shrink", "--store", str(tmp_path), "--json", "--quiet"]
     proc = subprocess.run([*CLI, *argv], capture_output=True, text=True, timeout=800)
     assert proc.stdout.strip(), proc.stderr[-4000:]

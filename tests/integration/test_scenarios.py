@@ -6,6 +6,8 @@ fixed one), is run by the documented command in docs/scenarios.md. acks1-failove
 control acks-all-failover are the example chaos tests in tests/chaos/test_acks1_leader_kills.py.
 """
 
+import dataclasses
+import functools
 import json
 import os
 import subprocess
@@ -17,6 +19,7 @@ import pytest
 from kafka_chaos.harness.versions import DEFAULT_VERSION, OLDEST_SUPPORTED
 from kafka_chaos.history.reporter import silent
 from kafka_chaos.runs.scenario import run_once, scenario_spec
+from kafka_chaos.scenarios import kafka_17754
 from kafka_chaos.scenarios.registry import SCENARIOS
 from tests.integration.leftovers import assert_no_leftovers
 
@@ -108,8 +111,19 @@ def test_kafka_17754_tears_transactions_under_the_first_protocol(tmp_path):
 
 
 def test_kafka_17754_keeps_transactions_whole_under_the_second_protocol(tmp_path):
-    """4.3.1 with its own Java client bumps the epoch per transaction: nothing, under the same holds."""
-    outcome = run("kafka-17754", DEFAULT_VERSION, tmp_path)
+    """4.3.1 with its own Java client bumps the epoch per transaction: nothing, under the same
+    holds, in four rounds of the scenario's eight (its workload ends 25 s after the last, room for slow faults). Each
+    of 10 runs of eight rounds on 3.9.1 showed the race, with 244 aborted reads in all and lost
+    writes in 9 (docs/measurements.md, 2026-11-25): a version with it would show it in four
+    rounds all but surely. The affected side keeps all eight."""
+    scenario = SCENARIOS["kafka-17754"]
+    half = dataclasses.replace(
+        scenario,
+        script=functools.partial(kafka_17754.script, rounds=kafka_17754.ROUNDS // 2),
+        workload={**scenario.workload, "time_limit": 85.0},
+    )
+    outcome = run_once(scenario_spec(half, DEFAULT_VERSION, tmp_path), silent)
+    assert outcome.error is None and outcome.script == "completed", (outcome.error, outcome.script_error)
     assert not outcome.reproduced and outcome.as_expected and outcome.valid is True, outcome
 
 
