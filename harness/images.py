@@ -10,12 +10,15 @@ the image is built here from Maven Central jars on a Java 17 base. The base is
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import logging
 import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import docker
@@ -139,19 +142,54 @@ def _derive_official(client: docker.DockerClient, version: KafkaVersion) -> str:
     return tag
 
 
+#: One image made at a time on this machine, by every process of every user: the images are the
+#: Docker engine's, shared by all, and two builds of the base at once share its debootstrap folder
+#: (each first empties it). On a fresh machine a test suite's workers all want the first image at once.
+BUILD_LOCK = Path(tempfile.gettempdir()) / "kafka-chaos-image-build.lock"
+
+
+@contextlib.contextmanager
+def _one_build_at_a_time(log: Reporter) -> Iterator[None]:
+    with open(BUILD_LOCK, "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log("another process is making an image; waiting for it")
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _current(client: docker.DockerClient, tag: str) -> bool | None:
+    """Whether `tag` is present and built from this recipe; None when it is absent."""
+    try:
+        return (client.images.get(tag).labels or {}).get(RECIPE_LABEL) == recipe_id()
+    except ImageNotFound:
+        return None
+
+
 def ensure_image(
     client: docker.DockerClient, version: KafkaVersion, log: Reporter = print, rebuild: bool = False
 ) -> str:
-    """The image tag for this version, making it if needed (see the module docstring)."""
+    """The image tag for this version, making it if needed (see the module docstring). Making it
+    waits for any other process's making of an image, then looks again: that one may have been it."""
     tag = image_tag(version)
-    if rebuild:
-        return build_image(client, version, log)
-    try:
-        if (client.images.get(tag).labels or {}).get(RECIPE_LABEL) == recipe_id():
+    if not rebuild and _current(client, tag):
+        return tag
+    with _one_build_at_a_time(log):
+        if rebuild:
+            return build_image(client, version, log)
+        current = _current(client, tag)
+        if current:
             return tag
+        return _make(client, version, tag, log, current is False)
+
+
+def _make(client: docker.DockerClient, version: KafkaVersion, tag: str, log: Reporter, stale: bool) -> str:
+    if stale:
         log(f"{tag} was built from an older recipe (docker/kafka); building it again")
-    except ImageNotFound:
-        pass
     instead = f"building the Kafka {version} image from Maven Central's jars instead (once, a minute or two)"
     if version.has_official_image and _try_pull(client, OFFICIAL_REPO, str(version), log, instead):
         return _derive_official(client, version)

@@ -1,5 +1,7 @@
 """Image resolution order, on a stand-in for the Docker client (the decision logic only)."""
 
+import threading
+
 import pytest
 from docker.errors import APIError, ImageNotFound
 
@@ -98,3 +100,43 @@ def test_a_failed_pull_is_told_in_the_users_terms_with_the_engines_error_in_the_
         "Maven Central's jars instead (once, a minute or two)"
     ]
     assert "500 Server Error" in caplog.text and "Server Error" not in " ".join(said)
+
+
+def test_a_build_waits_for_another_and_then_uses_its_image(calls, monkeypatch, tmp_path):
+    """Two workers of a fresh machine's suite want the same image: the second waits for the
+    first one's build, looks again, and builds nothing."""
+    monkeypatch.setattr(images, "BUILD_LOCK", tmp_path / "build.lock")
+    client = FakeClient()
+    said, got = [], []
+    waiting = threading.Event()
+    with images._one_build_at_a_time(lambda m: None):
+        other = threading.Thread(
+            target=lambda: got.append(images.ensure_image(client, KafkaVersion.parse("3.4.1"), log=said.append))
+        )
+        monkeypatch.setattr(images.fcntl, "flock", _noting(images.fcntl.flock, waiting))
+        other.start()
+        assert waiting.wait(10)
+        assert got == [] and said == ["another process is making an image; waiting for it"]
+        client.images.present.add("kafka-chaos/kafka:3.4.1")  # the first build's image
+    other.join(10)
+    assert got == ["kafka-chaos/kafka:3.4.1"] and calls == []
+
+
+def test_an_image_made_meanwhile_from_nothing_is_still_built_once(calls, monkeypatch, tmp_path):
+    """The near miss: nobody else was building, so the first asker builds."""
+    monkeypatch.setattr(images, "BUILD_LOCK", tmp_path / "build.lock")
+    monkeypatch.setenv("KAFKA_CHAOS_OFFLINE", "1")
+    said = []
+    assert images.ensure_image(FakeClient(), KafkaVersion.parse("3.4.1"), log=said.append) == "built"
+    assert calls == [("build", "3.4.1")] and said == []
+
+
+def _noting(flock, event):
+    """flock, setting `event` when a blocking take is about to wait."""
+
+    def wrapped(fh, op):
+        if op == images.fcntl.LOCK_EX:
+            event.set()
+        return flock(fh, op)
+
+    return wrapped
