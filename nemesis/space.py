@@ -15,6 +15,10 @@ The bounds (`Space.problems`):
   schedule can promise that keeps "at most one per node", and it is the studies' "one reboot";
 - at most one network fault (a partition or a stall: all are undone by the one `heal`, which
   flushes every rule) in place at once;
+- no network fault's heal while a pause is held (from the pause's start to just after its resume):
+  a paused container runs no iptables, so that heal would leave the paused node's rules in place
+  and the cut would outlast its hold (the overlapping mix moves such a heal past the pause,
+  nemesis/overlap.py; a search keeps its schedules out instead);
 - every fault starts after `start` seconds of quiet (the liveness baseline) and ends by `duration`.
 
 Every draw comes from the `random.Random` the caller passes (explore derives one per run from the
@@ -31,6 +35,7 @@ from typing import Any
 
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.nemesis.faults import HEAL, HEALS, RANDOM
+from kafka_chaos.nemesis.overlap import AFTER_RESUME_S
 from kafka_chaos.nemesis.roles import BY_NAME as ROLES
 from kafka_chaos.nemesis.roles import DISK_FAULTS, MAX_AT_ONCE, roles_for
 from kafka_chaos.nemesis.schedule import Step
@@ -158,6 +163,11 @@ class Space:
         network = [m for m in moves if _network(m.fault)]
         if any(_overlap(a, b) for i, a in enumerate(network) for b in network[i + 1 :]):
             out.append("two network faults in place at once (one heal undoes both)")
+        pauses = [m.span for m in moves if m.fault == "pause"]
+        for m in network:
+            heal = m.span[1]
+            if any(start <= heal <= end + AFTER_RESUME_S for start, end in pauses):
+                out.append(f"{m.label()}: healed while a pause is held (the paused node keeps its rules)")
         return out
 
     def _move_problems(self, m: Move) -> list[str]:
