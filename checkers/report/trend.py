@@ -134,7 +134,14 @@ def runs_frame(spark: SparkSession, store: str) -> DataFrame:
         j("config", "$.kafka_version").alias("version"),
         F.when(scenario.isNotNull(), F.concat(F.lit("scenario:"), scenario))
         .when(script.isNotNull(), F.lit("script"))
-        .when(F.size(faults) > 0, F.array_join(faults, ","))
+        .when(
+            F.size(faults) > 0,
+            # The overlapping mix's runs are a row of their own: the same faults, another search.
+            F.concat(
+                F.array_join(faults, ","),
+                F.when(j("config", "$.nemesis.mix") == "overlap", F.lit(" (overlap)")).otherwise(F.lit("")),
+            ),
+        )
         .otherwise(F.lit("none"))
         .alias("nemesis"),
         F.coalesce(j("config", "$.client"), F.lit("kafka-python")).alias("client"),

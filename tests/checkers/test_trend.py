@@ -192,6 +192,15 @@ def test_each_client_is_a_row_of_its_own(tmp_path, spark_session):
     assert "| 2026-11-20 | 4.3.1 | kill | java | 2 | 1 | 1 |" in trend.markdown(t)
 
 
+def test_the_overlapping_mix_is_a_row_of_its_own(tmp_path, spark_session):
+    make_run(tmp_path, "a/1", nemesis={"faults": ["kill", "partition"], "mix": "overlap"}, valid=False)
+    make_run(tmp_path, "a/2", nemesis={"faults": ["kill", "partition"]})  # the near miss: the serial mix
+    r = rows(trend.trend(tmp_path, session=spark_session))
+    overlap = r[("2026-11-20", "4.3.1", "kill,partition (overlap)")]
+    serial = r[("2026-11-20", "4.3.1", "kill,partition")]
+    assert (overlap.runs, overlap.invalid) == (1, 1) and (serial.runs, serial.valid) == (1, 1)
+
+
 def test_runs_whose_control_plane_was_checked_and_failed(tmp_path, spark_session):
     make_run(tmp_path, "a/1")  # from before the control plane was checked
     make_run(tmp_path, "a/2", control_plane={"checked": False, "why": "no control-plane evidence"})
