@@ -32,6 +32,7 @@ from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import ClusterStartError
 from kafka_chaos.harness.fsync_disk import PAGE_CACHE, check_disk, check_mountable
 from kafka_chaos.harness.images import ensure_image
+from kafka_chaos.harness.interrupts import held_interrupts
 from kafka_chaos.harness.names import new_run_id
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.harness.ports import allocate
@@ -235,7 +236,8 @@ class KafkaCluster:
         ports = dict(zip((s.node_id for s in broker_specs), allocate(len(broker_specs), self.port_base), strict=True))
         self.network = Network(docker_network_kw={"labels": labels_for(self.run_id), "driver": "bridge"})
         self.network.name = f"kafka-chaos-{self.run_id}"
-        self.network.create()
+        with held_interrupts():
+            self.network.create()
         voters = None  # the format tool's --initial-controllers: a dynamic quorum's first voters
         if self.quorum == DYNAMIC:
             voters = initial_controllers(specs, {s.node_id: new_cluster_id() for s in specs if s.is_controller})

@@ -38,6 +38,7 @@ from kafka_chaos.harness.config import (
 )
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.fsync_disk import FSYNC_TRACKED, PAGE_CACHE, FsyncDisk
+from kafka_chaos.harness.interrupts import held_interrupts
 from kafka_chaos.history.kraft import DYNAMIC, STATIC
 
 
@@ -117,7 +118,8 @@ class KafkaNode(DockerContainer):
             self._format_initial_voter()
         if self.disk is not None:
             self.disk.start()
-        super().start()
+        with held_interrupts():  # the container exists when a Ctrl-C comes: the clean-up finds it
+            super().start()
         return self
 
     def release_disk(self) -> None:

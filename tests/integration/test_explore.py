@@ -1,28 +1,60 @@
-"""One short real campaign: `explore --runs 2` of 20 s runs on 4.3.1, through the command line.
-Its directory, table, plot and JSON document, its exit code, its disk policy, and nothing left
-running afterwards."""
+"""One short real campaign: `explore --runs 2` of 15 s runs on 4.3.1, through the command line,
+stopped by Ctrl-C in its second run and resumed. Its directory, table, plot and JSON document,
+its exit codes, its disk policy, and nothing left running after the Ctrl-C or at the end."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.integration.leftovers import assert_no_leftovers
+from tests.integration.processes import cli, interrupt
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.timeout(900)]
 CLI = [sys.executable, "-m", "kafka_chaos.frontends.cli"]
 
 
-def test_a_short_campaign(docker_api, tmp_path):
-    argv = ["explore", "--kafka", "4.3.1", "--runs", "2", "--time-limit", "20", "--rate", "300"]
+def first_run_recorded(store: Path, proc: subprocess.Popen, timeout_s: float) -> Path:
+    """The campaign's directory, once its campaign.json holds one run."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1][-4000:]
+        for saved in store.glob("explore/2*/campaign.json"):  # not the `latest` link
+            try:
+                if len(json.loads(saved.read_text())["trials"]) >= 1:
+                    return saved.parent
+            except ValueError:
+                pass  # written as we read: the next look
+        time.sleep(0.5)
+    proc.kill()
+    raise AssertionError(f"no run recorded in {timeout_s:g} s: {proc.communicate()[1][-4000:]}")
+
+
+def test_a_short_campaign_stopped_and_resumed(docker_api, tmp_path):
+    argv = ["explore", "--kafka", "4.3.1", "--runs", "2", "--time-limit", "15", "--rate", "300"]
     argv += ["--concurrency", "8", "--seed", "46", "--no-shrink", "--store", str(tmp_path), "--json", "--quiet"]
-    proc = subprocess.run([*CLI, *argv], capture_output=True, text=True, timeout=800)
+    first = cli(argv)
+    campaign = first_run_recorded(tmp_path, first, 500)
+    code, out, err = interrupt(first, 180)  # in the second run: healed, its cluster removed
+    assert code == 130, err[-4000:]
+    assert json.loads(out)["interrupted"] is True and json.loads(out)["runs"] == 1
+    assert json.loads((campaign / "campaign.json").read_text())["interrupted"] is True
+    assert_no_leftovers(docker_api)
+
+    proc = subprocess.run(
+        [*CLI, "explore", "--resume", str(campaign), "--runs", "2", "--json", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.stdout.strip(), proc.stderr[-4000:]
     doc = json.loads(proc.stdout)  # the whole of stdout is one document
+    assert doc["campaign"] == str(campaign)
     assert [line for line in proc.stderr.splitlines() if line.startswith("kafka-chaos:")] == []
     assert set(doc) >= {"runs", "states", "findings"} and doc["runs"] == 2 and not doc["interrupted"]
     for finding in doc["findings"]:
@@ -42,9 +74,10 @@ def test_a_short_campaign(docker_api, tmp_path):
     assert "## Runs" in md and md.count("| explore |") == 2
     assert (campaign / "states.svg").read_text().startswith("<svg")
 
-    # Every run's states, and the campaign's distinct states are their union.
-    runs = sorted((campaign / "explore").glob("2*"))
-    assert [str(r) for r in runs] == [t["run_dir"] for t in trials]
+    # Every run's states, and the campaign's distinct states are their union. The run the Ctrl-C
+    # stopped keeps its directory, as `run` does, and is not one of the campaign's runs.
+    runs = [Path(t["run_dir"]) for t in trials]
+    assert set(runs) <= set((campaign / "explore").glob("2*")) and len(list((campaign / "explore").glob("2*"))) <= 3
     reached = set()
     for run, trial in zip(runs, trials, strict=True):
         names = {p.name for p in run.iterdir()}
