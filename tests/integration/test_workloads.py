@@ -1,4 +1,5 @@
-"""Workloads against real clusters, with no faults: what was acknowledged is read back."""
+"""Workloads against real clusters, with no faults: what was acknowledged is read back. The two
+fault-free runs share the module's cluster (one xdist group); the Ctrl-C test owns its own."""
 
 import json
 import time
@@ -6,13 +7,8 @@ import time
 import pytest
 
 from kafka_chaos.checkers.check import check_history
-from kafka_chaos.harness.cluster_spec import ClusterSpec
-from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.history.events import FIELDS
 from kafka_chaos.history.file import HistoryWriter, ReadReport, read_history
-from kafka_chaos.history.reporter import silent
-from kafka_chaos.runs.run import run
-from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
 from tests.integration.history_facts import sent_and_read
 from tests.integration.leftovers import assert_no_leftovers
@@ -21,9 +17,10 @@ from tests.integration.processes import cli, interrupt, kill_and_clean
 pytestmark = pytest.mark.cluster
 
 
-def test_queue_run_reads_back_every_acknowledged_send(tmp_path):
+@pytest.mark.xdist_group("workloads-cluster")
+def test_queue_run_reads_back_every_acknowledged_send(shared_cluster, tmp_path):
     opts = WorkloadOptions(time_limit=10, concurrency=8, rate=500, send_values=2)
-    done = run(RunSpec(ClusterSpec(DEFAULT_VERSION), opts, seed=7, store=tmp_path / "store"), silent)
+    done = shared_cluster.run(opts, tmp_path / "store", seed=7)
     run_dir, summary = done.run_dir, done.summary
     report = ReadReport()
     events = list(read_history(run_dir / "history.jsonl", report))
@@ -60,7 +57,6 @@ def test_queue_run_reads_back_every_acknowledged_send(tmp_path):
     assert config["effective_producer_config"]["enable_idempotence"] is True
     assert config["effective_producer_config"]["acks"] == -1
     assert (run_dir.parent / "latest").resolve() == run_dir
-    assert (run_dir / "cluster" / "kafka-1" / "logs" / "server.log").is_file()
     assert json.loads((run_dir / "summary.json").read_text())["complete"] is True
 
     # The history round-trips through the writer and the reader.
@@ -74,9 +70,10 @@ def test_queue_run_reads_back_every_acknowledged_send(tmp_path):
     ]
 
 
-def test_txn_run_commits_are_read_and_aborts_are_not(tmp_path):
+@pytest.mark.xdist_group("workloads-cluster")
+def test_txn_run_commits_are_read_and_aborts_are_not(shared_cluster, tmp_path):
     opts = WorkloadOptions(workload="txn", time_limit=10, concurrency=4, rate=100, txn_abort_fraction=0.3)
-    done = run(RunSpec(ClusterSpec(DEFAULT_VERSION), opts, seed=11, store=tmp_path / "store"), silent)
+    done = shared_cluster.run(opts, tmp_path / "store", seed=11)
     run_dir, summary = done.run_dir, done.summary
     events = list(read_history(run_dir / "history.jsonl"))
     ok_sent, failed_sent, read, _ = sent_and_read(events)
