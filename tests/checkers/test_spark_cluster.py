@@ -22,6 +22,7 @@ import pytest
 from kafka_chaos.frontends.cli import main
 from tests.checkers import histories as H
 from tests.checkers.test_trend import make_run
+from tests.integration.processes import ONE_NODE
 
 # One standalone cluster (a module fixture) serves the module: its tests share an xdist worker.
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark-standalone")]
@@ -172,12 +173,7 @@ def test_run_check_hands_its_spark_master_to_the_check(tmp_path: Path):
     master = "local[1]"
     done = kafka_chaos(
         "run",
-        "--nodes",
-        "1",
-        "--replication-factor",
-        "1",
-        "--min-insync-replicas",
-        "1",
+        *ONE_NODE,
         "--time-limit",
         "6",
         "--rate",

@@ -26,6 +26,9 @@ import docker
 
 from kafka_chaos.harness.cleanup import owned_by, remove
 
+#: `run`'s options for one combined node: the quickest cluster a command-line test can start.
+ONE_NODE = ["--nodes", "1", "--replication-factor", "1", "--min-insync-replicas", "1"]
+
 
 def _sigint_as_in_a_terminal() -> None:
     """In the child before it runs: SIGINT neither ignored nor blocked (both are inherited)."""

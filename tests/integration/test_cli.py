@@ -13,7 +13,7 @@ import pytest
 from kafka_chaos.frontends.cli import main
 from kafka_chaos.harness.cleanup import leftovers, owned_by
 from tests.integration.leftovers import assert_no_leftovers, docker_lock
-from tests.integration.processes import cli, interrupt, kill_and_clean
+from tests.integration.processes import ONE_NODE, cli, interrupt, kill_and_clean
 
 pytestmark = pytest.mark.cluster
 CLI = [sys.executable, "-m", "kafka_chaos.frontends.cli"]
@@ -102,12 +102,7 @@ def test_run_with_check_prints_a_verdict(docker_api, tmp_path, capsys):
         [
             *CLI,
             "run",
-            "--nodes",
-            "1",
-            "--replication-factor",
-            "1",
-            "--min-insync-replicas",
-            "1",
+            *ONE_NODE,
             "--time-limit",
             "5",
             "--concurrency",

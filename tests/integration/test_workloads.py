@@ -12,7 +12,7 @@ from kafka_chaos.history.file import HistoryWriter, ReadReport, read_history
 from kafka_chaos.workloads.options import WorkloadOptions
 from tests.integration.history_facts import sent_and_read
 from tests.integration.leftovers import assert_no_leftovers
-from tests.integration.processes import cli, interrupt, kill_and_clean
+from tests.integration.processes import ONE_NODE, cli, interrupt, kill_and_clean
 
 pytestmark = pytest.mark.cluster
 
@@ -95,12 +95,7 @@ def test_sigint_leaves_a_readable_history_and_no_containers(tmp_path, docker_api
     proc = cli(
         [
             "run",
-            "--nodes",
-            "1",
-            "--replication-factor",
-            "1",
-            "--min-insync-replicas",
-            "1",
+            *ONE_NODE,
             "--time-limit",
             "120",
             "--store",
