@@ -8,7 +8,8 @@ Read from what every run already records, never from the checker's verdict:
   lost its unflushed writes, wiped), the ELR in use, a broker fenced while it led, a broker
   registered again after its disk was lost, a quorum election and where its new leader came from;
 - each node's quorum views (control-plane/quorum-views.jsonl): the quorum's epoch changed, or a
-  node's went back (a wiped voter);
+  node's went back (a wiped voter), or two nodes up at once held themselves leader in different
+  epochs;
 - the history: the nemesis's operations (what was in place when), and writes acknowledged while
   the metadata log held their partition's ISR at one replica.
 
@@ -79,6 +80,12 @@ class Faults:
             return "unknown"
         names = sorted({w.name for w in self.windows if w.start <= t < w.end})
         return "+".join(names) or QUIET
+
+    def down(self, alias: str, t: int | None) -> bool:
+        """Whether a fault had `alias` down (killed, stopped) at `t`."""
+        return t is not None and any(
+            w.effect == DOWN and alias in w.nodes and w.start <= t < w.end for w in self.windows
+        )
 
     def origin(self, alias: str | None, t: int | None, since: int | None) -> str:
         """Where `alias` came from at `t`: its last restart, loss or wipe before `t`, unless that was
@@ -254,20 +261,30 @@ def _broker_features(
 
 
 def view_features(run: RunDir, faults: Faults, out: RunStates) -> None:
-    """The quorum's epoch changing while faults were in place, and a node's epoch going back."""
+    """The quorum's epoch changing while faults were in place, a node's epoch going back, and two
+    nodes up at once each holding itself leader in a different epoch (`quorum-two-claims`: the
+    step before a split brain, which a search can then hold longer; a node that is down keeps its
+    last file, and is not counted)."""
     if not run.quorum_views.is_file():
         return
     last: dict[str, int] = {}
+    claims: dict[str, int] = {}  # node -> the epoch its latest view claims leadership in
     for v in _records(run.quorum_views):
-        epoch, node = v.get("leader_epoch"), v.get("node")
+        epoch, node, t = v.get("leader_epoch"), v.get("node"), v.get("time")
         if v.get("error") or not isinstance(epoch, int) or node is None:
             continue
         seen = last.get(node)
         if seen is not None and epoch > seen:
-            out.features.add(("quorum-epoch-change", faults.context(v.get("time"))))
+            out.features.add(("quorum-epoch-change", faults.context(t)))
         elif seen is not None and epoch < seen:
-            out.features.add(("quorum-epoch-back", faults.context(v.get("time"))))
+            out.features.add(("quorum-epoch-back", faults.context(t)))
         last[node] = epoch
+        if v.get("leader_id") is not None and v.get("leader_id") == v.get("node_id"):
+            claims[node] = epoch
+        else:
+            claims.pop(node, None)
+        if len({e for n, e in claims.items() if not faults.down(n, t)}) > 1:
+            out.features.add(("quorum-two-claims", faults.context(t)))
 
 
 def ack_features(history: Path, faults: Faults, out: RunStates) -> None:

@@ -113,3 +113,39 @@ def test_fault_windows_close_on_their_heals():
 
 def test_a_run_without_evidence_reached_nothing(tmp_path):
     assert run_states(tmp_path).features == set()
+
+
+def test_two_leaders_claimed_at_once_while_the_old_one_is_cut_off(tmp_path):
+    """kafka-1 leads in epoch 1 and is cut off from its voters at 5 s; kafka-2 claims epoch 2 at
+    7 s while kafka-1's claim stands: a step towards a split brain. The near miss: the same views
+    with kafka-1 killed instead (a down node's file keeps its last claim)."""
+    run = RunDir(tmp_path / "cut")
+    run.control_plane.mkdir(parents=True)
+    run.config.write_text(json.dumps({"kafka_version": "3.6.2", "workload": {"topic": "chaos", "keys": 1}}))
+    cut = {"target": "controller", "shape": "quorum-leader", "effect": "cut", "undone_by": "heal"}
+    run.history.write_text(
+        json.dumps(nemesis(0, 5.0, "invoke", "partition", **cut))
+        + "\n"
+        + json.dumps(nemesis(1, 5.1, "ok", "partition", **cut, nodes=["kafka-1"]))
+        + "\n"
+    )
+    views = [
+        view_line(time=int(t * S), node=n, node_id=i, leader_id=leader, leader_epoch=e)
+        for t, n, i, leader, e in ((1, "kafka-1", 1, 1, 1), (1, "kafka-2", 2, 1, 1), (7, "kafka-2", 2, 2, 2))
+    ]
+    run.quorum_views.write_text("".join(views))
+    assert "quorum-two-claims | partition:quorum-leader" in {state_text(s) for s in run_states(run.path).features}
+
+    killed = RunDir(tmp_path / "killed")
+    killed.control_plane.mkdir(parents=True)
+    killed.config.write_text(run.config.read_text())
+    kill = {"target": "controller", "effect": "down", "undone_by": "start"}
+    killed.history.write_text(
+        json.dumps(nemesis(0, 5.0, "invoke", "kill", **kill))
+        + "\n"
+        + json.dumps(nemesis(1, 5.1, "ok", "kill", **kill, nodes=["kafka-1"]))
+        + "\n"
+    )
+    killed.quorum_views.write_text("".join(views))
+    states = {state_text(s) for s in run_states(killed.path).features}
+    assert "quorum-epoch-change | kill" in states and not any(s.startswith("quorum-two-claims") for s in states)
