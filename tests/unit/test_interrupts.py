@@ -9,6 +9,15 @@ import pytest
 from kafka_chaos.harness.interrupts import held_interrupts
 
 
+@pytest.fixture(autouse=True)
+def python_sigint():
+    """Python's own SIGINT handler for each test, and whatever was in place after it: a test
+    worker that has run Spark holds Spark's handler (it cancels jobs, then raises the same)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def test_a_ctrl_c_inside_the_block_comes_when_it_ends():
     done = []
     with pytest.raises(KeyboardInterrupt):
