@@ -69,3 +69,12 @@ def kill_and_clean(client: docker.DockerClient, proc: subprocess.Popen) -> None:
         proc.kill()
         proc.communicate()
     remove(*owned_by(client, proc.pid))
+
+
+def assert_a_live_owner_keeps_its_own(client: docker.DockerClient, live: subprocess.Popen) -> None:
+    """What a clean-up left to `live`, a run whose owner still runs: its one container and its
+    network, both still there; then `live` stops on Ctrl-C, as a run does (exit 130)."""
+    containers, networks = owned_by(client, live.pid)
+    assert len(containers) == 1 and len(networks) == 1
+    code, _, err = interrupt(live, 120)
+    assert code == 130, err

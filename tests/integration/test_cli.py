@@ -13,7 +13,7 @@ import pytest
 from kafka_chaos.frontends.cli import main
 from kafka_chaos.harness.cleanup import leftovers, owned_by
 from tests.integration.leftovers import assert_no_leftovers, docker_lock
-from tests.integration.processes import ONE_NODE, cli, interrupt, kill_and_clean
+from tests.integration.processes import ONE_NODE, assert_a_live_owner_keeps_its_own, cli, interrupt, kill_and_clean
 
 pytestmark = pytest.mark.cluster
 CLI = [sys.executable, "-m", "kafka_chaos.frontends.cli"]
@@ -62,10 +62,7 @@ def test_clean_removes_what_a_killed_run_left_and_not_a_live_run(docker_api, tmp
         assert out.returncode == 0, out.stderr
         assert "removed 1 container(s) and 1 network(s)" in out.stdout
         assert owned_by(docker_api, killed.pid) == ([], [])
-        containers, networks = owned_by(docker_api, live.pid)  # its owner runs: not a leftover
-        assert len(containers) == 1 and len(networks) == 1
-        code, _, err = interrupt(live, 120)
-        assert code == 130, err
+        assert_a_live_owner_keeps_its_own(docker_api, live)  # its owner runs: not a leftover
     finally:
         for proc in (killed, live):
             kill_and_clean(docker_api, proc)

@@ -17,7 +17,7 @@ from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.fsync_disk import FSYNC_TRACKED, check_mountable, mounted_under
 from tests.integration.leftovers import docker_lock
-from tests.integration.processes import cli, interrupt, kill_and_clean
+from tests.integration.processes import assert_a_live_owner_keeps_its_own, cli, kill_and_clean
 
 pytestmark = pytest.mark.cluster
 LAYER = "kafka_chaos.harness.fsync_disk"
@@ -103,10 +103,7 @@ def test_a_new_cluster_reaps_what_a_sigkilled_run_left_and_not_a_live_runs(docke
             time.sleep(0.2)
         assert _layers(killed_dir) == {}
         assert "KAFKA-CHAOS" not in _host_chains()
-        containers, networks = owned_by(docker_api, live.pid)  # its owner runs: not a leftover
-        assert len(containers) == 1 and len(networks) == 1
-        code, _, err = interrupt(live, 120)
-        assert code == 130, err
+        assert_a_live_owner_keeps_its_own(docker_api, live)  # its owner runs: not a leftover
     finally:
         for proc in (killed, live):
             kill_and_clean(docker_api, proc)
