@@ -89,15 +89,21 @@ def _clock(
         t = at + (hold or 0) + rng.uniform(*((1.0, 3.0) if instant else (0.5, 1.5))) * interval
 
 
+def heals_in_pause(heal: float, pauses: Sequence[tuple[float, float]]) -> bool:
+    """Whether a network fault's heal at `heal` falls while one of `pauses` ((start, end) spans) is
+    held: from its start until AFTER_RESUME_S after its resume, that moment excluded. The one rule
+    for the mix, which moves such a heal to that moment, and explore's space, which rejects it.
+    Times compare at the schedules' resolution of 0.1 s."""
+    at = round(heal, 1)
+    return any(round(start, 1) <= at < round(end + AFTER_RESUME_S, 1) for start, end in pauses)
+
+
 def _past_pauses(at: float, hold: float, pauses: Sequence[tuple[float, float]]) -> float:
     """The hold of a network fault from `at`, stretched until its heal falls in no pause."""
+    spans = [(p_at, p_at + p_hold) for p_at, p_hold in pauses]
     end = at + hold
-    moved = True
-    while moved:
-        moved = False
-        for p_at, p_hold in pauses:
-            if p_at <= end <= p_at + p_hold:
-                end, moved = p_at + p_hold + AFTER_RESUME_S, True
+    while heals_in_pause(end, spans):
+        end = max(p_end + AFTER_RESUME_S for p_start, p_end in spans if heals_in_pause(end, [(p_start, p_end)]))
     return round(end - at, 1)
 
 

@@ -15,10 +15,10 @@ The bounds (`Space.problems`):
   schedule can promise that keeps "at most one per node", and it is the studies' "one reboot";
 - at most one network fault (a partition or a stall: all are undone by the one `heal`, which
   flushes every rule) in place at once;
-- no network fault's heal while a pause is held (from the pause's start to just after its resume):
-  a paused container runs no iptables, so that heal would leave the paused node's rules in place
-  and the cut would outlast its hold (the overlapping mix moves such a heal past the pause,
-  nemesis/overlap.py; a search keeps its schedules out instead);
+- no network fault's heal while a pause is held (overlap.heals_in_pause: from the pause's start
+  until AFTER_RESUME_S after its resume): a paused container runs no iptables, so that heal would
+  leave the paused node's rules in place and the cut would outlast its hold (the overlapping mix
+  moves such a heal to the window's end, nemesis/overlap.py; a search keeps its schedules out);
 - every fault starts after `start` seconds of quiet (the liveness baseline) and ends by `duration`.
 
 Every draw comes from the `random.Random` the caller passes (explore derives one per run from the
@@ -35,7 +35,7 @@ from typing import Any
 
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.nemesis.faults import HEAL, HEALS, RANDOM
-from kafka_chaos.nemesis.overlap import AFTER_RESUME_S
+from kafka_chaos.nemesis.overlap import heals_in_pause
 from kafka_chaos.nemesis.roles import BY_NAME as ROLES
 from kafka_chaos.nemesis.roles import DISK_FAULTS, MAX_AT_ONCE, roles_for
 from kafka_chaos.nemesis.schedule import Step
@@ -165,8 +165,7 @@ class Space:
             out.append("two network faults in place at once (one heal undoes both)")
         pauses = [m.span for m in moves if m.fault == "pause"]
         for m in network:
-            heal = m.span[1]
-            if any(start <= heal <= end + AFTER_RESUME_S for start, end in pauses):
+            if heals_in_pause(m.span[1], pauses):
                 out.append(f"{m.label()}: healed while a pause is held (the paused node keeps its rules)")
         return out
 

@@ -79,7 +79,7 @@ def test_a_mutation_is_a_neighbour():
         ([Move(10, "partition", ("leader",), 4, "cut")], "2 distinct"),
         ([Move(10, "stall", ("leader",), 4)], "not in this space"),
         ([Move(10, "partition", ("leader",), 6, "isolate"), Move(12, "pause", ("follower",), 6)], "pause is held"),
-        ([Move(10, "partition", ("leader",), 12, "isolate"), Move(13, "pause", ("follower",), 8)], "pause is held"),
+        ([Move(10, "partition", ("leader",), 12, "isolate"), Move(13.5, "pause", ("follower",), 8)], "pause is held"),
     ],
 )
 def test_each_bound_is_checked(moves, problem):
@@ -87,11 +87,13 @@ def test_each_bound_is_checked(moves, problem):
 
 
 def test_a_heal_clear_of_every_pause_is_inside_the_space():
-    """The pause rule's near misses: the heal half a second before the pause, and two seconds
-    after its resume (the rule's margin is one)."""
+    """The pause rule's near misses: the heal half a second before the pause, two seconds after
+    its resume, and exactly one second after it, where the overlapping mix moves such a heal."""
     before = [Move(10, "partition", ("leader",), 2, "isolate"), Move(12.5, "pause", ("follower",), 4)]
     after = [Move(10, "partition", ("leader",), 12, "isolate"), Move(12, "pause", ("follower",), 8)]
-    assert SPACE.problems(before) == [] and SPACE.problems(after) == [], (SPACE.problems(before), SPACE.problems(after))
+    at_margin = [Move(10, "partition", ("leader",), 12, "isolate"), Move(13, "pause", ("follower",), 8)]
+    for moves in (before, after, at_margin):
+        assert SPACE.problems(moves) == [], (moves, SPACE.problems(moves))
 
 
 def test_a_schedule_is_a_script_run_plays():
