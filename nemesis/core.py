@@ -18,7 +18,8 @@ from kafka_chaos.history.events import FAIL, INFO, NEMESIS, OK
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.nemesis.fault import Fault
-from kafka_chaos.nemesis.faults import BY_NAME, FINAL, NAMES, named_ends
+from kafka_chaos.nemesis.faults import BY_NAME, FINAL, NAMES, STARTS, named_ends
+from kafka_chaos.nemesis.partition import renew
 from kafka_chaos.nemesis.streams import stream
 from kafka_chaos.nemesis.targets import TargetError
 
@@ -42,6 +43,8 @@ class Nemesis:
         #: refuses the fault (a recorded `fail`: nothing was done), None lets it act. The
         #: overlapping mix refuses a second disk fault on a node (nemesis/overlap.py DiskOnce).
         self.refuse: Callable[[str, list[str]], str | None] | None = None
+        #: The partition in place (its grudge and port), installed again when a node starts.
+        self.cut: tuple[dict[str, set[str]], int | None] | None = None
         self._lock = threading.Lock()
 
     def _record(self, type: str, f: str, value: Any, error: str | None = None) -> None:
@@ -74,6 +77,8 @@ class Nemesis:
                 return {**asked, "error": refused}
             try:
                 done = kind.apply(self, aim, args)
+                if fault in STARTS and aim.nodes:
+                    renew(self)
             except Exception as exc:  # recorded; heal_all restores the cluster
                 nodes = [n.alias for n in aim.nodes]
                 self._record(INFO, fault, {**asked, "nodes": nodes}, f"{type(exc).__name__}: {exc}")
@@ -105,7 +110,9 @@ class Nemesis:
 
     def heal_all(self) -> None:
         """Undo every fault still in place: each undoing fault that owes nodes, in the table's
-        order (thaw, start, then the network). Safe to call twice."""
+        order (thaw, start, then the network). Safe to call twice. The nodes it starts are not cut
+        off again (partition.py `renew`): the network heals right after."""
+        self.cut = None
         for undo in FINAL:
             if self.open.get(undo.name):
                 self.run(undo.name)

@@ -21,12 +21,15 @@ from kafka_chaos.nemesis.targets import TargetError, resolve
 
 
 class Stage(Protocol):
-    """What a fault sees of the nemesis: the cluster, the targets' random stream, and the open faults
-    (undoing fault -> the aliases it owes), which it changes only through `book`."""
+    """What a fault sees of the nemesis: the cluster, the targets' random stream, the open faults
+    (undoing fault -> the aliases it owes), which it changes only through `book`, and the partition
+    in place (its grudge and port: partition.py), which the nemesis installs again on a node that
+    starts while it is held."""
 
     cluster: KafkaCluster
     rng: random.Random
     open: Mapping[str, set[str]]
+    cut: tuple[dict[str, set[str]], int | None] | None
 
     def book(self, fault: Fault, aliases: Iterable[str]) -> None: ...
 

@@ -157,6 +157,9 @@ BY_NAME: dict[str, Fault] = {f.name: f for f in FAULTS}
 NAMES: tuple[str, ...] = tuple(BY_NAME)
 #: What `--nemesis` may mix, in the order the docs list them.
 RANDOM: tuple[str, ...] = tuple(f.name for f in FAULTS if f.random)
+#: The faults that start a node (`start`, and those that do its work): a partition held is
+#: installed again on the nodes they start (partition.py `renew`).
+STARTS: frozenset[str] = frozenset(f.name for f in FAULTS if f.name == START.name or START.name in f.closes)
 #: fault -> the fault that undoes it, for the faults that stay in place.
 HEALS: dict[str, str] = {f.name: f.undone_by for f in FAULTS if f.undone_by}
 #: fault -> its shading in the report: written into config.json with the run's nemesis plan

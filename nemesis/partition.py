@@ -20,7 +20,9 @@ leader's controller listener with their controllers (on three combined nodes, on
 broker still reaches it).
 
 `Partition` is the fault kind (a shape is its own option, `shape`), `Heal` the one that undoes
-it and every other fault on the `KAFKA-CHAOS` chain (stall.py).
+it and every other fault on the `KAFKA-CHAOS` chain (stall.py). A partition outlives the restarts of the
+nodes it cuts: a node that starts while it is held (`start`, `wipe`, `lose-unflushed`) gets its rules
+again, and its peers' rules its new address (`renew`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from docker.errors import APIError
 
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.config import CONTROLLER_PORT
@@ -135,8 +139,29 @@ def apply(nodes: Sequence[KafkaNode], grudge: Grudge, network: str, port: int | 
         addresses = [ips[enemy] for enemy in sorted(enemies) if ips[enemy]]
         scripts[alias] = " && ".join([RESET, *drop_rules(addresses, port)])
     with ThreadPoolExecutor(max_workers=len(scripts) or 1) as pool:
-        for future in [pool.submit(exec_root, by_alias[a], "sh", "-c", script) for a, script in scripts.items()]:
+        for future in [pool.submit(_in_running, by_alias[a], script) for a, script in scripts.items()]:
             future.result()
+
+
+def _in_running(node: KafkaNode, script: str) -> None:
+    """Run `script` in the node's container, unless the container stopped meanwhile: a node whose
+    JVM was killed a moment ago still shows as running, and then refuses the exec (its rules go
+    with its network namespace, so there is nothing to do there)."""
+    try:
+        exec_root(node, "sh", "-c", script)
+    except (RuntimeError, APIError):  # the exec refused (RuntimeError) or its start refused (APIError)
+        if node.state() == "running":
+            raise
+
+
+def renew(stage: Stage) -> None:
+    """Install the partition in place again, after a node started while it was held: the started
+    node's new network namespace has no rules, and a node that was down when the cut began had no
+    address for its peers' rules against it (and may come back with another one). Until this runs,
+    a moment after the container starts and before its JVM reaches its peers, the node is not cut."""
+    if stage.cut is not None:
+        grudge, port = stage.cut
+        apply(stage.cluster.nodes, grudge, stage.cluster.network.name, port)
 
 
 def drop_rules(addresses: Sequence[str], port: int | None = None) -> list[str]:
@@ -158,7 +183,7 @@ def heal(nodes: Sequence[KafkaNode]) -> list[str]:
     """Remove every rule the nemesis added, on every running node; the aliases healed."""
     running = [n for n in nodes if n.state() == "running"]
     with ThreadPoolExecutor(max_workers=len(running) or 1) as pool:
-        futures = [pool.submit(exec_root, n, "sh", "-c", f"iptables -F {CHAIN} 2>/dev/null || true") for n in running]
+        futures = [pool.submit(_in_running, n, f"iptables -F {CHAIN} 2>/dev/null || true") for n in running]
         for future in futures:
             future.result()
     return [n.alias for n in running]
@@ -224,8 +249,9 @@ class Partition(Fault):
         if grudge is None:
             victim = aliases[0] if args["shape"] == "isolate" else None
             grudge = shape(args["shape"], everyone(stage), stage.rng, victim)
+        stage.book(self, everyone(stage))  # first: rules installed on some nodes before a failure need the heal
+        stage.cut = (grudge, port)
         apply(stage.cluster.nodes, grudge, stage.cluster.network.name, port)
-        stage.book(self, everyone(stage))
         value = {"nodes": aliases, "grudge": {k: sorted(v) for k, v in grudge.items() if v}}
         return value if port is None else {**value, "port": port, "listener": "CONTROLLER"}
 
@@ -242,6 +268,7 @@ class Heal(Fault):
 
     def apply(self, stage: Stage, aim: Aim, args: Mapping[str, Any]) -> dict[str, Any]:
         healed = heal(stage.cluster.nodes)
+        stage.cut = None
         # a paused node runs no iptables: its rules stay, and so does what `heal` owes it, which
         # heal_all then flushes after the nodes are resumed (overlapping faults pause during a cut)
         stage.book(self, healed)

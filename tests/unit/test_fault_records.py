@@ -295,6 +295,31 @@ def test_the_nemesis_heals_at_the_end_what_its_faults_left_open(acted):
     assert len(history.events) == 6
 
 
+def test_a_node_started_while_a_partition_is_held_is_cut_off_again(acted):
+    nemesis = Nemesis(_Cluster(), _History(), seed=1)  # type: ignore[arg-type]
+    nemesis.run("kill", "kafka-1")
+    nemesis.run("start")  # no partition held: nothing to install again
+    nemesis.run("kill", "kafka-1")
+    nemesis.run("partition", "kafka-1", shape="isolate")
+    nemesis.run("start")
+    nemesis.run("wipe", "kafka-2")
+    nemesis.run("heal")
+    nemesis.run("kill", "kafka-1")
+    nemesis.run("start")  # healed: nothing to install
+    assert acted == [
+        ("kill", "kafka-1"),
+        ("start", "kafka-1"),
+        ("kill", "kafka-1"),
+        ("partition", ""),
+        ("start", "kafka-1"),
+        ("partition", ""),
+        ("wipe", "kafka-2"),
+        ("partition", ""),
+        ("kill", "kafka-1"),
+        ("start", "kafka-1"),
+    ]
+
+
 def test_a_network_fault_leaves_the_heal_open_and_a_heal_closes_it(acted):
     nemesis = Nemesis(_Cluster(), _History(), seed=1)  # type: ignore[arg-type]
     done = nemesis.run("hold-markers", "kafka-2")
