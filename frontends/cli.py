@@ -532,14 +532,16 @@ def cmd_images_build(args: argparse.Namespace) -> int:
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
-    from kafka_chaos.harness.cleanup import remove_by_label
+    from kafka_chaos.harness.cleanup import remove_by_label, remove_workdirs
     from kafka_chaos.harness.engine import docker_client
     from kafka_chaos.harness.fsync_disk import unmount_stale
 
-    containers, networks = remove_by_label(docker_client(start=False), args.run, everything=args.all)
+    containers, networks, runs = remove_by_label(docker_client(start=False), args.run, everything=args.all)
     stale = unmount_stale()
+    workdirs = remove_workdirs(runs)  # after the mounts: nothing under them is served any more
     print(
         f"removed {containers} container(s) and {networks} network(s)"
+        + (f", {workdirs} temporary workdir(s)" if workdirs else "")
         + (f", unmounted {stale} dead disk(s)" if stale else "")
     )
     return 0
@@ -668,7 +670,9 @@ def build_parser() -> argparse.ArgumentParser:
     build.set_defaults(func=cmd_images_build)
 
     clean = sub.add_parser(
-        "clean", help="remove containers and networks that runs left behind, and unmount dead fsync-tracked disks"
+        "clean",
+        help="remove containers, networks and temporary workdirs that runs left behind, and unmount dead "
+        "fsync-tracked disks",
     )
     clean.add_argument("--run", help="only this run id (live or not)")
     clean.add_argument(

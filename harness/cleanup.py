@@ -182,15 +182,15 @@ def remove_container(container, patience_s: float = 60.0) -> None:
 
 def remove_by_label(
     client: docker.DockerClient, run_id: str | None = None, everything: bool = False
-) -> tuple[int, int]:
+) -> tuple[int, int, list[str]]:
     """Remove containers, then networks, of one run; with no run, what dead runs left (or, with
-    `everything`, every kafka-chaos run's); returns the counts."""
+    `everything`, every kafka-chaos run's); returns the counts and the runs they were of."""
     if run_id or everything:
         containers, networks = find_by_label(client, run_id)
     else:
         containers, networks = leftovers(client)
     remove(containers, networks)
-    return len(containers), len(networks)
+    return len(containers), len(networks), run_ids(containers, networks)
 
 
 def remove(containers: list, networks: list) -> None:
@@ -285,15 +285,27 @@ def reap(client: docker.DockerClient, wait_s: float = REAP_WAIT_S) -> Reaped:
             return reaped
         try:
             containers, networks = leftovers(client)
-            labels = [c.labels or {} for c in containers] + [n.attrs.get("Labels") or {} for n in networks]
-            reaped.runs = sorted({lab.get(RUN, "?") for lab in labels})
+            reaped.runs = run_ids(containers, networks)
             remove(containers, networks)
             reaped.containers, reaped.networks = len(containers), len(networks)
         except DockerException as exc:
             logger.warning("could not remove every leftover of dead runs: %s", exc)
         reaped.mounts = unmount_stale()
-        for run_id in reaped.runs:  # after the mounts: nothing under them is served any more
-            for workdir in _temporary_workdirs(run_id):
-                shutil.rmtree(workdir, ignore_errors=True)
-                reaped.workdirs += not workdir.exists()
+        reaped.workdirs = remove_workdirs(reaped.runs)  # after the mounts: nothing under them is served
     return reaped
+
+
+def remove_workdirs(run_ids: list[str]) -> int:
+    """Remove the temporary workdirs (`temporary_workdir`) of these runs; how many went."""
+    removed = 0
+    for run_id in run_ids:
+        for workdir in _temporary_workdirs(run_id):
+            shutil.rmtree(workdir, ignore_errors=True)
+            removed += not workdir.exists()
+    return removed
+
+
+def run_ids(containers: list, networks: list) -> list[str]:
+    """The runs these containers and networks belong to, from their labels."""
+    labels = [c.labels or {} for c in containers] + [n.attrs.get("Labels") or {} for n in networks]
+    return sorted({lab[RUN] for lab in labels if RUN in lab})

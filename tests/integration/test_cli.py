@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -47,10 +48,27 @@ def test_up_prints_bootstrap_and_ctrl_c_removes_everything(docker_api, tmp_path)
     assert (tmp_path / "kafka-1" / "logs" / "server.log").is_file()
 
 
+#: A cluster through the Python API, given no workdir (so in a temporary folder of its own): it
+#: prints its bootstrap servers and its folder once ready, and waits to be killed.
+LIBRARY_OWNER = """
+import time
+from kafka_chaos.harness.cluster import KafkaCluster
+cluster = KafkaCluster().with_nodes(1).start()
+print(cluster.bootstrap_servers, flush=True)
+print(cluster.workdir, flush=True)
+time.sleep(600)
+"""
+
+
 def test_clean_removes_what_a_killed_run_left_and_not_a_live_run(docker_api, tmp_path):
-    killed, live = start_up("--workdir", str(tmp_path / "killed")), start_up("--workdir", str(tmp_path / "live"))
+    killed = subprocess.Popen(
+        [sys.executable, "-c", LIBRARY_OWNER], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    live = start_up("--workdir", str(tmp_path / "live"))
     try:
         wait_for_bootstrap(killed)
+        workdir = Path(killed.stdout.readline().strip())
+        assert workdir.is_dir() and workdir.is_relative_to(tempfile.gettempdir()), workdir
         wait_for_bootstrap(live)
         with docker_lock(exclusive=True):  # no other test's check may see the leftovers meanwhile
             killed.kill()  # SIGKILL: no chance to clean up
@@ -60,7 +78,8 @@ def test_clean_removes_what_a_killed_run_left_and_not_a_live_run(docker_api, tmp
             assert (containers, networks) == leftovers(docker_api)
             out = subprocess.run([*CLI, "clean"], capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
-        assert "removed 1 container(s) and 1 network(s)" in out.stdout
+        assert "removed 1 container(s) and 1 network(s), 1 temporary workdir(s)" in out.stdout
+        assert not workdir.exists()
         assert owned_by(docker_api, killed.pid) == ([], [])
         assert_a_live_owner_keeps_its_own(docker_api, live)  # its owner runs: not a leftover
     finally:
