@@ -27,6 +27,7 @@ import random
 import re
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kafka import KafkaAdminClient
@@ -113,14 +114,28 @@ def _ask(cluster: KafkaCluster, question: Callable[[KafkaAdminClient], Any], tri
     raise AssertionError("unreachable")
 
 
+#: How long the controller's lookup waits for DescribeQuorum before the files decide alone (s).
+DESCRIBE_QUORUM_S = 3.0
+
+
 def _described_leader(cluster: KafkaCluster) -> tuple[int, int] | None:
-    """(epoch, id) of the quorum's leader as DescribeQuorum says it, asked once; None when it
-    cannot be asked or read (a faulted cluster, a client library that cannot parse the answer)."""
-    try:
+    """(epoch, id) of the quorum's leader as DescribeQuorum says it, asked once and waited for
+    DESCRIBE_QUORUM_S at most; None when it cannot be asked or read in that time (a faulted cluster,
+    a client library that cannot parse the answer). The bound is the call's, not the request's:
+    the client may send it to a paused broker, whose port accepts and never answers, and then it
+    took 10 s whatever its request timeout."""
+
+    def ask() -> dict:
         with cluster.admin(request_timeout_ms=2000) as admin:
-            part = describe_quorum(admin)["topics"][0]["partitions"][0]
+            return describe_quorum(admin)["topics"][0]["partitions"][0]
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="describe-quorum")
+    try:
+        part = pool.submit(ask).result(timeout=DESCRIBE_QUORUM_S)
     except Exception:  # the files decide alone
         return None
+    finally:
+        pool.shutdown(wait=False)  # a call still waiting ends on its own client's timeout
     leader, epoch = part.get("leader_id"), part.get("leader_epoch")
     return (int(epoch), int(leader)) if leader is not None and leader >= 0 and epoch is not None else None
 

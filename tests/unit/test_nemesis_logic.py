@@ -1,11 +1,14 @@
+import contextlib
 import random
 import struct
+import threading
 from types import SimpleNamespace
 
 import pytest
 
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.names import coordinator_partition, java_hash
+from kafka_chaos.nemesis import targets
 from kafka_chaos.nemesis.partition import bridge, drop_rules, halves, isolate, majorities_ring, shape
 from kafka_chaos.nemesis.schedule import parse_fault_list, parse_script
 from kafka_chaos.nemesis.targets import TargetError, quorum_size, resolve
@@ -106,6 +109,23 @@ def test_a_union_target_acts_on_both_parts_in_their_order():
     assert [n.alias for n in resolve(Named(), "2+kafka-2,kafka-5", rng)] == ["kafka-2", "kafka-5"]  # once each
     picked = resolve(Named(), "kafka-1+random-broker", rng)
     assert picked[0].alias == "kafka-1" and picked[1].alias in ("kafka-4", "kafka-5", "kafka-6") and len(picked) == 2
+
+
+def test_the_controller_lookup_stops_waiting_for_a_describe_quorum_that_never_answers(monkeypatch):
+    """As against a paused broker: the call is given up on, and the files decide alone; an answer
+    in time is taken (the near miss)."""
+    answered = threading.Event()
+
+    def describe(admin):
+        assert answered.wait(10), "never released"
+        return {"topics": [{"partitions": [{"leader_id": 2, "leader_epoch": 7}]}]}
+
+    cluster = SimpleNamespace(admin=lambda **kw: contextlib.nullcontext())
+    monkeypatch.setattr(targets, "describe_quorum", describe)
+    monkeypatch.setattr(targets, "DESCRIBE_QUORUM_S", 0.2)
+    assert targets._described_leader(cluster) is None and not answered.is_set()
+    answered.set()
+    assert targets._described_leader(cluster) == (7, 2)
 
 
 def test_fault_lists():
