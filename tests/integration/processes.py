@@ -30,6 +30,30 @@ from kafka_chaos.harness.cleanup import owned_by, remove
 ONE_NODE = ["--nodes", "1", "--replication-factor", "1", "--min-insync-replicas", "1"]
 
 
+def library_owner(cluster: str) -> subprocess.Popen:
+    """A process that starts `cluster` (an expression building a KafkaCluster) through the Python
+    API, not the CLI, prints its workdir once ready and waits to be killed: the owner a test
+    SIGKILLs to leave what only a reaper or `clean` removes. Read its folder with `ready_line`."""
+    script = "\n".join(
+        [
+            "import time",
+            "from kafka_chaos.harness.cluster import KafkaCluster",
+            f"cluster = {cluster}.start()",
+            "print(cluster.workdir, flush=True)",
+            "time.sleep(600)",
+        ]
+    )
+    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def ready_line(proc: subprocess.Popen) -> str:
+    """The first stdout line, printed once the cluster is ready (`up`: the bootstrap servers;
+    `library_owner`: its workdir); a process that ended first fails with its stderr."""
+    line = proc.stdout.readline()
+    assert line.strip(), proc.stderr.read() if proc.poll() is not None else ""
+    return line.strip()
+
+
 def _sigint_as_in_a_terminal() -> None:
     """In the child before it runs: SIGINT neither ignored nor blocked (both are inherited)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -14,7 +14,15 @@ import pytest
 from kafka_chaos.frontends.cli import main
 from kafka_chaos.harness.cleanup import leftovers, owned_by
 from tests.integration.leftovers import assert_no_leftovers, docker_lock
-from tests.integration.processes import ONE_NODE, assert_a_live_owner_keeps_its_own, cli, interrupt, kill_and_clean
+from tests.integration.processes import (
+    ONE_NODE,
+    assert_a_live_owner_keeps_its_own,
+    cli,
+    interrupt,
+    kill_and_clean,
+    library_owner,
+    ready_line,
+)
 
 pytestmark = pytest.mark.cluster
 CLI = [sys.executable, "-m", "kafka_chaos.frontends.cli"]
@@ -48,26 +56,11 @@ def test_up_prints_bootstrap_and_ctrl_c_removes_everything(docker_api, tmp_path)
     assert (tmp_path / "kafka-1" / "logs" / "server.log").is_file()
 
 
-#: A cluster through the Python API, given no workdir (so in a temporary folder of its own): it
-#: prints its bootstrap servers and its folder once ready, and waits to be killed.
-LIBRARY_OWNER = """
-import time
-from kafka_chaos.harness.cluster import KafkaCluster
-cluster = KafkaCluster().with_nodes(1).start()
-print(cluster.bootstrap_servers, flush=True)
-print(cluster.workdir, flush=True)
-time.sleep(600)
-"""
-
-
 def test_clean_removes_what_a_killed_run_left_and_not_a_live_run(docker_api, tmp_path):
-    killed = subprocess.Popen(
-        [sys.executable, "-c", LIBRARY_OWNER], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    killed = library_owner("KafkaCluster().with_nodes(1)")  # no workdir: a temporary one
     live = start_up("--workdir", str(tmp_path / "live"))
     try:
-        wait_for_bootstrap(killed)
-        workdir = Path(killed.stdout.readline().strip())
+        workdir = Path(ready_line(killed))
         assert workdir.is_dir() and workdir.is_relative_to(tempfile.gettempdir()), workdir
         wait_for_bootstrap(live)
         with docker_lock(exclusive=True):  # no other test's check may see the leftovers meanwhile

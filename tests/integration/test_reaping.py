@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,28 +16,16 @@ from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.fsync_disk import FSYNC_TRACKED, check_mountable, mounted_under
 from tests.integration.leftovers import docker_lock
-from tests.integration.processes import assert_a_live_owner_keeps_its_own, cli, kill_and_clean
+from tests.integration.processes import (
+    assert_a_live_owner_keeps_its_own,
+    cli,
+    kill_and_clean,
+    library_owner,
+    ready_line,
+)
 
 pytestmark = pytest.mark.cluster
 LAYER = "kafka_chaos.harness.fsync_disk"
-
-
-#: A run's cluster through the Python API, given no workdir (so in a temporary folder of its own)
-#: and fsync-tracked disks: it prints its folder once ready, and waits to be killed.
-KILLED = f"""
-import time
-from kafka_chaos.harness.cluster import KafkaCluster
-cluster = KafkaCluster().with_nodes(2).with_disk("{FSYNC_TRACKED}").start()
-print(cluster.workdir, flush=True)
-time.sleep(600)
-"""
-
-
-def _ready(proc: subprocess.Popen) -> str:
-    """The first stdout line, printed once the cluster is ready (`up`: the bootstrap servers)."""
-    line = proc.stdout.readline()
-    assert line.strip(), proc.stderr.read() if proc.poll() is not None else ""
-    return line.strip()
 
 
 def _layers(under: Path) -> dict[int, int]:
@@ -66,12 +53,13 @@ def test_a_new_cluster_reaps_what_a_sigkilled_run_left_and_not_a_live_runs(docke
         check_mountable(FSYNC_TRACKED)
     except UsageError as exc:
         pytest.skip(str(exc))
-    killed = subprocess.Popen([sys.executable, "-c", KILLED], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # a cluster given no workdir (so in a temporary folder of its own), on fsync-tracked disks
+    killed = library_owner(f'KafkaCluster().with_nodes(2).with_disk("{FSYNC_TRACKED}")')
     live = cli(["up", "--nodes", "1", "--workdir", str(tmp_path / "live")])
     said: list[str] = []
     try:
-        killed_dir = Path(_ready(killed))
-        assert _ready(live).startswith("127.0.0.1:")
+        killed_dir = Path(ready_line(killed))
+        assert ready_line(live).startswith("127.0.0.1:")
         (container, *_), _ = owned_by(docker_api, killed.pid)
         run_id = container.labels[RUN]
         # A partition's chain, as nemesis/partition.py makes it: in the node's own network namespace.
