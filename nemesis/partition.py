@@ -149,9 +149,15 @@ def _in_running(node: KafkaNode, script: str) -> None:
     with its network namespace, so there is nothing to do there)."""
     try:
         exec_root(node, "sh", "-c", script)
-    except (RuntimeError, APIError):  # the exec refused (RuntimeError) or its start refused (APIError)
-        if node.state() == "running":
-            raise
+    except (RuntimeError, APIError) as e:  # the exec refused (RuntimeError) or its start refused (APIError)
+        # the runtime can say so before Docker's state does
+        if STOPPED in str(e) or node.state() != "running":
+            return
+        raise
+
+
+#: What the OCI runtime answers an exec into a container whose process has exited.
+STOPPED = "cannot exec in a stopped container"
 
 
 def renew(stage: Stage) -> None:

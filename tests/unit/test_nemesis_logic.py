@@ -263,3 +263,17 @@ def test_hold_endtxn_drops_only_the_clients_segments_that_start_an_end_txn():
         "iptables -A KAFKA-CHAOS -p tcp -s 172.18.0.1 --sport 41394 --dport 9094"
         ' -m u32 --u32 "0>>22&0x3C@12>>26&0x3C@4>>16=0x1a" -j DROP'
     )
+
+
+def test_rules_skip_a_node_whose_container_stopped_and_fail_on_a_running_one(monkeypatch):
+    from kafka_chaos.nemesis import partition
+
+    def refuse(node, *cmd):
+        raise RuntimeError(f"sh -c ... on {node.alias} exited 126: OCI runtime exec failed: {node.answer}")
+
+    monkeypatch.setattr(partition, "exec_root", refuse)
+    # Docker still says running while the runtime already refuses: the runtime's word is taken
+    partition._in_running(SimpleNamespace(alias="kafka-3", state=lambda: "running", answer=partition.STOPPED), "true")
+    partition._in_running(SimpleNamespace(alias="kafka-3", state=lambda: "exited", answer="no such file"), "true")
+    with pytest.raises(RuntimeError, match="exited 126"):
+        partition._in_running(SimpleNamespace(alias="kafka-3", state=lambda: "running", answer="no such file"), "true")
