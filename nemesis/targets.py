@@ -101,11 +101,17 @@ class TargetError(Exception):
     """The target does not exist right now (no leader, no such node, ...)."""
 
 
+#: How long an admin client resolving a target waits for its first broker (ms): with no broker
+#: listening (a quorum without a majority leaves restarted brokers STARTING), the default 30 s
+#: three times over held a fault's step 90 s past the run's end.
+BOOTSTRAP_MS = 8000
+
+
 def _ask(cluster: KafkaCluster, question: Callable[[KafkaAdminClient], Any], tries: int = 3) -> Any:
     """An admin call, tried again on connection errors: mid-fault, some brokers do not answer."""
     for attempt in range(tries):
         try:
-            with cluster.admin(request_timeout_ms=5000) as admin:
+            with cluster.admin(request_timeout_ms=5000, bootstrap_timeout_ms=BOOTSTRAP_MS) as admin:
                 return question(admin)
         except KafkaError as exc:
             if attempt == tries - 1:
