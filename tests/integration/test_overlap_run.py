@@ -43,20 +43,23 @@ ROLE_TESTS = {
 
 
 def states(run_dir: Path) -> tuple[list[tuple[int, int, tuple[int, ...]]], list[tuple[int, int]]]:
-    """(time, leader, isr) of KEY after each of its changes, and (time, active controller) after
-    each LeaderChange, from the longest decoded metadata log (a node that was never wiped)."""
+    """(time, leader, isr) of KEY after each of its changes, from the longest decoded metadata log
+    (a node that was never wiped), and (time, active controller) after each LeaderChange of any
+    node's log: a leader elected a moment before it was cut off or killed wrote its LeaderChange
+    into its own log only, and the longest log may be one whose tail was never committed."""
     logs = sorted(RunDir(run_dir).control_plane.glob("metadata/*.jsonl"), key=lambda p: p.stat().st_size)
     assert logs, "no decoded metadata log: the control-plane evidence was not collected"
-    replay, partition, controller = Replay(bump_on_shrink=False), [], []
-    for line in logs[-1].read_text().splitlines():
-        record = json.loads(line)
-        if record["type"] == "LeaderChange":
-            controller.append((record["time"], record["data"]["leaderId"]))
-            continue
-        step = replay.step(record["offset"], record["type"], record.get("data") or {})
-        if step.partition == KEY and step.after is not None:
-            partition.append((record["time"], step.after.leader, step.after.isr))
-    return partition, controller
+    replay, partition, controller = Replay(bump_on_shrink=False), [], set()
+    for log in logs:
+        for line in log.read_text().splitlines():
+            record = json.loads(line)
+            if record["type"] == "LeaderChange":
+                controller.add((record["time"], record["data"]["leaderId"]))
+            elif log == logs[-1]:
+                step = replay.step(record["offset"], record["type"], record.get("data") or {})
+                if step.partition == KEY and step.after is not None:
+                    partition.append((record["time"], step.after.leader, step.after.isr))
+    return partition, sorted(controller)
 
 
 def held(timeline: list, since: int, until: int, test) -> bool:
