@@ -47,7 +47,7 @@ def test_a_short_campaign_stopped_and_resumed(docker_api, tmp_path):
     assert_no_leftovers(docker_api)
 
     proc = subprocess.run(
-        [*CLI, "explore", "--resume", str(campaign), "--runs", "2", "--json", "--quiet"],
+        [*CLI, "explore", "--resume", str(campaign), "--runs", "2", "--no-shrink", "--json", "--quiet"],
         capture_output=True,
         text=True,
         timeout=600,
