@@ -39,8 +39,9 @@ class FakeClient:
 
 
 @pytest.fixture
-def calls(monkeypatch):
+def calls(monkeypatch, tmp_path):
     made = []
+    monkeypatch.setattr(images, "BUILD_LOCK", tmp_path / "build.lock")  # not a real build's, held elsewhere
     monkeypatch.setattr(images, "build_image", lambda client, v, log: made.append(("build", str(v))) or "built")
     monkeypatch.setattr(images, "_derive_official", lambda client, v: made.append(("official", str(v))) or "derived")
     monkeypatch.delenv("KAFKA_CHAOS_OFFLINE", raising=False)
