@@ -7,6 +7,7 @@ sampler (harness/control_plane.py) and the `controller` target (nemesis/targets.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,16 +37,20 @@ def parse_quorum_state(text: str) -> dict[str, int]:
 
 
 def read_view(path: Path) -> dict[str, Any]:
-    """One node's view now: its quorum-state, or why it could not be read (`error`)."""
+    """One node's view now: its quorum-state, or why it could not be read (`error`); and when the
+    file was last written (`mtime_ns`, the host's wall clock; None when unread). KRaft replaces the
+    file whole (a temporary file renamed over it), so the time read is the text's."""
     try:
-        return {**parse_quorum_state(path.read_text()), "error": None}
+        with open(path, "rb") as fh:
+            mtime_ns = os.fstat(fh.fileno()).st_mtime_ns
+            return {**parse_quorum_state(fh.read().decode()), "error": None, "mtime_ns": mtime_ns}
     except FileNotFoundError:
         error = "no quorum-state file"
-    except ValueError as exc:  # a JSONDecodeError is one
+    except ValueError as exc:  # a JSONDecodeError or a UnicodeDecodeError is one
         error = f"bad quorum-state: {exc}"
     except OSError as exc:
         error = f"{type(exc).__name__}: {exc}"
-    return {"leader_id": None, "leader_epoch": None, "voted_id": None, "error": error}
+    return {"leader_id": None, "leader_epoch": None, "voted_id": None, "error": error, "mtime_ns": None}
 
 
 def leader_claims(controllers: list[KafkaNode]) -> list[tuple[int, int]]:

@@ -34,12 +34,16 @@ NICE = -10
 
 
 def views(nodes: list[tuple[str, int, Path]], now: int, after: int | None) -> list[str]:
-    """One line per node: its view now; `after`, the nemesis completion that asked for it."""
+    """One line per node: its view now; `after`, the nemesis completion that asked for it;
+    `written`, the file's last write on the history's clock (`now` less the file's age), which
+    tells a view the node's running process wrote from its dead predecessor's last one."""
     lines = []
     for alias, node_id, path in nodes:
         view = quorum_state.read_view(path)
-        error = view.pop("error")
-        lines.append(view_line(time=now, node=alias, node_id=node_id, **view, after=after, error=error))
+        error, mtime_ns = view.pop("error"), view.pop("mtime_ns")
+        written = None if mtime_ns is None else now - (time.time_ns() - mtime_ns)
+        line = view_line(time=now, node=alias, node_id=node_id, **view, after=after, error=error, written=written)
+        lines.append(line)
     return lines
 
 

@@ -20,7 +20,8 @@ MEMBER_FIELDS = (
     ("last_caught_up_unix_ms", "long"),
 )
 #: quorum-views.jsonl: one node's own quorum-state at `time` (ns on the history's clock); `after`,
-#: the nemesis completion that asked for it; `error` when the file could not be read.
+#: the nemesis completion that asked for it; `error` when the file could not be read; `written`,
+#: when the file was last written (the history's clock; absent from runs before 2026-11-29).
 VIEW_FIELDS = (
     ("time", "long"),
     ("node", "string"),
@@ -30,6 +31,7 @@ VIEW_FIELDS = (
     ("voted_id", "int"),
     ("after", "long"),
     ("error", "string"),
+    ("written", "long"),
 )
 #: quorum-replication.jsonl: DescribeQuorum asked at `time`: the quorum's leader, its epoch and
 #: high watermark, each voter's and observer's replication; `error` when it failed.

@@ -161,7 +161,7 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
     views = None
     if ev.has_views:
         views = _lines(ops, [ev.run.quorum_views], VIEW_SCHEMA)
-        out["cp_views"] = views.select("time", "node", "node_id", "leader_id", "leader_epoch", "error")
+        out["cp_views"] = views.select("time", "node", "node_id", "leader_id", "leader_epoch", "error", "written")
         out["cp_regressions"] = epoch_regressions(views, ops)
     claims = []
     if views is not None:

@@ -8,9 +8,11 @@ a few thousand rows, collected by checkers/control_plane/judge.py with the nemes
   seen; the slack covers the time between samples); the stretch a node may have been down is cut
   out (a dead node's last view is not a claim).
 Neither a pause nor a restart hides a later claim: a paused leader resumes still leader, and a
-node started again whose file still names it leader of its old epoch holds that claim once it
-runs (the contract exempts only a dead node's view); only the stretch it may have been down is
-cut out.
+node started again holds a claim as soon as its new process writes one (KRaft starts a former
+leader as resigned in its old epoch, and writes that). What a restart does not make a claim is
+the file its dead process left: the node's JVM takes seconds to start and read it (9 s under a
+loaded suite), and until its new process writes the file again it is the dead node's last view
+(`from_the_dead`, by the file's time, `written`).
 - `quorum-double-leader` and `quorum-epoch-regression` are queries on Spark (control_plane.py).
 
 Beside them: who led the quorum when (the active controller at a moment), and the epochs that
@@ -23,6 +25,7 @@ from itertools import combinations
 from typing import Any
 
 from kafka_chaos.checkers.control_plane.node_faults import (
+    RESTARTS,
     Interval,
     Window,
     cut_between,
@@ -30,6 +33,7 @@ from kafka_chaos.checkers.control_plane.node_faults import (
     is_down,
     subtract,
 )
+from kafka_chaos.history import events
 
 View = dict[str, Any]  # time, node, node_id, leader_id, leader_epoch, error
 
@@ -39,11 +43,31 @@ def leads(v: View) -> bool:
     return v["error"] is None and v["leader_id"] is not None and v["leader_id"] == v["node_id"]
 
 
-def claims(views: list[View]) -> dict[str, list[tuple[int, Interval]]]:
-    """node -> (epoch, [first, last sample]) of each run of samples in which it held itself leader.
-    A restarted node's file may still name it leader of its old epoch (KRaft starts a former leader
-    as resigned in that epoch, and writes that back): the contract exempts only a dead node's view,
-    so once the node runs again that view is a claim like any other."""
+def process_ends(ws: list[Window]) -> dict[str, list[int]]:
+    """node -> when each fault that ends its process began (a kill, a stop, a restart; not a pause,
+    whose process resumes as it was)."""
+    out: dict[str, list[int]] = {}
+    for w in ws:
+        if w.node is not None and (w.does == events.DOWN or w.does in RESTARTS):
+            out.setdefault(w.node, []).append(w.invoke)
+    return out
+
+
+def from_the_dead(v: View, ends: dict[str, list[int]]) -> bool:
+    """Whether the view is a file that a process since ended wrote, not yet written again by the
+    node's running one: the file predates a fault that ended the node's process before the view
+    was taken. A view that does not say when its file was written (a run before it was recorded)
+    is taken as the running process's."""
+    written = v.get("written")
+    return written is not None and any(written < t < v["time"] for t in ends.get(v["node"], ()))
+
+
+def claims(views: list[View], ws: list[Window] | None = None) -> dict[str, list[tuple[int, Interval]]]:
+    """node -> (epoch, [first, last sample]) of each run of samples in which it held itself leader,
+    its running process's view (`from_the_dead`: a file a dead process left is no claim, and breaks
+    the run). A restarted node whose new process writes it leader of its old epoch again (KRaft
+    starts a former leader as resigned in that epoch, and writes that) holds that claim."""
+    ends = process_ends(ws or [])
     out: dict[str, list[tuple[int, Interval]]] = {}
     by_node: dict[str, list[View]] = {}
     for v in views:
@@ -51,7 +75,7 @@ def claims(views: list[View]) -> dict[str, list[tuple[int, Interval]]]:
     for node, vs in by_node.items():
         run: tuple[int, int, int] | None = None  # epoch, first, last
         for v in sorted(vs, key=lambda v: v["time"]):
-            epoch = v["leader_epoch"] if leads(v) else None
+            epoch = v["leader_epoch"] if leads(v) and not from_the_dead(v, ends) else None
             if run is not None and epoch == run[0]:
                 run = (run[0], run[1], v["time"])
                 continue
@@ -65,15 +89,15 @@ def claims(views: list[View]) -> dict[str, list[tuple[int, Interval]]]:
 
 def live_claims(views: list[View], ws: list[Window]) -> list[View]:
     """The views that are a running node's claim to lead: not taken while the node may have been
-    down (a dead or paused node's file still names it)."""
-    dn = down(ws)
-    return [v for v in views if leads(v) and not is_down(dn, v["node"], v["time"])]
+    down (a dead or paused node's file still names it), nor a file its dead process left."""
+    dn, ends = down(ws), process_ends(ws)
+    return [v for v in views if leads(v) and not is_down(dn, v["node"], v["time"]) and not from_the_dead(v, ends)]
 
 
 def split_brain(views: list[View], ws: list[Window], bound_ns: int) -> list[dict[str, Any]]:
     """Pairs of claims in different epochs that overlap, both nodes running, for longer than the bound."""
     dn = down(ws)
-    held = claims(views)
+    held = claims(views, ws)
     everyone = sorted({v["node"] for v in views})
     found = []
     for a, b in combinations(sorted(held), 2):

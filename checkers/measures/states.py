@@ -87,6 +87,13 @@ class Faults:
             w.effect == DOWN and alias in w.nodes and w.start <= t < w.end for w in self.windows
         )
 
+    def from_the_dead(self, alias: str, t: int, written: int | None) -> bool:
+        """Whether a file of `alias` read at `t` was written by a process that a fault ended before
+        then (a kill, a stop, a restart): not yet written again by the one that runs now."""
+        return written is not None and any(
+            w.effect in (DOWN, RESTARTED, WIPED) and alias in w.nodes and written < w.start < t for w in self.windows
+        )
+
     def origin(self, alias: str | None, t: int | None, since: int | None) -> str:
         """Where `alias` came from at `t`: its last restart, loss or wipe before `t`, unless that was
         before `since` (it has led since)."""
@@ -264,7 +271,7 @@ def view_features(run: RunDir, faults: Faults, out: RunStates) -> None:
     """The quorum's epoch changing while faults were in place, a node's epoch going back, and two
     nodes up at once each holding itself leader in a different epoch (`quorum-two-claims`: the
     step before a split brain, which a search can then hold longer; a node that is down keeps its
-    last file, and is not counted)."""
+    last file, and is not counted, nor is that file once it starts, until its new process writes)."""
     if not run.quorum_views.is_file():
         return
     last: dict[str, int] = {}
@@ -279,7 +286,11 @@ def view_features(run: RunDir, faults: Faults, out: RunStates) -> None:
         elif seen is not None and epoch < seen:
             out.features.add(("quorum-epoch-back", faults.context(t)))
         last[node] = epoch
-        if v.get("leader_id") is not None and v.get("leader_id") == v.get("node_id"):
+        if (
+            v.get("leader_id") is not None
+            and v.get("leader_id") == v.get("node_id")
+            and not faults.from_the_dead(node, t, v.get("written"))
+        ):
             claims[node] = epoch
         else:
             claims.pop(node, None)

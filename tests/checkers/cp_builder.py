@@ -86,8 +86,9 @@ class Run:
     quorum: str = "static"
     #: alias -> that node's log (every node's starts as base_log()).
     logs: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {a: base_log() for a in NODES})
-    #: (node, from s, to s) -> (leader id, epoch) or None (an error view), for samples every 0.5 s.
-    view_spans: list[tuple[str, float, float, tuple[int, int] | None]] = field(default_factory=list)
+    #: (node, from s, to s, (leader id, epoch) or None (an error view), when its file was written),
+    #: for samples every 0.5 s.
+    view_spans: list[tuple[str, float, float, tuple[int, int] | None, float]] = field(default_factory=list)
     #: per sample second: id -> log end offset overrides (default: the high watermark).
     leo: dict[str, list[tuple[float, float, int]]] = field(default_factory=dict)
     #: the high watermark's lowest value at the end (None: the end of the reference log)
@@ -117,9 +118,12 @@ class Run:
             self.logs[node] += [dict(r) for r in records]
         return self
 
-    def views(self, node: str, start: float, end: float, held: tuple[int, int] | None) -> Run:
-        """What `node` holds over [start, end): (leader id, epoch), or None (its view unreadable)."""
-        self.view_spans.append((node, start, end, held))
+    def views(
+        self, node: str, start: float, end: float, held: tuple[int, int] | None, written: float | None = None
+    ) -> Run:
+        """What `node` holds over [start, end): (leader id, epoch), or None (its view unreadable);
+        its file written at `written` (default: `start`, when the node wrote what it holds)."""
+        self.view_spans.append((node, start, end, held, start if written is None else written))
         return self
 
     def behind(self, node: str, start: float, end: float, leo: int) -> Run:
@@ -141,13 +145,14 @@ class Run:
 
     def _view(self, t: float, node: str) -> dict[str, Any]:
         held: tuple[int, int] | None = (1, 1)
-        for n, a, b, h in self.view_spans:
+        written = -1.0  # the healthy run's file: written before the history began
+        for n, a, b, h, w in self.view_spans:
             if n == node and a <= t and (t < b or b >= END):
-                held = h
+                held, written = h, w
         base = {"time": int(t * S), "node": node, "node_id": NODES[node], "voted_id": -1, "after": None}
         if held is None:
             return {**base, "leader_id": None, "leader_epoch": None, "voted_id": None, "error": "no quorum-state"}
-        return {**base, "leader_id": held[0], "leader_epoch": held[1], "error": None}
+        return {**base, "leader_id": held[0], "leader_epoch": held[1], "error": None, "written": int(written * S)}
 
     def _hw(self, t: float) -> int:
         ref = max(self.logs.values(), key=len)

@@ -45,6 +45,19 @@ def split_brain_after_restart(bad: bool) -> Run:
     return r.add(fence(8, 15, 1), rec(9, 12, "NO_OP_RECORD", batch_epoch=2))
 
 
+def split_brain_beside_the_file_a_dead_process_left(bad: bool) -> Run:
+    """kafka-1, the quorum leader, killed from 10 s to 20 s while kafka-2 leads epoch 2 from 12 s;
+    its JVM then takes until 30 s to follow kafka-2 (9 s to start under a loaded suite, as a 4.3.1
+    node did). Its file says (1, 1) from 20 s to 30 s, written by its new process at 20.5 s (KRaft
+    starts a former leader as resigned in its epoch: a claim, 9.5 s beside kafka-2's, past 8 s),
+    or (near miss) left by the process the kill ended, never written since: the dead node's last
+    view, which the contract says is no claim."""
+    r = Run().fault("kill", ["kafka-1"], 10).fault("start", ["kafka-1"], 20)
+    r.views("kafka-2", 12, 60, (2, 2)).views("kafka-3", 12, 60, (2, 2))
+    r.views("kafka-1", 20.5, 30, (1, 1), written=20.5 if bad else -1.0).views("kafka-1", 30, 60, (2, 2))
+    return r.add(fence(8, 15, 1), rec(9, 12, "NO_OP_RECORD", batch_epoch=2))
+
+
 def split_brain_after_a_pause(bad: bool) -> Run:
     """kafka-1, the quorum leader, paused for 0.5 s at 8 s, then cut off from 16 s to 46 s while
     kafka-2 leads epoch 2 from 18 s; kafka-1 keeps holding itself leader of epoch 1 (KAFKA-15489,
@@ -353,7 +366,12 @@ def stuck_from_the_heal(bad: bool) -> Run:
 Case = Callable[[bool], Run]
 #: name -> the builders whose bad run has exactly that anomaly
 CASES: dict[str, list[Case]] = {
-    "quorum-split-brain": [split_brain, split_brain_after_restart, split_brain_after_a_pause],
+    "quorum-split-brain": [
+        split_brain,
+        split_brain_after_restart,
+        split_brain_beside_the_file_a_dead_process_left,
+        split_brain_after_a_pause,
+    ],
     "quorum-double-leader": [double_leader, double_leader_in_log],
     "quorum-epoch-regression": [epoch_regression],
     "metadata-divergence": [divergence, divergence_shorter, divergence_not_fetched, divergence_committed_by_its_leader],

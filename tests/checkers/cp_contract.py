@@ -34,7 +34,10 @@ Quorum views
   both hold themselves leader in different epochs (epochs may change inside the stretch); its
   length is from the first such round to the last one (what the evidence proves). A round in which
   either is not running, or its view is an error, breaks the stretch: a pause ends a stretch, and
-  the claim held after it starts a new one. A restarted node's claim counts from its start.
+  the claim held after it starts a new one. A restarted node's claim counts from its start, once
+  its new process wrote it: a view whose file (`written`) predates a fault that ended the node's
+  process (a kill, a stop, a restart: from its invoke) before the view was taken is the dead
+  node's last view, no claim (a view without `written` is taken as the running process's).
 - `quorum-double-leader`: every self-claim of every view (a dead node's too: "at any time"), and
   every `LeaderChange` record (its batch epoch, its `leaderId`) in any node's log.
 - `quorum-epoch-regression`: each node's views in time order, errors and epochs below 0 skipped;
@@ -231,13 +234,19 @@ class World:
     others: list[tuple[float, float]]
     #: every moment at which a state or a cut changes
     times: list[float]
+    #: node -> when each fault that ended its process was invoked (a kill, a stop, a restart)
+    ends: dict[str, list[float]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, ops: list[Op], aliases: list[str], voters: list[str], dynamic: bool) -> World:
         changes: list[tuple[float, int, str, Any]] = []
         wipes: dict[str, list[tuple[float, float | None]]] = {a: [] for a in aliases}
         others: list[tuple[float, float]] = []
+        ends: dict[str, list[float]] = {}
         for i, op in enumerate(ops):
+            if (op.f in ("kill", "stop") and op.ok) or op.f in RESTARTS:
+                for n in op.nodes:
+                    ends.setdefault(n, []).append(op.invoked)
             if op.f in ("kill", "stop") and op.ok:
                 changes.append((op.done, i, "set", (op.nodes, DOWN, None)))
             elif op.f == "pause" and op.ok:
@@ -277,7 +286,7 @@ class World:
             for n in nodes:
                 if n in states and (only_from is None or states[n][-1][1] in only_from):
                     states[n].append((t, state))
-        return cls(voters, dynamic, states, grudges, wipes, others, sorted({c[0] for c in changes}))
+        return cls(voters, dynamic, states, grudges, wipes, others, sorted({c[0] for c in changes}), ends)
 
     def state(self, node: str, t: float) -> str:
         current = UP
@@ -381,11 +390,21 @@ class Views:
         own = view.get("node_id", self.ids.get(node))
         return view["leader_epoch"] if view.get("leader_id") == own else None
 
+    def live(self, world: World, node: str, view: dict[str, Any] | None) -> int | None:
+        """The epoch of the node's claim in this view, unless its file is what a process that a
+        fault ended before the view was taken left (the module's docstring)."""
+        epoch = self.claim(node, view)
+        written = sec(view.get("written")) if view else None
+        if view is None or epoch is None or written is None:
+            return epoch
+        taken = view["time"] / 1e9
+        return None if any(written < end < taken for end in world.ends.get(node, ())) else epoch
+
     def active(self, world: World, t: float) -> tuple[str, int] | None:
         """The active controller at t (see the module's docstring) and its epoch."""
         claims = []
         for node in self.ids:
-            epoch = self.claim(node, self.view(node, t))
+            epoch = self.live(world, node, self.view(node, t))
             if epoch is not None and world.running(node, t):
                 claims.append((epoch, -self.ids[node], node))
         if not claims:
@@ -672,7 +691,7 @@ def split_brain(out: Judgement, world: World, views: Views) -> None:
     for a, b in combinations(sorted(views.ids), 2):
         stretch: list[float] = []
         for t in [*views.times(), float("inf")]:
-            ea, eb = views.claim(a, views.view(a, t)), views.claim(b, views.view(b, t))
+            ea, eb = views.live(world, a, views.view(a, t)), views.live(world, b, views.view(b, t))
             both = (
                 t != float("inf")
                 and ea is not None

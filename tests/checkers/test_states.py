@@ -149,3 +149,24 @@ def test_two_leaders_claimed_at_once_while_the_old_one_is_cut_off(tmp_path):
     killed.quorum_views.write_text("".join(views))
     states = {state_text(s) for s in run_states(killed.path).features}
     assert "quorum-epoch-change | kill" in states and not any(s.startswith("quorum-two-claims") for s in states)
+
+    # Started again at 7.2 s: kafka-1's file names it leader of epoch 1 at 8 s. Left by the process the
+    # kill ended (written at 0.5 s), it is no claim; written again by the new process (at 7.7 s), it is.
+    start = {"target": "kafka-1", "effect": "started", "heals": ["kill", "stop"]}
+    for written, claims in ((0.5, False), (7.7, True)):
+        again = RunDir(tmp_path / f"restarted-{written}")
+        again.control_plane.mkdir(parents=True)
+        again.config.write_text(run.config.read_text())
+        again.history.write_text(
+            killed.history.read_text()
+            + json.dumps(nemesis(2, 7.2, "invoke", "start", **start))
+            + "\n"
+            + json.dumps(nemesis(3, 7.3, "ok", "start", **start, nodes=["kafka-1"]))
+            + "\n"
+        )
+        late = view_line(
+            time=int(8 * S), node="kafka-1", node_id=1, leader_id=1, leader_epoch=1, written=int(written * S)
+        )
+        again.quorum_views.write_text("".join(views) + late)
+        states = {state_text(s) for s in run_states(again.path).features}
+        assert any(s.startswith("quorum-two-claims") for s in states) == claims, (written, states)

@@ -3,6 +3,7 @@ and right after each nemesis completion), DescribeQuorum into quorum-replication
 nodes.json; on a stand-in cluster of host folders, without Docker."""
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -75,6 +76,7 @@ def test_a_quorum_state_file_gives_the_leader_epoch_and_vote_the_node_holds(tmp_
         "leader_epoch": None,
         "voted_id": None,
         "error": "no quorum-state file",
+        "mtime_ns": None,
     }
     path.write_text('{"leaderId": 1, "leaderE')  # not what Kafka writes (it renames a whole file in place)
     view = read_view(path)
@@ -82,7 +84,14 @@ def test_a_quorum_state_file_gives_the_leader_epoch_and_vote_the_node_holds(tmp_
     path.write_text("[1, 2]")
     assert read_view(path)["error"] == "bad quorum-state: not a JSON object"
     path.write_text(QUORUM_STATE)
-    assert read_view(path) == {"leader_id": 2, "leader_epoch": 3, "voted_id": 2, "error": None}
+    os.utime(path, ns=(1_700_000_000_123_456_789, 1_700_000_000_123_456_789))
+    assert read_view(path) == {
+        "leader_id": 2,
+        "leader_epoch": 3,
+        "voted_id": 2,
+        "error": None,
+        "mtime_ns": 1_700_000_000_123_456_789,
+    }
 
 
 def test_nodes_json_names_each_node_the_voters_and_the_settings_in_effect():
@@ -182,6 +191,8 @@ def test_views_are_sampled_every_period_and_after_each_nemesis_completion(tmp_pa
         history.invoke(NEMESIS, "kill", {"target": "kafka-1"})
         killed = history.write(NEMESIS, OK, "kill", {"nodes": ["kafka-1"]})
         history.invoke(0, "send", [])
+        rewritten = history.now()  # kafka-2 writes its state again (a new election state, or a restart)
+        (cluster.nodes[1].data_dir / "__cluster_metadata-0" / "quorum-state").write_text(QUORUM_STATE)
         broke = history.write(NEMESIS, INFO, "partition", {"nodes": ["kafka-2"]}, "half way")
         time.sleep(0.3)
     closed_at = history.now()
@@ -202,9 +213,14 @@ def test_views_are_sampled_every_period_and_after_each_nemesis_completion(tmp_pa
         "voted_id": 2,
         "after": None,
         "error": None,
+        "written": first["written"],
     }
+    assert first["written"] < first["time"]  # written before the history began, read since
+    # when the file was last written, on the history's clock: what tells a dead process's view
+    written = [v["written"] for v in views if v["node"] == "kafka-2" and v["time"] > rewritten + 50_000_000]
+    assert written and all(abs(w - rewritten) < 50_000_000 for w in written), (rewritten, written)
     missing = next(v for v in views if v["node"] == "kafka-3")
-    assert (missing["leader_id"], missing["error"]) == (None, "no quorum-state file")
+    assert (missing["leader_id"], missing["error"], missing["written"]) == (None, "no quorum-state file", None)
     for completion in (killed, broke):  # one sample per node right after each completion
         after = [v for v in views if v["after"] == completion["index"]]
         assert sorted(v["node"] for v in after) == ["kafka-1", "kafka-2", "kafka-3"]
