@@ -10,8 +10,8 @@ a few thousand rows, collected by checkers/control_plane/judge.py with the nemes
 Neither a pause nor a restart hides a later claim: a paused leader resumes still leader, and a
 node started again holds a claim as soon as its new process writes one (KRaft starts a former
 leader as resigned in its old epoch, and writes that). What a restart does not make a claim is
-the file its dead process left: the node's JVM takes seconds to start and read it (9 s under a
-loaded suite), and until its new process writes the file again it is the dead node's last view
+the file its dead process left: the node's JVM takes seconds to start and read it (longer on a
+loaded machine), and until its new process writes the file again it is the dead node's last view
 (`from_the_dead`, by the file's time, `written`).
 - `quorum-double-leader` and `quorum-epoch-regression` are queries on Spark (control_plane.py).
 

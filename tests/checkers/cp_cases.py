@@ -47,9 +47,9 @@ def split_brain_after_restart(bad: bool) -> Run:
 
 def split_brain_beside_the_file_a_dead_process_left(bad: bool) -> Run:
     """kafka-1, the quorum leader, killed from 10 s to 20 s while kafka-2 leads epoch 2 from 12 s;
-    its JVM then takes until 30 s to follow kafka-2 (9 s to start under a loaded suite, as a 4.3.1
-    node did). Its file says (1, 1) from 20 s to 30 s, written by its new process at 20.5 s (KRaft
-    starts a former leader as resigned in its epoch: a claim, 9.5 s beside kafka-2's, past 8 s),
+    its JVM then takes until 30 s to follow kafka-2 (a slow start on a loaded machine). Its file
+    says (1, 1) from 20 s to 30 s, written by its new process at 20.5 s (KRaft starts a former
+    leader as resigned in its epoch: a claim, 9.5 s beside kafka-2's, past 8 s),
     or (near miss) left by the process the kill ended, never written since: the dead node's last
     view, which the contract says is no claim."""
     r = Run().fault("kill", ["kafka-1"], 10).fault("start", ["kafka-1"], 20)
