@@ -8,8 +8,10 @@ the checker reads them with the Spark schemas made from the same field lists
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
+from kafka_chaos.history import events
 from kafka_chaos.history.run_dir import RunDir
 
 #: A replica in a DescribeQuorum answer: a voter or an observer.
@@ -81,6 +83,18 @@ def member(**values: Any) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"not a field of a member: {sorted(unknown)}")
     return {n: values.get(n) for n, _ in MEMBER_FIELDS}
+
+
+#: The nemesis effects that end a node's process (history/events.py): a kill or stop, a restart.
+ENDS_PROCESS = (events.DOWN, events.RESTARTED, events.WIPED)
+
+
+def left_by_the_dead(written: int | None, taken: int, ends: Iterable[int]) -> bool:
+    """Whether a view taken at `taken` shows a quorum-state file written (`written`) before one of
+    `ends` (when faults that ended its node's process began) that came before the view: the file a
+    dead process left, not yet written again by the one running now. A view that does not say when
+    its file was written (a run before it was recorded) is taken as the running process's."""
+    return written is not None and any(written < end < taken for end in ends)
 
 
 def view_line(**values: Any) -> str:

@@ -25,7 +25,6 @@ from itertools import combinations
 from typing import Any
 
 from kafka_chaos.checkers.control_plane.node_faults import (
-    RESTARTS,
     Interval,
     Window,
     cut_between,
@@ -33,7 +32,7 @@ from kafka_chaos.checkers.control_plane.node_faults import (
     is_down,
     subtract,
 )
-from kafka_chaos.history import events
+from kafka_chaos.history.evidence import ENDS_PROCESS, left_by_the_dead
 
 View = dict[str, Any]  # time, node, node_id, leader_id, leader_epoch, error
 
@@ -48,18 +47,14 @@ def process_ends(ws: list[Window]) -> dict[str, list[int]]:
     whose process resumes as it was)."""
     out: dict[str, list[int]] = {}
     for w in ws:
-        if w.node is not None and (w.does == events.DOWN or w.does in RESTARTS):
+        if w.node is not None and w.does in ENDS_PROCESS:
             out.setdefault(w.node, []).append(w.invoke)
     return out
 
 
 def from_the_dead(v: View, ends: dict[str, list[int]]) -> bool:
-    """Whether the view is a file that a process since ended wrote, not yet written again by the
-    node's running one: the file predates a fault that ended the node's process before the view
-    was taken. A view that does not say when its file was written (a run before it was recorded)
-    is taken as the running process's."""
-    written = v.get("written")
-    return written is not None and any(written < t < v["time"] for t in ends.get(v["node"], ()))
+    """Whether the view is the file a dead process of its node left (history/evidence.py)."""
+    return left_by_the_dead(v.get("written"), v["time"], ends.get(v["node"], ()))
 
 
 def claims(views: list[View], ws: list[Window] | None = None) -> dict[str, list[tuple[int, Interval]]]:

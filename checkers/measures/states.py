@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_chaos.history.events import CUT, DOWN, HEALED, HELD, INFO, NEMESIS, OK, PAUSED, RESTARTED, WIPED, WRITES
-from kafka_chaos.history.evidence import read_gaps
+from kafka_chaos.history.evidence import ENDS_PROCESS, left_by_the_dead, read_gaps
 from kafka_chaos.history.file import read_history
 from kafka_chaos.history.metadata_replay import (
     FENCE,
@@ -90,8 +90,8 @@ class Faults:
     def from_the_dead(self, alias: str, t: int, written: int | None) -> bool:
         """Whether a file of `alias` read at `t` was written by a process that a fault ended before
         then (a kill, a stop, a restart): not yet written again by the one that runs now."""
-        return written is not None and any(
-            w.effect in (DOWN, RESTARTED, WIPED) and alias in w.nodes and written < w.start < t for w in self.windows
+        return left_by_the_dead(
+            written, t, (w.start for w in self.windows if w.effect in ENDS_PROCESS and alias in w.nodes)
         )
 
     def origin(self, alias: str | None, t: int | None, since: int | None) -> str:
