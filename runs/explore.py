@@ -39,6 +39,7 @@ from kafka_chaos.nemesis.schedule import Step
 from kafka_chaos.nemesis.space import Move, Space, ordered, steps
 from kafka_chaos.nemesis.streams import stream
 from kafka_chaos.runs import explore_files as files
+from kafka_chaos.runs import isolated
 from kafka_chaos.runs import shrink as shrinking
 from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
@@ -334,13 +335,14 @@ def new_campaign(
 
 class Runner:
     """The real runs: each a fresh cluster of the campaign's spec (runs/run.py) under its directory,
-    checked as it ends in one Spark session kept for the whole campaign, its states read, its
-    directory pruned (explore_files.prune)."""
+    made in a process of its own (runs/isolated.py), checked as it ends in one Spark session kept
+    for the whole campaign, its states read, its directory pruned (explore_files.prune)."""
 
     def __init__(self, campaign: Campaign, reporter: Reporter) -> None:
         from kafka_chaos.checkers import spark
 
         self.campaign, self.reporter = campaign, reporter
+        self.status = isolated.status_line_of(reporter)
         self.session = spark.session(campaign.spark_master)
 
     def spec(self, plan: NemesisPlan, seed: int, mix: str) -> RunSpec:
@@ -350,25 +352,17 @@ class Runner:
     def __call__(self, plan: NemesisPlan, seed: int, mix: str) -> Outcome:
         from kafka_chaos.checkers.check import check_history
         from kafka_chaos.checkers.errors import BadHistory
-        from kafka_chaos.runs.run import Run
 
-        job = Run(self.spec(plan, seed, mix), _RunVoice(self.reporter))
         started = time.monotonic()
-        try:
-            job.execute()
-        except Exception as exc:  # a cluster that did not start, a schedule that crashed: the campaign goes on
-            run_dir = job.result.run_dir if job.result is not None else None
-            return Outcome(
-                str(run_dir) if run_dir else None,
-                error=f"{type(exc).__name__}: {exc}",
-                wall_s=time.monotonic() - started,
-            )
-        assert job.result is not None and job.result.run_dir is not None
-        run_dir = job.result.run_dir
+        executed = isolated.execute(self.spec(plan, seed, mix), self.status)
+        if executed.error is not None:  # a cluster that did not start, a schedule that crashed: the campaign goes on
+            return Outcome(executed.run_dir, error=executed.error, wall_s=time.monotonic() - started)
+        assert executed.run_dir is not None
+        run_dir = Path(executed.run_dir)
         out = Outcome(str(run_dir))
         checking = time.monotonic()
         try:
-            checked = check_history(run_dir, session=self.session, report=False, config=job.config)
+            checked = check_history(run_dir, session=self.session, report=False)
             out.anomalies, out.exit_code, out.verdict = checked.errors, checked.exit_code, checked.label
         except BadHistory as exc:
             out.error = f"check: {exc}"
@@ -412,17 +406,6 @@ class Runner:
             check_history(run_dir, session=self.session, report=True)
         finally:
             self.session.catalog.clearCache()
-
-
-class _RunVoice:
-    """A run's reporter inside a campaign: its status line passes (the campaign's progress shows
-    it), its event lines do not (a campaign of a hundred runs would print thousands)."""
-
-    def __init__(self, reporter: Reporter) -> None:
-        self.tick = getattr(reporter, "tick", None)
-
-    def __call__(self, message: str) -> None:
-        pass
 
 
 def _left(campaign: Campaign, runs: int | None, budget_s: float | None, spent: float) -> str:

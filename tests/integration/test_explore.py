@@ -1,6 +1,7 @@
 """One short real campaign: `explore --runs 2` of 15 s runs on 4.3.1, through the command line,
 stopped by Ctrl-C in its second run and resumed. Its directory, table, plot and JSON document,
-its exit codes, its disk policy, and nothing left running after the Ctrl-C or at the end."""
+its exit codes, its disk policy, and nothing left running after the Ctrl-C or at the end. And a
+campaign killed with SIGKILL, whose run still removes its own cluster."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from kafka_chaos.harness.cleanup import find_by_label, owned_by, owner_pid, remove
 from tests.integration.leftovers import assert_no_leftovers
-from tests.integration.processes import cli, interrupt
+from tests.integration.processes import cli, interrupt, kill_and_clean
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.timeout(900)]
 CLI = [sys.executable, "-m", "kafka_chaos.frontends.cli"]
@@ -91,4 +93,45 @@ def test_a_short_campaign_stopped_and_resumed(docker_api, tmp_path):
             assert ("history.jsonl" in names) == (trial["kept"] == "evidence")
     assert trials[0]["kept"] in ("evidence", "all")
     assert doc["states"] == len(reached) >= 1
+    assert_no_leftovers(docker_api)
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(")") + 2 :].split()[1])
+
+
+def test_a_campaign_killed_with_sigkill_leaves_its_run_to_clean_up(docker_api, tmp_path):
+    """Each run lives in a process of its own (runs/isolated.py), which owns its cluster: the
+    campaign's SIGKILL ends the fork server, the kernel tells the run, and the run removes its
+    cluster itself, with no next run to reap it."""
+    argv = ["explore", "--kafka", "4.3.1", "--runs", "1", "--time-limit", "300", "--rate", "100"]
+    proc = cli([*argv, "--seed", "46", "--no-shrink", "--store", str(tmp_path), "--quiet"])
+    run_pid = None
+    try:
+        deadline = time.monotonic() + 300
+        while run_pid is None and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()[1][-4000:]
+            for container in find_by_label(docker_api)[0]:
+                pid = owner_pid(container.labels)  # the run's process, a child of the fork server
+                if pid is not None and _parent_of(_parent_of(pid) or 0) == proc.pid:
+                    run_pid = pid
+            time.sleep(0.5)
+        assert run_pid is not None, "no run's cluster appeared"
+        proc.kill()
+        proc.communicate()
+        deadline = time.monotonic() + 120
+        while (_parent_of(run_pid) is not None or owned_by(docker_api, run_pid) != ([], [])) and (
+            time.monotonic() < deadline
+        ):
+            time.sleep(1)
+        assert _parent_of(run_pid) is None, "the run's process outlived its campaign"
+        assert owned_by(docker_api, run_pid) == ([], [])
+    finally:
+        kill_and_clean(docker_api, proc)
+        if run_pid is not None:
+            remove(*owned_by(docker_api, run_pid))
     assert_no_leftovers(docker_api)

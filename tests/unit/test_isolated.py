@@ -1,0 +1,45 @@
+"""A run in a process of its own (runs/isolated.py): what its process says back, and the status
+line it draws for the campaign's terminal. A real child process, no cluster: the spec is refused
+before any container starts."""
+
+from __future__ import annotations
+
+import io
+import os
+
+from kafka_chaos.harness.cluster_spec import ClusterSpec
+from kafka_chaos.harness.progress import LiveProgress
+from kafka_chaos.runs import isolated
+from kafka_chaos.runs.spec import RunSpec
+from kafka_chaos.workloads.options import WorkloadOptions
+
+
+def test_a_run_that_fails_in_its_process_says_why_and_leaves_no_process(tmp_path):
+    spec = RunSpec(ClusterSpec(nodes=1), WorkloadOptions(replication_factor=3, min_insync_replicas=1), store=tmp_path)
+    executed = isolated.execute(spec)
+    assert executed.run_dir is None
+    assert executed.error is not None and "replication factor 3 needs at least as many brokers (1)" in executed.error
+    children = [p for p in os.listdir("/proc") if p.isdigit() and _parent(int(p)) == os.getpid()]
+    assert all("forkserver" in _cmdline(int(p)) or "resource_tracker" in _cmdline(int(p)) for p in children)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_run_draws_the_campaigns_status_line_or_none():
+    progress = LiveProgress(stream=io.StringIO(), every=7.0, tty=False, prefix="kafka-chaos: ")
+    assert isolated.status_line_of(progress) == isolated.StatusLine(tty=False, every=7.0, prefix="kafka-chaos: ")
+    assert isolated.status_line_of(print) is None
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(")") + 2 :].split()[1])
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
+    except OSError:
+        return ""
