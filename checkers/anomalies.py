@@ -140,6 +140,12 @@ ANOMALIES: tuple[Anomaly, ...] = (
         ALLOWED,
     ),
     Anomaly("precommitted-read", "data_plane.precommitted_read", "a transaction polled a value that it sent itself"),
+    Anomaly(
+        "commit-lost",
+        "data_plane.commit_lost",
+        "a member's first poll of a key a subscribe gave it starts below the latest ok commit of the key completed"
+        " before that subscribe, which no other commit of the key overlapped",
+    ),
     Anomaly("G0", "txn.cycles", "a cycle of ww edges between transactions (writes are not isolated)", ALLOWED),
     Anomaly(
         "G1c",
@@ -230,7 +236,6 @@ BY_NAME = {a.name: a for a in ANOMALIES}
 #: brings it and the operations its rule reads. A history with those operations says so in a
 #: warning (`pending_warnings`), never by silence.
 PENDING: dict[str, tuple[str, tuple[str, ...]]] = {
-    "commit-lost": ("issue 47", ("commit",)),
     **{
         name: ("issue 47", ("share-poll", "share-ack", "share-offsets"))
         for name in (

@@ -27,9 +27,10 @@ class Tables:
     #: op, invoke, process, f, type, itime, ctime, error, phase, problem, nvalue (the nemesis's
     #: and commits' values only)
     ops: DataFrame
-    #: kind ("send", "read", "assign"), key, op, process, f, type, pos (orders a key's rows in the
-    #: op), offset, value, n_assign and mode (the process's assignments so far, the latest one's
-    #: function), time (the op's completion, ns; null when it never completed)
+    #: kind ("send", "read", "assign", "commit"), key, op, process, f, type, pos (orders a key's
+    #: rows in the op), offset (a commit's: the next offset to read), value, n_assign and mode (the
+    #: process's assignments so far, the latest one's function), time (the op's completion, ns;
+    #: null when it never completed), itime (the op's invoke, ns; on assign and commit rows only)
     micro: DataFrame
 
 
@@ -108,12 +109,14 @@ MICRO_COLUMNS = (
     "n_assign",
     "mode",
     "`time`",
+    "itime",
 )
 
 
 def flat(paired: DataFrame) -> DataFrame:
-    """One table of every operation (kind `op`) and every micro-op (kind `send`, `read`, or
-    `assign`: a key an assign/subscribe holds), from `pair`'s rows; the caller caches it.
+    """One table of every operation (kind `op`) and every micro-op (kind `send`, `read`,
+    `assign`: a key an assign/subscribe holds, or `commit`: a key a commit names), from `pair`'s
+    rows; the caller caches it.
 
     One generator (`inline`) over `paired` makes all of them from one array per operation, so the
     file is read and shuffled by process once, the operation's columns are copied once per row,
@@ -127,6 +130,10 @@ def flat(paired: DataFrame) -> DataFrame:
     null = "CAST(NULL AS BIGINT)"
     op_row = row.format("'op'", "CAST(NULL AS STRING)", null, null, null)
     held_row = row.format("'assign'", "k", "CAST(0 AS BIGINT)", null, null)
+    # A commit: {key: next offset to read}, a row per key.
+    commit_row = row.format("'commit'", "e.key", "CAST(0 AS BIGINT)", "e.value", null)
+    committed = of.format("map<string,bigint>").replace("array()", "map()")
+    is_commit = f"(process != '{NEMESIS}' AND f = '{COMMIT}')"
     # A send: [kind, key, [offset, value]], or a bare value (no offset); its place in the operation orders it.
     send_row = row.format(
         "'send'",
@@ -147,13 +154,16 @@ def flat(paired: DataFrame) -> DataFrame:
         array({op_row}),
         CASE WHEN {client} AND NOT {ASSIGN_SQL}
             THEN flatten(transform({micro_ops}, (m, i) -> {per_micro})) ELSE array() END,
-        CASE WHEN {client} AND {ASSIGN_SQL} THEN transform({held_keys}, k -> {held_row}) ELSE array() END
+        CASE WHEN {client} AND {ASSIGN_SQL} THEN transform({held_keys}, k -> {held_row}) ELSE array() END,
+        CASE WHEN {is_commit} THEN transform(map_entries({committed}), e -> {commit_row}) ELSE array() END
     )"""
     carried = [*OP_COLUMNS, "n_assign", "mode"]
     # Each row keeps only its own kind's columns (null in the others): the cache's column builders
     # pass over a null for nothing, and a value for a second or so per 1M operations.
     shared = ("op", "process", "f", "`type`")
     op_only = [c if c in shared else f"CASE WHEN kind = 'op' THEN {c} END AS {c}" for c in OP_COLUMNS]
+    # The invoke time also on the rows the commit-lost rule orders by it (data_plane/commit_lost.py).
+    op_only[OP_COLUMNS.index("itime")] = "CASE WHEN kind IN ('op', 'assign', 'commit') THEN itime END AS itime"
     micro_only = [
         f"CASE WHEN kind != 'op' THEN {c} END AS {name}"
         for c, name in (("n_assign", "n_assign"), ("mode", "mode"), ("ctime", "`time`"))

@@ -105,8 +105,12 @@ class GroupMember(PollingConsumer):
             self.ctx.record(process, INFO, POLL, [[POLL]], f"{CRASHED}: {unhandled} records unhandled")
             self.ctx.note_crash()
             return INFO
+        held = self.consumer.rebalanced()
+        if held is not None:
+            self.put_back(read, held)
         self.ctx.record(process, OK, POLL, [[POLL, read]])
-        self.record_rebalance(process)
+        if held is not None:
+            self.record_subscribe(process, held)
         self.ctx.group.note(read)
         offsets = next_offsets(read)
         if self.ctx.opts.commit == "sync" and offsets:
@@ -117,9 +121,26 @@ class GroupMember(PollingConsumer):
         """The rebalance the last polls saw, if any: a `subscribe` holding the keys held now."""
         held = self.consumer.rebalanced()
         if held is not None:
-            self.keys = held
-            self.ctx.record(process, INVOKE, SUBSCRIBE, held)
-            self.ctx.record(process, OK, SUBSCRIBE, held)
+            self.record_subscribe(process, held)
+
+    def record_subscribe(self, process: int, held: list[str]) -> None:
+        self.keys = held
+        self.ctx.record(process, INVOKE, SUBSCRIBE, held)
+        self.ctx.record(process, OK, SUBSCRIBE, held)
+
+    def put_back(self, read: dict[str, list[list]], held: list[str]) -> None:
+        """The records of the keys a rebalance inside this poll just gave the member, taken out of
+        `read` and sought back to, so that the next poll returns them. The rebalance happened
+        before they were fetched, but the history can only show it after the poll: this way the
+        member's first poll of a new key comes after the `subscribe` that gave it, and shows the
+        offset its new owner started from (`commit-lost`, ../shared/anomalies.md). A key that
+        cannot be sought back keeps its records here."""
+        for key in [k for k, records in read.items() if records and k in held and k not in self.keys]:
+            try:
+                self.consumer.seek(key, read[key][0][0])
+            except Exception:
+                continue
+            del read[key]
 
     def commit(self, process: int, offsets: dict[str, int]) -> str:
         """A `commit` operation: fail when the group refused it (a rebalance took the keys),

@@ -25,6 +25,7 @@ class KeyView:
     sends: pd.DataFrame  # every send micro-op of the key (tables.py's rows)
     reads: pd.DataFrame  # every read of the key, of every outcome
     assigns: pd.DataFrame  # the assign/subscribe operations that hold the key
+    commits: pd.DataFrame  # the commit operations that name the key (offset: the next to read)
     ok_reads: pd.DataFrame
     ok_values: pd.Index  # distinct values some ok poll read
     committed: pd.DataFrame  # the sends that must have committed
@@ -65,6 +66,7 @@ def build(rows: pd.DataFrame) -> KeyView:
         sends,
         reads,
         rows[rows["kind"] == "assign"],
+        rows[rows["kind"] == "commit"],
         ok_reads,
         ok_values,
         committed,

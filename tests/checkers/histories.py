@@ -369,6 +369,83 @@ def g1c_realtime(bad: bool, p: Place | None = None) -> History:
     return _ordered(p or Place(), same_process=False, t2_reads=True, t3_after_t1=bad)
 
 
+def _owned_then_moved(h: History, commit: Callable[[], None]) -> None:
+    """Four values at offsets 0-3; member 1 is given the key, reads offsets 0 and 1, and commits
+    (`commit`: next offset 2); then the key leaves it."""
+    _sends(h, 4)
+    h.assign(1, [K], "subscribe")
+    h.poll(1, {K: [(0, 1), (1, 2)]})
+    commit()
+    h.assign(1, [], "subscribe")
+
+
+def _starts(h: History, at: int, process: int = 2) -> None:
+    h.poll(process, {K: [(o, o + 1) for o in range(at, 4)]})
+
+
+def commit_lost(bad: bool) -> History:
+    """Member 2, given the key after member 1's ok commit of offset 2, starts at 0 (or at 2)."""
+    h = History()
+    _owned_then_moved(h, lambda: h.op(1, "commit", {K: 2}, {K: 2}))
+    h.assign(2, [K], "subscribe")
+    _starts(h, 0 if bad else 2)
+    return h
+
+
+def commit_lost_overlapped(bad: bool) -> History:
+    """Another commit overlapping the ok one: of another key (still lost), or of this key (its
+    order at the coordinator unknown: not judged)."""
+    h = History()
+
+    def commits() -> None:
+        h.invoke(3, "commit", {"t/1" if bad else K: 1})
+        h.op(1, "commit", {K: 2}, {K: 2})
+        h.complete(3, "commit", {"t/1" if bad else K: 1}, "info")
+
+    _owned_then_moved(h, commits)
+    h.assign(2, [K], "subscribe")
+    _starts(h, 0)
+    return h
+
+
+def commit_lost_not_before(bad: bool) -> History:
+    """The ok commit completes before member 2's subscribe is invoked, or only after."""
+    h = History()
+    _sends(h, 4)
+    h.assign(1, [K], "subscribe")
+    h.poll(1, {K: [(0, 1), (1, 2)]})
+    h.invoke(1, "commit", {K: 2})
+    if bad:
+        h.complete(1, "commit", {K: 2})
+        h.assign(2, [K], "subscribe")
+    else:
+        h.invoke(2, "subscribe", [K])
+        h.complete(1, "commit", {K: 2})
+        h.complete(2, "subscribe", [K])
+    _starts(h, 0)
+    return h
+
+
+def commit_lost_info(bad: bool) -> History:
+    """The commit was ok, or info (its outcome unknown: nothing was acknowledged)."""
+    h = History()
+    _owned_then_moved(h, lambda: h.op(1, "commit", {K: 2}, {K: 2}, "ok" if bad else "info"))
+    h.assign(2, [K], "subscribe")
+    _starts(h, 0)
+    return h
+
+
+def commit_lost_kept(bad: bool) -> History:
+    """Member 2's subscribe adds the key, or keeps it (its previous assignment held it, so its
+    position is its own, not the group's)."""
+    h = History()
+    h.assign(2, ["t/1"] if bad else [K], "subscribe")
+    _owned_then_moved(h, lambda: h.op(1, "commit", {K: 2}, {K: 2}))
+    h.assign(2, [K], "subscribe")
+    _starts(h, 0)
+    return h
+
+
 #: Cases whose bad history has its anomaly only as allowed instances, though the anomaly can be an error.
 ALLOWED = {g1c_needs_ww}
 
@@ -399,6 +476,13 @@ CASES: dict[str, list[tuple[Callable[[bool], History], set[str]]]] = {
     "int-nonmonotonic-send": [(int_nonmonotonic_send, set()), (int_nonmonotonic_send_info, set())],
     "int-send-skip": [(int_send_skip, set()), (int_send_skip_info, set())],
     "precommitted-read": [(precommitted_read, set())],
+    "commit-lost": [
+        (commit_lost, set()),
+        (commit_lost_overlapped, set()),
+        (commit_lost_not_before, set()),
+        (commit_lost_info, set()),
+        (commit_lost_kept, set()),
+    ],
     "G0": [(g0, set())],
     "G1c": [(g1c, set()), (g1c_needs_ww, set())],
     "G1c-process": [(g1c_process, set())],

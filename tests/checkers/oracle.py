@@ -32,6 +32,7 @@ class Op:
     sends: list[tuple[str, int, int | None]] = field(default_factory=list)  # key, value, offset
     reads: list[tuple[str, int | None, int]] = field(default_factory=list)  # key, offset, value, in order
     keys: list[str] | None = None  # assign/subscribe
+    commits: dict[str, int] | None = None  # commit: key -> the next offset to read
     itime: int = 0
     ctime: int | None = None  # None: never completed
 
@@ -75,6 +76,9 @@ def operations(events: Iterable[dict[str, Any]]) -> list[Op]:
         elif op.f in ("assign", "subscribe"):
             keys = c.get("value") if isinstance(c.get("value"), list) else invoke.get("value")
             op.keys = list(keys or [])
+        elif op.f == "commit":
+            offsets = c.get("value") if isinstance(c.get("value"), dict) else invoke.get("value")
+            op.commits = {k: int(o) for k, o in (offsets or {}).items()}
         ops.append(op)
     return ops
 
@@ -211,7 +215,45 @@ def check(events: Iterable[dict[str, Any]]) -> dict[str, Found]:
                     hit("nonmonotonic-send")
             send_ref.update({(op.process, k): (i, info) for k, i in last_s.items()})
     _cycles(ops, ok_read, value_idx, hit)
+    _commit_lost(ops, hit)
     return dict(found)
+
+
+def _commit_lost(ops: list[Op], hit) -> None:
+    """A member given a key by a subscribe whose first poll of it (before its next assignment)
+    starts below the latest ok commit of the key completed before the subscribe was invoked,
+    when no other commit of the key overlapped that commit."""
+    end = float("inf")
+    commits = [op for op in ops if op.commits is not None]
+    by_process: dict[str, list[Op]] = defaultdict(list)
+    for op in sorted(ops, key=lambda x: x.id):
+        by_process[op.process].append(op)
+    for mine in by_process.values():
+        before: list[str] = []
+        for n, a in enumerate(mine):
+            if a.keys is None:
+                continue
+            prior, before = before, a.keys
+            if a.f != "subscribe" or a.type != "ok":
+                continue
+            for k in [k for k in a.keys if k not in prior]:
+                done = [c for c in commits if k in c.commits and c.type == "ok" and c.ctime is not None]
+                done = [c for c in done if c.ctime < a.itime]
+                if not done:
+                    continue
+                latest = max(done, key=lambda c: c.ctime)
+                lo, hi = latest.itime, latest.ctime
+                others = [c for c in commits if c is not latest and k in c.commits]
+                if any(c.itime <= hi and (c.ctime if c.ctime is not None else end) >= lo for c in others):
+                    continue
+                for later in mine[n + 1 :]:
+                    if later.keys is not None:
+                        break
+                    offsets = [o for key, o, _ in later.reads if key == k and o is not None]
+                    if offsets:
+                        if offsets[0] < latest.commits[k]:
+                            hit("commit-lost")
+                        break
 
 
 Graph = dict[int, set[int]]

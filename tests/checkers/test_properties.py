@@ -252,6 +252,15 @@ def precommitted_read(m: Model) -> None:
     m.h.txn(m.fresh(), [["send", key, v], ["poll"]], [["send", key, [offset, v]], ["poll", {key: [[offset, v]]}]])
 
 
+def commit_lost(m: Model) -> None:
+    """A fresh member commits the key's end; the next member it goes to starts from its beginning."""
+    key, *_ = _tail(m)
+    m.h.op(m.fresh(), "commit", {key: m.end(key)}, {key: m.end(key)})
+    member = m.fresh()
+    m.h.assign(member, [key], "subscribe")
+    m.h.poll(member, {key: list(m.logs[key])})
+
+
 def _cycle(pattern: Callable[..., History]) -> Callable[[Model], None]:
     """A transaction cycle of histories.py on fresh keys, processes and values, after the rest."""
 
@@ -279,6 +288,7 @@ INJECTIONS: dict[str, Callable[[Model], None]] = {
     "int-nonmonotonic-send": int_nonmonotonic_send,
     "int-send-skip": int_send_skip,
     "precommitted-read": precommitted_read,
+    "commit-lost": commit_lost,
     "G0": _cycle(H.g0),
     "G1c": _cycle(H.g1c),
     "G1c-process": _cycle(H.g1c_process),
