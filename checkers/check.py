@@ -41,9 +41,11 @@ from kafka_chaos.checkers.result import (
     describe_example,
     with_coverage,
 )
+from kafka_chaos.checkers.share import context as share_context
+from kafka_chaos.checkers.share.leaders import leader_changes
 from kafka_chaos.checkers.sql import literal
 from kafka_chaos.checkers.txn import cycles
-from kafka_chaos.history.events import NEMESIS
+from kafka_chaos.history.events import NEMESIS, SHARE_POLL
 from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import REPORT, RESULTS
@@ -51,10 +53,12 @@ from kafka_chaos.history.run_dir import REPORT, RESULTS
 MAX_EXAMPLES = 10
 
 
-def all_instances(micro: DataFrame, evidenced: Collection[int], width: int) -> DataFrame:
+def all_instances(
+    micro: DataFrame, evidenced: Collection[int], width: int, share: share_context.ShareContext | None = None
+) -> DataFrame:
     """Every anomaly instance and every key's tallies (checkers/data_plane/tallies.py): one shuffle by key,
-    every per-key rule in one pandas pass per key."""
-    return micro.groupBy("key").applyInPandas(per_key.key_pass(evidenced, width), INSTANCES)
+    every per-key rule in one pandas pass per key; `share`: a share-group run's context."""
+    return micro.groupBy("key").applyInPandas(per_key.key_pass(evidenced, width, share), INSTANCES)
 
 
 def ranked(found: DataFrame, limit: int = MAX_EXAMPLES) -> DataFrame:
@@ -107,7 +111,8 @@ def facts_query(ops: DataFrame) -> DataFrame:
         "max(coalesce(ctime, itime)) AS `end`",
         # Not count(DISTINCT): that plans an extra shuffle of every operation for a handful of processes.
         "size(collect_set(process)) AS processes",
-        "max(CAST(f = 'poll' AND `type` = 'ok' AS INT)) AS ok_poll",
+        f"max(CAST(f IN ('poll', '{SHARE_POLL}') AND `type` = 'ok' AS INT)) AS ok_poll",
+        f"max(CAST(f = '{SHARE_POLL}' AS INT)) AS shares",
         "max(CAST(f = 'txn' AS INT)) AS txns",
         "max(CAST(f = 'subscribe' AS INT)) AS groups",
         *[f"{c} AS {name}" for name, c in liveness.span_columns().items()],
@@ -330,8 +335,15 @@ def run_rules(
     ops = ops.drop("problem")
     evidenced = [r["op"] for r in first["evidenced"]]
     end_ns = run["end"] or 0
+    absent = run_dir is None or control_plane.absent(run_dir) is not None
+    control = None if absent else control_plane.evidence(run_dir, config)
+    share = None
+    if run["shares"]:
+        changes = leader_changes(control.logs) if control is not None and control.logs else None
+        share = share_context.from_rows(parts.collect(share_context.queries(ops)), end_ns, changes)
     say("check: version orders and every anomaly rule")
-    found = all_instances(micro, evidenced, series.bucket_width_ns(end_ns)).persist(StorageLevel.MEMORY_AND_DISK)
+    width = series.bucket_width_ns(end_ns)
+    found = all_instances(micro, evidenced, width, share).persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(found)
     queries = {
         "instances": ranked(found),
@@ -346,8 +358,6 @@ def run_rules(
     txns = search_cycles and bool(run["txns"])
     if txns:
         queries.update(cycles.queries(found, ops))
-    absent = run_dir is None or control_plane.absent(run_dir) is not None
-    control = None if absent else control_plane.evidence(run_dir, config)
     if control is not None:
         say("check: the control plane")
         queries.update(control_plane.queries(ops, micro, control))
@@ -402,6 +412,10 @@ def build_report(
     result.warnings = loaded.warnings + _warnings(st, facts.ok_poll)
     if result.liveness["warning"]:
         result.warnings.append(result.liveness["warning"])
+    if facts.run["shares"] and (facts.control is None or not facts.control.logs):
+        result.warnings.append(
+            "share groups judged as if no partition's leader changed: the run left no metadata log to read them from"
+        )
     if facts.run["groups"]:
         result.group_coverage = group_coverage.from_rows(got, config.keys)
         if result.group_coverage and result.group_coverage["warning"]:

@@ -19,7 +19,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from kafka_chaos.checkers.sql import in_list
-from kafka_chaos.history.events import ASSIGNS, CLIENT_FS, COMMIT, NEMESIS
+from kafka_chaos.history.events import ACK_TYPES, ASSIGNS, CLIENT_FS, COMMIT, NEMESIS, SHARE_FS, SHARE_POLL
 
 
 @dataclass
@@ -27,10 +27,13 @@ class Tables:
     #: op, invoke, process, f, type, itime, ctime, error, phase, problem, nvalue (the nemesis's
     #: and commits' values only)
     ops: DataFrame
-    #: kind ("send", "read", "assign", "commit"), key, op, process, f, type, pos (orders a key's
-    #: rows in the op), offset (a commit's: the next offset to read), value, n_assign and mode (the
-    #: process's assignments so far, the latest one's function), time (the op's completion, ns;
-    #: null when it never completed), itime (the op's invoke, ns; on assign and commit rows only)
+    #: kind ("send", "read", "assign", "commit", and a share group's "deliver", "ack", "start"),
+    #: key, op, process, f, type (an ack's: its key's outcome), pos (orders a key's rows in the
+    #: op), offset (a commit's: the next offset to read; a start's: the share-partition start
+    #: offset), value (an ack's: its type's id, ACK_TYPES), n_assign and mode (the process's
+    #: assignments so far, the latest one's function), time (the op's completion, ns; null when it
+    #: never completed), itime (the op's invoke, ns; on assign, commit, deliver and ack rows only),
+    #: count (a delivery's count as the client reported it)
     micro: DataFrame
 
 
@@ -82,10 +85,11 @@ def pair(events: DataFrame) -> DataFrame:
             "phase",
             "`value` AS ivalue",
             "c.`value` AS cvalue",
-            # The value of a nemesis operation (how its fault ends: checkers/measures/faults.py) and of a
-            # commit (its keys: checkers/measures/group_coverage.py); null for the others.
+            # The value of a nemesis operation (how its fault ends: checkers/measures/faults.py), of a
+            # commit (its keys: checkers/measures/group_coverage.py) and a share-poll's invoke (the
+            # group's settings: checkers/share/); null for the others.
             f"CASE WHEN process = '{NEMESIS}' OR f = '{COMMIT}'"
-            " THEN to_json(coalesce(c.`value`, `value`)) END AS nvalue",
+            f" THEN to_json(coalesce(c.`value`, `value`)) WHEN f = '{SHARE_POLL}' THEN to_json(`value`) END AS nvalue",
             "problem",
             "n_assign",
             "mode",
@@ -110,32 +114,41 @@ MICRO_COLUMNS = (
     "mode",
     "`time`",
     "itime",
+    "`count`",
 )
 
 
 def flat(paired: DataFrame) -> DataFrame:
     """One table of every operation (kind `op`) and every micro-op (kind `send`, `read`,
-    `assign`: a key an assign/subscribe holds, or `commit`: a key a commit names), from `pair`'s
-    rows; the caller caches it.
+    `assign`: a key an assign/subscribe holds, `commit`: a key a commit names, and a share
+    group's `deliver`, `ack` and `start`), from `pair`'s rows; the caller caches it.
 
     One generator (`inline`) over `paired` makes all of them from one array per operation, so the
     file is read and shuffled by process once, the operation's columns are copied once per row,
     and no raw JSON is cached; each value was parsed once, by the reader (Spark's VARIANT), and
     its parts are typed reads of it."""
-    client = f"(process != '{NEMESIS}' AND (f IN {in_list(CLIENT_FS)} OR {ASSIGN_SQL}))"
+    client = f"(process != '{NEMESIS}' AND (f IN {in_list((*CLIENT_FS, *SHARE_FS))} OR {ASSIGN_SQL}))"
     # Micro-ops from the completion when it carries them, else from the invoke.
     of = "coalesce(try_variant_get(cvalue, '$', '{0}'), try_variant_get(ivalue, '$', '{0}'), array())"
     micro_ops, held_keys = of.format("array<variant>"), of.format("array<string>")
-    row = "named_struct('kind', {}, 'key', {}, 'pos', {}, 'offset', {}, 'value', {})"
     null = "CAST(NULL AS BIGINT)"
-    op_row = row.format("'op'", "CAST(NULL AS STRING)", null, null, null)
-    held_row = row.format("'assign'", "k", "CAST(0 AS BIGINT)", null, null)
+    nothing = "CAST(NULL AS STRING)"
+
+    def row(kind: str, key: str, pos: str, offset: str, value: str, count: str = null, mtype: str = nothing) -> str:
+        # `mtype`: the micro-op's own outcome where it has one (an ack's key), else the op's.
+        return (
+            f"named_struct('kind', {kind}, 'key', {key}, 'pos', {pos}, 'offset', {offset}, 'value', {value},"
+            f" 'count', {count}, 'mtype', {mtype})"
+        )
+
+    op_row = row("'op'", nothing, null, null, null)
+    held_row = row("'assign'", "k", "CAST(0 AS BIGINT)", null, null)
     # A commit: {key: next offset to read}, a row per key.
-    commit_row = row.format("'commit'", "e.key", "CAST(0 AS BIGINT)", "e.value", null)
+    commit_row = row("'commit'", "e.key", "CAST(0 AS BIGINT)", "e.value", null)
     committed = of.format("map<string,bigint>").replace("array()", "map()")
     is_commit = f"(process != '{NEMESIS}' AND f = '{COMMIT}')"
     # A send: [kind, key, [offset, value]], or a bare value (no offset); its place in the operation orders it.
-    send_row = row.format(
+    send_row = row(
         "'send'",
         "try_variant_get(m, '$[1]', 'string')",
         "CAST(i AS BIGINT)",
@@ -143,27 +156,55 @@ def flat(paired: DataFrame) -> DataFrame:
         "coalesce(try_variant_get(m, '$[2][1]', 'bigint'), try_variant_get(m, '$[2]', 'bigint'))",
     )
     # A poll: [kind, {key: [[offset, value], ...]}]; a read is ordered by its micro-op, then its
-    # place in the key's list.
-    read_row = row.format("'read'", "e.key", f"i * {1 << 32} + j", "p[0]", "p[1]")
+    # place in the key's list. A share-poll's the same, each record with its delivery count.
     polled = "map_entries(try_variant_get(m, '$[1]', 'map<string,array<array<bigint>>>'))"
-    per_key = f"e -> transform(coalesce(e.value, array()), (p, j) -> {read_row})"
-    reads = f"coalesce(flatten(transform({polled}, {per_key})), array())"
+
+    def per_record(kind: str, count: str = null) -> str:
+        record = row(f"'{kind}'", "e.key", f"i * {1 << 32} + j", "p[0]", "p[1]", count)
+        per_key = f"e -> transform(coalesce(e.value, array()), (p, j) -> {record})"
+        return f"coalesce(flatten(transform({polled}, {per_key})), array())"
+
+    reads, deliveries = per_record("read"), per_record("deliver", "p[2]")
+    # A share-ack's invoke: [kind, {key: [[offset, type], ...]}]; its completion: [kind, {key:
+    # outcome}], each key's outcome its rows' type (no completion, or a key it leaves out: info).
+    acked = "map_entries(try_variant_get(ivalue, '$[0][1]', 'map<string,array<array<string>>>'))"
+    outcomes = "try_variant_get(cvalue, '$[0][1]', 'map<string,string>')"
+    ack_types = "map(" + ", ".join(f"'{name}', {code}" for name, code in ACK_TYPES.items()) + ")"
+    ack_row = row(
+        "'ack'",
+        "e.key",
+        "CAST(j AS BIGINT)",
+        "CAST(a[0] AS BIGINT)",
+        f"CAST(element_at({ack_types}, a[1]) AS BIGINT)",
+        null,
+        f"coalesce(element_at(coalesce({outcomes}, map()), e.key), 'info')",
+    )
+    per_ack = f"e -> transform(coalesce(e.value, array()), (a, j) -> {ack_row})"
+    acks = f"coalesce(flatten(transform({acked}, {per_ack})), array())"
+    # A share-offsets completion: [kind, {key: start offset}].
+    start_row = row("'start'", "e.key", "CAST(0 AS BIGINT)", "e.value", null)
+    started = "map_entries(coalesce(try_variant_get(m, '$[1]', 'map<string,bigint>'), map()))"
+    starts = f"transform({started}, e -> {start_row})"
     per_micro = f"""CASE try_variant_get(m, '$[0]', 'string')
-        WHEN 'send' THEN array({send_row}) WHEN 'poll' THEN {reads} ELSE array() END"""
+        WHEN 'send' THEN array({send_row}) WHEN 'poll' THEN {reads} WHEN 'share-poll' THEN {deliveries}
+        WHEN 'share-offsets' THEN {starts} ELSE array() END"""
     rows = f"""concat(
         array({op_row}),
-        CASE WHEN {client} AND NOT {ASSIGN_SQL}
+        CASE WHEN {client} AND NOT {ASSIGN_SQL} AND f != 'share-ack'
             THEN flatten(transform({micro_ops}, (m, i) -> {per_micro})) ELSE array() END,
+        CASE WHEN {client} AND f = 'share-ack' THEN {acks} ELSE array() END,
         CASE WHEN {client} AND {ASSIGN_SQL} THEN transform({held_keys}, k -> {held_row}) ELSE array() END,
         CASE WHEN {is_commit} THEN transform(map_entries({committed}), e -> {commit_row}) ELSE array() END
     )"""
     carried = [*OP_COLUMNS, "n_assign", "mode"]
     # Each row keeps only its own kind's columns (null in the others): the cache's column builders
     # pass over a null for nothing, and a value for a second or so per 1M operations.
-    shared = ("op", "process", "f", "`type`")
+    shared = ("op", "process", "f")
     op_only = [c if c in shared else f"CASE WHEN kind = 'op' THEN {c} END AS {c}" for c in OP_COLUMNS]
-    # The invoke time also on the rows the commit-lost rule orders by it (data_plane/commit_lost.py).
-    op_only[OP_COLUMNS.index("itime")] = "CASE WHEN kind IN ('op', 'assign', 'commit') THEN itime END AS itime"
+    op_only[OP_COLUMNS.index("`type`")] = "coalesce(mtype, `type`) AS `type`"
+    # The invoke time also on the rows the rules order by it (data_plane/commit_lost.py, share/).
+    timed = "('op', 'assign', 'commit', 'deliver', 'ack')"
+    op_only[OP_COLUMNS.index("itime")] = f"CASE WHEN kind IN {timed} THEN itime END AS itime"
     micro_only = [
         f"CASE WHEN kind != 'op' THEN {c} END AS {name}"
         for c, name in (("n_assign", "n_assign"), ("mode", "mode"), ("ctime", "`time`"))
@@ -171,7 +212,7 @@ def flat(paired: DataFrame) -> DataFrame:
     return (
         paired.selectExpr(*carried, f"inline({rows})")
         .where("kind != 'send' OR `value` IS NOT NULL")
-        .selectExpr(*op_only, *micro_only, "kind", "key", "offset", "`value`", "pos")
+        .selectExpr(*op_only, *micro_only, "kind", "key", "offset", "`value`", "pos", "`count`")
     )
 
 

@@ -10,9 +10,14 @@ NEMESIS = "nemesis"
 FIELDS = ("index", "time", "process", "type", "f", "value", "error")
 
 SEND, POLL, TXN = "send", "poll", "txn"
-ASSIGN, SUBSCRIBE, COMMIT, CRASH = "assign", "subscribe", "commit", "crash"
+ASSIGN, SUBSCRIBE, COMMIT, CRASH, CLOSE = "assign", "subscribe", "commit", "crash", "close"
 #: The client operations that carry micro-operations.
 CLIENT_FS = (SEND, POLL, TXN)
+#: A share group's member's operations (KIP-932; history-format.md, "Share consumers").
+SHARE_POLL, SHARE_ACK, SHARE_OFFSETS = "share-poll", "share-ack", "share-offsets"
+SHARE_FS = (SHARE_POLL, SHARE_ACK, SHARE_OFFSETS)
+#: A share acknowledgement's types, as the history spells them, with Kafka's AcknowledgeType ids.
+ACK_TYPES = {"accept": 1, "release": 2, "reject": 3}
 #: The operations that say which keys a consumer holds afterwards.
 ASSIGNS = (ASSIGN, SUBSCRIBE)
 #: What a nemesis operation did to the nodes it names, written into its value (`effect`) by the

@@ -4,7 +4,8 @@ Per key, *bound* is the highest first-appearance index of any value an ok poll r
 committed value whose last appearance is at or below bound, and that no ok poll read, is a lost
 write: later values were read, so a consumer went past where it should have been. An ok-sent value
 that no ok poll read and that is not lost is unseen: nothing after it was read, so the checker
-cannot tell lost from late (the run's final read phase is what makes unseen meaningful).
+cannot tell lost from late (the run's final read phase is what makes unseen meaningful). A key
+that only a share group read has no order to read past: its share rules judge what no member got.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from kafka_chaos.checkers.data_plane.version_order import KeyView
 
 
 def rules(k: KeyView) -> list[pd.DataFrame]:
+    if k.share is not None and k.reads.empty:  # read by a share group only: share-lost and share-unseen judge it
+        return []
     unread = k.committed[~k.committed["value"].isin(k.ok_values)]
     if unread.empty:
         return []

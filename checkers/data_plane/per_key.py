@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from importlib import import_module
 from types import ModuleType
+from typing import Any
 
 import pandas as pd
 
@@ -45,16 +46,17 @@ def key_rules(rows: pd.DataFrame) -> pd.DataFrame:
     return _frame(_rules(version_order.build(rows)))
 
 
-def key_pass(evidenced: Collection[int], width: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def key_pass(evidenced: Collection[int], width: int, share: Any = None) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """The function `applyInPandas` runs per key: the key's anomaly instances and its tallies.
 
     `evidenced`: the info operations an ok poll proved committed (in any key; checkers/tables.py);
-    `width`: the report's time bucket in ns."""
+    `width`: the report's time bucket in ns; `share`: a share-group run's context
+    (checkers/share/context.py)."""
     marked = frozenset(int(op) for op in evidenced)
 
     def run(rows: pd.DataFrame) -> pd.DataFrame:
         rows = rows.assign(evidenced=rows["op"].isin(marked))
-        view = version_order.build(rows)
+        view = version_order.build(rows, share)
         return _frame([*_rules(view), tallies.key_tallies(view, width)])
 
     return run

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,7 @@ class KeyView:
     seen: pd.DataFrame  # offset, value, idx: distinct sightings with the offset's index
     offsets: np.ndarray  # the key's known offsets, sorted: position = index
     values: pd.DataFrame  # by value: first_idx, last_idx, n (distinct offsets)
+    share: Any = None  # the key's share-group rows (checkers/share/rules.py ShareKey), if it has some
 
     def index_of(self, offsets: pd.Series) -> pd.Series:
         """The index of each known offset (NaN for an offset outside the order)."""
@@ -44,8 +46,11 @@ class KeyView:
         return mine.groupby("value")["offset"].agg(lambda o: sorted(int(x) for x in o)).loc[values]
 
 
-def build(rows: pd.DataFrame) -> KeyView:
-    """The view of one key's rows (all of them: the pipeline groups by key)."""
+def build(rows: pd.DataFrame, share: Any = None) -> KeyView:
+    """The view of one key's rows (all of them: the pipeline groups by key); `share`: the run's
+    share-group context (checkers/share/context.py), when it has share consumers."""
+    from kafka_chaos.checkers.share import rules as share_rules
+
     sends = rows[rows["kind"] == "send"]
     reads = rows[rows["kind"] == "read"]
     ok_reads = reads[reads["type"] == "ok"]
@@ -74,4 +79,5 @@ def build(rows: pd.DataFrame) -> KeyView:
         seen,
         offsets,
         values,
+        share_rules.build(rows, share),
     )

@@ -57,6 +57,37 @@ class History:
     def complete(self, process: int, f: str, value: Any, type: str = "ok") -> int:
         return self._event(process, type, f, value)
 
+    def wait(self, seconds: float) -> None:
+        """Time passes: the next event comes `seconds` later (plus the usual millisecond)."""
+        self.time += int(seconds * 1e9)
+
+    def share_poll(
+        self,
+        process: int,
+        got: dict[str, list[tuple[int, int, int | None]]],
+        lock_ms: int = 10_000,
+        limit: int = 5,
+        type: str = "ok",
+        took: float = 0.0,
+    ) -> int:
+        """A share-poll that acquired `got` ({key: [(offset, value, delivery count)]}), its
+        completion `took` seconds after its invoke."""
+        settings = {"group": "g", "lock_ms": lock_ms, "delivery_limit": limit}
+        self.invoke(process, "share-poll", [["share-poll", settings]])
+        self.wait(took)
+        done = [["share-poll", {k: [list(r) for r in v] for k, v in got.items()}]]
+        return self.complete(process, "share-poll", done, type)
+
+    def share_ack(self, process: int, acks: dict[str, list[tuple[int, str]]], outcome: str = "ok") -> int:
+        """A share-ack of `acks` ({key: [(offset, "accept"|"release"|"reject")]}), every key `outcome`."""
+        invoke = [["share-ack", {k: [list(a) for a in v] for k, v in acks.items()}]]
+        done = [["share-ack", {k: outcome for k in acks}]]
+        type_ = outcome if outcome in ("ok", "fail") else "info"
+        return self.op(process, "share-ack", invoke, done, type_)
+
+    def share_offsets(self, starts: dict[str, int], process: int = 99) -> int:
+        return self.op(process, "share-offsets", [["share-offsets"]], [["share-offsets", starts]])
+
     def nemesis(self, f: str, nodes: list[str]) -> int:
         """A nemesis operation as the nemesis writes it, saying how its fault ends (nemesis/faults.py)."""
         value = {"nodes": nodes, **named_ends(f)}

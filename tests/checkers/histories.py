@@ -446,6 +446,91 @@ def commit_lost_kept(bad: bool) -> History:
     return h
 
 
+def _shared(h: History, n: int = 2) -> None:
+    """Values 1..n sent to K at offsets 0..n-1."""
+    _sends(h, n)
+
+
+def share_lost(bad: bool) -> History:
+    """Value 2 (offset 1) never delivered: below the final start offset 2, or delivered."""
+    h = History()
+    _shared(h)
+    h.share_poll(1, {K: [(0, 1, 1), (1, 2, 1)] if not bad else [(0, 1, 1)]})
+    h.share_ack(1, {K: [(0, "accept"), (1, "accept")] if not bad else [(0, "accept")]})
+    h.share_offsets({K: 2})
+    return h
+
+
+def share_unseen(bad: bool) -> History:
+    """Value 2 (offset 1) never delivered and the start offset still 1 (not done), or delivered."""
+    h = History()
+    _shared(h)
+    h.share_poll(1, {K: [(0, 1, 1)] if bad else [(0, 1, 1), (1, 2, 1)]})
+    h.share_ack(1, {K: [(0, "accept")] if bad else [(0, "accept"), (1, "accept")]})
+    h.share_offsets({K: 1 if bad else 2})
+    return h
+
+
+def share_concurrent_delivery(bad: bool) -> History:
+    """Member 1 acquires value 1 with a 10 s lock, and holds it surely until 10 - 5 s after its
+    poll's invoke; member 2 is delivered it again 4 s later, or 6 s later (the hold lapsed one
+    second before)."""
+    h = History()
+    _shared(h, 1)
+    h.share_poll(1, {K: [(0, 1, 1)]})
+    h.wait(3.0 if bad else 5.0)
+    h.share_poll(2, {K: [(0, 1, 2)]}, took=0.5)
+    h.share_ack(2, {K: [(0, "accept")]})
+    h.share_offsets({K: 1})
+    return h
+
+
+def share_redelivered_after_ack(bad: bool) -> History:
+    """Member 1 accepts value 1 (ok, or an ack whose outcome is unknown); it is delivered again."""
+    h = History()
+    _shared(h, 1)
+    h.share_poll(1, {K: [(0, 1, 1)]})
+    h.share_ack(1, {K: [(0, "accept")]}, "ok" if bad else "info")
+    h.share_poll(2, {K: [(0, 1, 2)]})
+    h.share_ack(2, {K: [(0, "accept")]})
+    h.share_offsets({K: 1})
+    return h
+
+
+def share_delivery_count(bad: bool) -> History:
+    """A release, then a second delivery whose count does not grow (2 then 2), or does (2 then 3)."""
+    h = History()
+    _shared(h, 1)
+    h.share_poll(1, {K: [(0, 1, 2)]})
+    h.share_ack(1, {K: [(0, "release")]})
+    h.share_poll(2, {K: [(0, 1, 2 if bad else 3)]})
+    h.share_ack(2, {K: [(0, "accept")]})
+    h.share_offsets({K: 1})
+    return h
+
+
+def share_delivery_over_limit(bad: bool) -> History:
+    """A delivery count above the limit D = 3 (4), or at it (3)."""
+    h = History()
+    _shared(h, 1)
+    h.share_poll(1, {K: [(0, 1, 4 if bad else 3)]}, limit=3)
+    h.share_ack(1, {K: [(0, "accept")]})
+    h.share_offsets({K: 1})
+    return h
+
+
+def share_duplicate_in_poll(bad: bool) -> History:
+    """One share-poll returns offset 0 twice, or offsets 0 and 1."""
+    h = History()
+    _shared(h)
+    h.share_poll(1, {K: [(0, 1, 1), (0, 1, 1) if bad else (1, 2, 1)]})
+    h.share_poll(2, {K: [(1, 2, 1)]} if bad else {})
+    h.share_ack(2, {K: [(1, "accept")]} if bad else {})
+    h.share_ack(1, {K: [(0, "accept")] if bad else [(0, "accept"), (1, "accept")]})
+    h.share_offsets({K: 2})
+    return h
+
+
 #: Cases whose bad history has its anomaly only as allowed instances, though the anomaly can be an error.
 ALLOWED = {g1c_needs_ww}
 
@@ -476,6 +561,12 @@ CASES: dict[str, list[tuple[Callable[[bool], History], set[str]]]] = {
     "int-nonmonotonic-send": [(int_nonmonotonic_send, set()), (int_nonmonotonic_send_info, set())],
     "int-send-skip": [(int_send_skip, set()), (int_send_skip_info, set())],
     "precommitted-read": [(precommitted_read, set())],
+    "share-lost": [(share_lost, set())],
+    "share-unseen": [(share_unseen, set())],
+    "share-concurrent-delivery": [(share_concurrent_delivery, set())],
+    "share-redelivered-after-ack": [(share_redelivered_after_ack, set())],
+    "share-delivery-count": [(share_delivery_count, set()), (share_delivery_over_limit, set())],
+    "share-duplicate-in-poll": [(share_duplicate_in_poll, set())],
     "commit-lost": [
         (commit_lost, set()),
         (commit_lost_overlapped, set()),

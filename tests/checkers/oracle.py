@@ -33,6 +33,12 @@ class Op:
     reads: list[tuple[str, int | None, int]] = field(default_factory=list)  # key, offset, value, in order
     keys: list[str] | None = None  # assign/subscribe
     commits: dict[str, int] | None = None  # commit: key -> the next offset to read
+    delivered: list[tuple[str, int, int, int | None]] = field(
+        default_factory=list
+    )  # share-poll: key, offset, value, count
+    settings: dict[str, Any] = field(default_factory=dict)  # share-poll: its invoke's lock_ms, delivery_limit
+    acks: list[tuple[str, int, str, str]] = field(default_factory=list)  # share-ack: key, offset, type, key's outcome
+    starts: dict[str, int] | None = None  # share-offsets
     itime: int = 0
     ctime: int | None = None  # None: never completed
 
@@ -76,6 +82,17 @@ def operations(events: Iterable[dict[str, Any]]) -> list[Op]:
         elif op.f in ("assign", "subscribe"):
             keys = c.get("value") if isinstance(c.get("value"), list) else invoke.get("value")
             op.keys = list(keys or [])
+        elif op.f == "share-poll":
+            got = c.get("value") or [[None, {}]]
+            for key, records in (got[0][1] if isinstance(got[0][1], dict) else {}).items():
+                op.delivered += [(key, r[0], r[1], r[2] if len(r) > 2 else None) for r in records]
+            op.settings = invoke["value"][0][1]
+        elif op.f == "share-ack":
+            outcome = (c.get("value") or [[None, {}]])[0][1] or {}
+            for key, acks in invoke["value"][0][1].items():
+                op.acks += [(key, int(o), t, outcome.get(key, "info")) for o, t in acks]
+        elif op.f == "share-offsets" and c.get("value"):
+            op.starts = dict(c["value"][0][1])
         elif op.f == "commit":
             offsets = c.get("value") if isinstance(c.get("value"), dict) else invoke.get("value")
             op.commits = {k: int(o) for k, o in (offsets or {}).items()}
@@ -143,9 +160,13 @@ def check(events: Iterable[dict[str, Any]]) -> dict[str, Found]:
     for k, v in ok_read:
         if (k, v) in value_idx:
             bound[k] = max(bound.get(k, -1), min(value_idx[(k, v)]))
+    # A key that only share consumers read (no poll read it, a share-poll did) is judged by the
+    # share rules alone: share-lost and share-unseen say what no member got (docs/checker.md).
+    polled = {k for op in ops for k, _, _ in op.reads}
+    shared_only = {k for op in ops for k, *_ in op.delivered} - polled
     for op in committed:
         for k, v, _ in op.sends:
-            if (k, v) in ok_read:
+            if (k, v) in ok_read or k in shared_only:
                 continue
             if (k, v) in value_idx and k in bound and max(value_idx[(k, v)]) <= bound[k]:
                 hit("lost-write")
@@ -216,7 +237,85 @@ def check(events: Iterable[dict[str, Any]]) -> dict[str, Found]:
             send_ref.update({(op.process, k): (i, info) for k, i in last_s.items()})
     _cycles(ops, ok_read, value_idx, hit)
     _commit_lost(ops, hit)
+    _share(ops, committed, hit)
     return dict(found)
+
+
+SLACK_NS = 5 * 10**9
+
+
+def _share(ops: list[Op], committed: list[Op], hit) -> None:
+    """The share-group rules, for a history with no control-plane evidence: no leader changed."""
+    if not any(op.f == "share-poll" for op in ops):
+        return
+    end = max(op.ctime if op.ctime is not None else op.itime for op in ops)
+    mine: dict[str, list[Op]] = defaultdict(list)
+    for op in sorted(ops, key=lambda x: x.id):
+        mine[op.process].append(op)
+
+    def hold_end(d: Op, key: str, offset: int) -> float:
+        process = mine[d.process]
+        last = process[-1]
+        ends = [last.ctime if last.ctime is not None else last.itime] if last.type == "info" else [end]
+        lock = d.settings.get("lock_ms")
+        if isinstance(lock, int | float):
+            ends.append(d.itime + lock * 1e6 - SLACK_NS)
+        for later in process:
+            if later.itime < d.ctime:
+                continue
+            if later.f in ("crash", "close") or (
+                later.f == "share-ack" and any(a[:2] == (key, offset) for a in later.acks)
+            ):
+                ends.append(later.itime)
+                break
+        return min(ends)
+
+    deliveries = [(d, key, o, v, n) for d in ops if d.f == "share-poll" for key, o, v, n in d.delivered]
+    for d in ops:
+        seen = set()
+        for key, o, _, _ in d.delivered:
+            if (key, o) in seen:
+                hit("share-duplicate-in-poll")
+            seen.add((key, o))
+    limit = lambda d: d.settings.get("delivery_limit")  # noqa: E731
+    for d, _, _, _, n in deliveries:
+        if n is not None and isinstance(limit(d), int | float) and n > limit(d):
+            hit("share-delivery-count")
+    for a, key, o, v, na in deliveries:
+        if a.ctime is None:
+            continue
+        for b, key_b, _, v_b, nb in deliveries:
+            if key_b != key or v_b != v or b.ctime is None or not b.itime > a.ctime:
+                continue
+            if b.ctime < hold_end(a, key, o):
+                hit("share-concurrent-delivery")
+            if na is not None and nb is not None and nb <= na:
+                hit("share-delivery-count")
+    final = [
+        (op.ctime, key, o)
+        for op in ops
+        if op.f == "share-ack" and op.ctime is not None
+        for key, o, t, outcome in op.acks
+        if outcome == "ok" and t in ("accept", "reject")
+    ]
+    for b, key, o, _, _ in deliveries:
+        if any(k == key and off == o and b.itime > t for t, k, off in final):
+            hit("share-redelivered-after-ack")
+    got = {(key, v) for _, key, _, v, _ in deliveries}
+    starts: dict[str, int] = {}
+    for op in ops:
+        if op.starts is not None:
+            starts.update(op.starts)
+    # The keys a share group consumed: the ones its operations name (the group's topic).
+    consumed = set(starts) | {key for _, key, *_ in deliveries} | {key for op in ops for key, *_ in op.acks}
+    for op in committed:
+        for key, v, offset in op.sends:
+            if (key, v) in got or key not in consumed:
+                continue
+            if offset is not None and key in starts and offset < starts[key]:
+                hit("share-lost")
+            elif op.type == "ok":
+                hit("share-unseen")
 
 
 def _commit_lost(ops: list[Op], hit) -> None:

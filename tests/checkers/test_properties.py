@@ -261,6 +261,50 @@ def commit_lost(m: Model) -> None:
     m.h.poll(member, {key: list(m.logs[key])})
 
 
+def _replayed(case: Callable[[bool], History]) -> Callable[[Model], None]:
+    """A share-group case of histories.py (its bad history) after the rest, on a fresh key read
+    only by share consumers, with fresh processes and values, its times after the model's."""
+
+    def inject(m: Model) -> None:
+        n = m.fresh()
+        key, processes, values = f"share-{n}/0", {}, {}
+
+        def process(p):
+            return processes.setdefault(p, m.fresh())
+
+        def value(v):
+            return values.setdefault(v, m.value())
+
+        def renamed(x):
+            if isinstance(x, dict):
+                return {(key if k == H.K else k): renamed(v) for k, v in x.items()}
+            if isinstance(x, list):
+                return [renamed(e) for e in x]
+            return key if x == H.K else x
+
+        def revalued(f, val):
+            if f == "send":  # [["send", key, v]] or [["send", key, [offset, v]]]
+                return [[m0, k, [o[0], value(o[1])] if isinstance(o, list) else value(o)] for m0, k, o in val]
+            if f == "share-poll" and isinstance(val[0][1], dict) and "lock_ms" not in val[0][1]:
+                return [[val[0][0], {k: [[r[0], value(r[1]), *r[2:]] for r in rs] for k, rs in val[0][1].items()}]]
+            return val
+
+        base = m.h.time
+        for e in case(True).events:
+            m.h.events.append(
+                {
+                    **e,
+                    "index": len(m.h.events),
+                    "time": base + e["time"],
+                    "process": process(e["process"]),
+                    "value": renamed(revalued(e["f"], e["value"])),
+                }
+            )
+        m.h.time = base + (m.h.events[-1]["time"] - base)
+
+    return inject
+
+
 def _cycle(pattern: Callable[..., History]) -> Callable[[Model], None]:
     """A transaction cycle of histories.py on fresh keys, processes and values, after the rest."""
 
@@ -289,6 +333,12 @@ INJECTIONS: dict[str, Callable[[Model], None]] = {
     "int-send-skip": int_send_skip,
     "precommitted-read": precommitted_read,
     "commit-lost": commit_lost,
+    "share-lost": _replayed(H.share_lost),
+    "share-unseen": _replayed(H.share_unseen),
+    "share-concurrent-delivery": _replayed(H.share_concurrent_delivery),
+    "share-redelivered-after-ack": _replayed(H.share_redelivered_after_ack),
+    "share-delivery-count": _replayed(H.share_delivery_count),
+    "share-duplicate-in-poll": _replayed(H.share_duplicate_in_poll),
     "G0": _cycle(H.g0),
     "G1c": _cycle(H.g1c),
     "G1c-process": _cycle(H.g1c_process),
@@ -316,7 +366,8 @@ QUICK = dict(
 
 def test_every_anomaly_is_injected():
     """Every anomaly of the history (the control plane's are generated in test_cp_contract.py)."""
-    assert set(INJECTIONS) == {a.name for a in ANOMALIES if a.plane == DATA}
+    # share-redelivered-on-failover needs a leader change: the control plane's evidence (test_share.py).
+    assert set(INJECTIONS) == {a.name for a in ANOMALIES if a.plane == DATA} - {"share-redelivered-on-failover"}
 
 
 @settings(max_examples=6, **QUICK)

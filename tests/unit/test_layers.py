@@ -77,7 +77,8 @@ def apart(graph: dict[str, set[str]]) -> list[str]:
 #: every room). The control plane's rules import nothing but the core: its room is the whole of it.
 ROOMS = {
     "core": {"data_plane"},  # spark.py warms the per-key pass it runs in Python workers
-    "data_plane": set(),
+    "data_plane": {"share"},  # the per-key pass builds each key's share-group view beside its order
+    "share": set(),
     "txn": {"data_plane"},  # the cycles' edges stand on each key's version order
     "control_plane": set(),
     "measures": set(),

@@ -1,0 +1,179 @@
+"""Every share-group rule of ../shared/anomalies.md, per key, in the data plane's pass.
+
+A *delivery* is a record a `share-poll` completion returned (rows of kind `deliver`: its poll's
+invoke *i* and completion *c*, the delivery count the client reported). Its process's hold surely
+lasts from *c* until the earliest of *i* + *L* − *S*, the process's first `share-ack` naming the
+offset, its crash or close, and its end (context.py). Two deliveries of one value are compared
+when the later poll was invoked after the earlier completed; a leader change of the key between
+the earlier's invoke and the later's completion turns what would be an error of concurrency or of
+the count into `share-redelivered-on-failover`, reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from kafka_chaos.checkers.anomalies import instances, maybe, one, pairs
+from kafka_chaos.checkers.share.context import ShareContext
+from kafka_chaos.history.events import ACK_TYPES, OK
+
+FAILOVER = "share-redelivered-on-failover"
+#: Acknowledgements after which a record is never delivered again: accepted or rejected.
+FINAL = (ACK_TYPES["accept"], ACK_TYPES["reject"])
+
+
+@dataclass
+class ShareKey:
+    """One key's share-group rows: deliveries with their holds, acknowledgements, start offset."""
+
+    deliveries: pd.DataFrame  # op, process, itime, ctime, offset, value, count, lock_ms, limit, hold_end
+    acks: pd.DataFrame  # op, process, itime, ctime, offset, ack (ACK_TYPES' id), outcome
+    start: int | None  # the share-partition start offset in the last share-offsets
+    changes: np.ndarray  # the key's leader changes (ns, sorted)
+
+    def changed(self, start: pd.Series, end: pd.Series) -> np.ndarray:
+        """Whether the key's leader changed between each `start` and `end` (inclusive)."""
+        lo = np.searchsorted(self.changes, start.to_numpy(dtype="float64"), side="left")
+        hi = np.searchsorted(self.changes, end.to_numpy(dtype="float64"), side="right")
+        return hi > lo
+
+
+def build(rows: pd.DataFrame, ctx: ShareContext | None) -> ShareKey | None:
+    """The key's share view, or None when it had no share-group rows (or no context)."""
+    if ctx is None:
+        return None
+    d = rows[rows["kind"] == "deliver"]
+    acks = rows[rows["kind"] == "ack"]
+    starts = rows[rows["kind"] == "start"]
+    if d.empty and acks.empty and starts.empty:
+        return None
+    key = rows["key"].iat[0]
+    d = d[["op", "process", "itime", "time", "offset", "value", "count"]].rename(columns={"time": "ctime"})
+    settings = d["op"].map(lambda op: ctx.settings.get(int(op), (None, None)))
+    d = d.assign(
+        lock_ms=[s[0] for s in settings],
+        limit=[s[1] for s in settings],
+        process=d["process"].astype(str),
+    )
+    acks = acks[["op", "process", "itime", "time", "offset", "value", "type"]].rename(
+        columns={"time": "ctime", "value": "ack", "type": "outcome"}
+    )
+    acks = acks.assign(process=acks["process"].astype(str))
+    d = d.assign(hold_end=_hold_ends(d, acks, ctx))
+    start = int(starts.sort_values("op")["offset"].iat[-1]) if len(starts) else None
+    return ShareKey(d.reset_index(drop=True), acks, start, np.asarray(sorted(ctx.changes_of(key)), dtype="float64"))
+
+
+def _hold_ends(d: pd.DataFrame, acks: pd.DataFrame, ctx: ShareContext) -> np.ndarray:
+    if d.empty:
+        return np.array([], dtype="float64")
+    lock = d["itime"].to_numpy(dtype="float64") + d["lock_ms"].to_numpy(dtype="float64") * 1e6 - ctx.slack_ns
+    lock = np.where(np.isnan(lock), np.inf, lock)  # no lock known: it does not bound the hold
+    cap = np.array([ctx.hold_cap(p, int(c)) for p, c in zip(d["process"], d["ctime"].fillna(0), strict=True)])
+    end = np.minimum(lock, cap.astype("float64"))
+    if not acks.empty:
+        named = d.assign(pos=np.arange(len(d))).merge(
+            acks[["process", "offset", "itime"]], on=["process", "offset"], suffixes=("", "_ack")
+        )
+        named = named[named["itime_ack"] >= named["ctime"]]
+        first = named.groupby("pos")["itime_ack"].min()
+        acked = np.full(len(d), np.inf)
+        acked[first.index.to_numpy(dtype="int64")] = first.to_numpy(dtype="float64")
+        end = np.minimum(end, acked)
+    return end
+
+
+def rules(k) -> list[pd.DataFrame]:  # k: data_plane.version_order.KeyView
+    s: ShareKey | None = k.share
+    if s is None:
+        return []
+    key, d, out = k.key, s.deliveries, []
+    dup = d[d.duplicated(["op", "offset"], keep="first")]
+    if len(dup):
+        out.append(_single("share-duplicate-in-poll", key, dup))
+    out += _pairs(key, s)
+    over = d[d["count"].notna() & d["limit"].notna() & (d["count"] > d["limit"])]
+    if len(over):
+        out.append(_single("share-delivery-count", key, over))
+    out += _after_ack(key, s)
+    out += _undelivered(k, s)
+    return out
+
+
+def _single(name: str, key: str, rows: pd.DataFrame) -> pd.DataFrame:
+    """Instances of one operation's row each: its op, offset and value."""
+    return instances(name, key, rows["process"], one(rows["op"]), maybe(rows["offset"]), maybe(rows["value"]))
+
+
+def _pairs(key: str, s: ShareKey) -> list[pd.DataFrame]:
+    """Two deliveries of one value, the later poll invoked after the earlier completed."""
+    d = s.deliveries[s.deliveries["ctime"].notna() & s.deliveries["value"].notna()]
+    if len(d) < 2:
+        return []
+    p = d.merge(d, on="value", suffixes=("_a", "_b"))
+    p = p[p["itime_b"] > p["ctime_a"]]
+    if p.empty:
+        return []
+    changed = s.changed(p["itime_a"], p["ctime_b"])
+    concurrent = (p["ctime_b"] < p["hold_end_a"]).to_numpy()
+    known = (p["count_a"].notna() & p["count_b"].notna()).to_numpy()
+    stuck = known & (p["count_b"] <= p["count_a"]).to_numpy()
+    out = []
+    for name, mask in (
+        ("share-concurrent-delivery", concurrent & ~changed),
+        ("share-delivery-count", stuck & ~changed),
+        (FAILOVER, (concurrent | stuck) & changed),
+    ):
+        hit = p[mask]
+        if len(hit):
+            out.append(
+                instances(
+                    name,
+                    key,
+                    hit["process_b"],
+                    pairs(hit["op_a"], hit["op_b"]),
+                    pairs(hit["offset_a"], hit["offset_b"]),
+                    one(hit["value"]),
+                )
+            )
+    return out
+
+
+def _after_ack(key: str, s: ShareKey) -> list[pd.DataFrame]:
+    """Deliveries whose poll was invoked after an ok accept or reject of the offset completed."""
+    a = s.acks[(s.acks["outcome"] == OK) & s.acks["ack"].isin(FINAL) & s.acks["ctime"].notna()]
+    if a.empty or s.deliveries.empty:
+        return []
+    first = a.sort_values("ctime").groupby("offset").head(1)[["offset", "op", "ctime"]]
+    hit = s.deliveries.merge(first.rename(columns={"op": "ack_op", "ctime": "acked"}), on="offset")
+    hit = hit[hit["itime"] > hit["acked"]]
+    if hit.empty:
+        return []
+    return [
+        instances(
+            "share-redelivered-after-ack",
+            key,
+            hit["process"],
+            pairs(hit["ack_op"], hit["op"]),
+            one(hit["offset"]),
+            maybe(hit["value"]),
+        )
+    ]
+
+
+def _undelivered(k, s: ShareKey) -> list[pd.DataFrame]:
+    """Acknowledged writes no share-poll delivered: below the start offset (the broker holds them
+    done) `share-lost`, else (an ok send) `share-unseen`."""
+    delivered = set(s.deliveries["value"].dropna())
+    missing = k.committed[~k.committed["value"].isin(delivered)]
+    if missing.empty:
+        return []
+    lost = missing["offset"].notna() & (missing["offset"] < s.start) if s.start is not None else missing["value"].isna()
+    out = []
+    for name, rows in (("share-lost", missing[lost]), ("share-unseen", missing[~lost & (missing["type"] == OK)])):
+        if len(rows):
+            out.append(_single(name, k.key, rows))
+    return out

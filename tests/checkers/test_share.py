@@ -1,0 +1,65 @@
+"""Share groups' rules that need the control plane's evidence: a leader change between two
+deliveries (`share-redelivered-on-failover`), read from a hand-made run directory's metadata log
+(tests/checkers/cp_builder.py); and a bare history, judged as if no leader changed, says so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kafka_chaos.checkers.check import check_history
+from tests.checkers.builder import History
+from tests.checkers.cp_builder import Run, change
+
+pytestmark = pytest.mark.spark
+K = "chaos/0"
+
+
+def _redelivered(h: History) -> History:
+    """Member 1 acquires value 1 at about 1 s with a 10 s lock (held surely until about 6 s);
+    member 2 is delivered it at about 3 s, completing at 3.5 s."""
+    h.wait(1.0)
+    h.send(0, K, [(1, 0)])
+    h.share_poll(1, {K: [(0, 1, 1)]})
+    h.wait(2.0)
+    h.share_poll(2, {K: [(0, 1, 1)]}, took=0.5)  # the count does not grow either
+    h.share_ack(2, {K: [(0, "accept")]})
+    h.share_offsets({K: 1})
+    return h
+
+
+@pytest.fixture
+def check_share_run(spark_session, tmp_path: Path):
+    counter = iter(range(1_000_000))
+
+    def run(leader_change_at: float | None):
+        n = next(counter)
+        r = Run(writes=[])
+        if leader_change_at is not None:
+            r.add(change(8, leader_change_at, leader=3))
+        history = r.write(tmp_path / f"run-{n}")
+        _redelivered(History()).write(history)  # the share history instead of the builder's
+        return check_history(history, report=False, session=spark_session)
+
+    return run
+
+
+def test_a_redelivery_across_a_leader_change_is_reported_not_an_error(check_share_run):
+    result = check_share_run(2.0)
+    assert set(result.anomalies) == {"share-redelivered-on-failover"}, result.anomalies
+    entry = result.anomalies["share-redelivered-on-failover"]
+    assert entry["count"] == 1 and entry["errors"] == 0  # one pair: concurrent, and its count did not grow
+    assert result.valid is True
+
+
+def test_the_same_redelivery_with_the_leader_change_after_it_is_an_error(check_share_run):
+    result = check_share_run(5.0)
+    assert set(result.anomalies) == {"share-concurrent-delivery", "share-delivery-count"}, result.anomalies
+    assert result.valid is False
+
+
+def test_a_bare_history_is_judged_as_if_no_leader_changed_and_says_so(check):
+    result = check(_redelivered(History()))
+    assert set(result.anomalies) == {"share-concurrent-delivery", "share-delivery-count"}, result.anomalies
+    assert any("as if no partition's leader changed" in w for w in result.warnings), result.warnings
