@@ -93,6 +93,7 @@ class RunSpec:
         if self.workload.client == "java":
             self.workload.java_version(version)
         self.workload.check_group_protocol(version)
+        self.workload.check_share(version)
         if self.nemesis is not None:
             self.nemesis.check_targets(self.build_cluster().shape.nodes())
         return self

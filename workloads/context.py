@@ -56,6 +56,8 @@ class RunContext:
     replaced_producers: Counter[str] = field(default_factory=Counter)
     #: What the members of the run's consumer group have read (--consumer subscribe, mixed).
     group: GroupProgress = field(default_factory=GroupProgress)
+    #: What the members of the run's share group settled (--consumer share; workloads/share.py).
+    share: Any = None
     #: Members that left the group by --group-churn, and that crashed by --member-crashes.
     churned: int = 0
     crashed: int = 0

@@ -23,8 +23,15 @@ ACKS = ("0", "1", "all")
 JAVA_CLIENT_MINIMUM = KafkaVersion(3, 4, 0)
 OFFSET_RESETS = ("none", "earliest", "latest")
 #: --consumer: how a process's consumer gets its keys. `mixed`: even process numbers subscribe,
-#: odd ones assign (Jepsen's Kafka test mixes the two per process).
-CONSUMERS = ("assign", "subscribe", "mixed")
+#: odd ones assign (Jepsen's Kafka test mixes the two per process); `share`: members of one share
+#: group (KIP-932, workloads/share.py).
+CONSUMERS = ("assign", "subscribe", "mixed", "share")
+#: The first Kafka release, broker and Java client, with share groups (a preview in 4.1, GA in 4.2).
+SHARE_GROUPS = KafkaVersion(4, 1, 0)
+#: The first release whose share groups are on without `group.share.enable` (GA; 4.3 removed it).
+SHARE_GROUPS_GA = KafkaVersion(4, 2, 0)
+#: The clients with a share consumer this harness drives.
+SHARE_CLIENTS = ("java",)
 #: --commit: what a subscribed member commits. `sync`: after each poll, what it returned;
 #: `auto`: the client's auto-commit; `none`: nothing.
 COMMITS = ("sync", "auto", "none")
@@ -84,7 +91,9 @@ class WorkloadOptions:
     )
     #: How consumers get their keys: `assign` (each process its own keys), `subscribe` (one
     #: consumer group for the run), or `mixed` (workloads/group.py).
-    consumer: str = field(default="assign", metadata=flag("--consumer", "assign, subscribe or mixed (default assign)"))
+    consumer: str = field(
+        default="assign", metadata=flag("--consumer", "assign, subscribe, mixed or share (default assign)")
+    )
     commit: str = field(
         default="sync", metadata=flag("--commit", "subscribe: sync after each poll, auto or none (default sync)")
     )
@@ -104,6 +113,19 @@ class WorkloadOptions:
     group_protocol: str = field(
         default="classic",
         metadata=flag("--group-protocol", "subscribe: classic or consumer (KIP-848: java, librdkafka; Kafka 4.0+)"),
+    )
+    #: --consumer share: the group's record lock (share.record.lock.duration.ms) and delivery
+    #: limit (share.delivery.count.limit), set on the brokers and the group for the run.
+    share_lock_ms: int = field(default=5000, metadata=flag("--share-lock-ms", "share: record lock, ms (default 5000)"))
+    share_delivery_limit: int = field(
+        default=5, metadata=flag("--share-delivery-limit", "share: deliveries before a record is archived (default 5)")
+    )
+    #: --consumer share: shares of the records a member releases and rejects (the rest it accepts),
+    #: and of its polls after which it stalls past the lock before acknowledging.
+    share_release: float = field(default=0.05, metadata=flag("--share-release", "share: share released (0.05)"))
+    share_reject: float = field(default=0.02, metadata=flag("--share-reject", "share: share rejected (0.02)"))
+    share_stalls: float = field(
+        default=0.02, metadata=flag("--share-stalls", "share: share of polls a member stalls past the lock after")
     )
     #: txn workload: transactions deliberately aborted.
     txn_abort_fraction: float = field(default=0.1, metadata=flag("--abort-fraction", "txn: deliberate aborts"))
@@ -162,6 +184,7 @@ class WorkloadOptions:
         if self.consumer == "assign" and (self.group_churn or self.member_crashes):
             what = n("group_churn") if self.group_churn else n("member_crashes")
             raise UsageError(f"{what} applies to group members: add {n('consumer')} subscribe or mixed")
+        self._check_share()
         if self.send_values < 1 or self.txn_max_ops < 1 or self.poll_keys < 1:
             raise UsageError(f"{n('send_values')}, {n('txn_max_ops')} and {n('poll_keys')} must be at least 1")
         if self.consumer not in CONSUMERS:
@@ -189,6 +212,46 @@ class WorkloadOptions:
             needs = f"{n('acks')} {self.acks} needs {n('enable_idempotence')} false"
             raise UsageError(f"{needs} (the idempotent producer requires acks=all)")
         return self
+
+    def _check_share(self) -> None:
+        n = named
+        if self.consumer != "share":
+            return
+        if self.client not in SHARE_CLIENTS:
+            raise UsageError(
+                f"{n('consumer')} share needs {n('client')} java: {self.client} has no share consumer here"
+                " (docs/clients.md)"
+            )
+        if self.workload != "queue":
+            raise UsageError(f"{n('consumer')} share is for {n('workload')} queue (a share group has no transactions)")
+        if self.group_protocol != "classic":
+            raise UsageError(f"{n('group_protocol')} is for consumer groups; a share group has its own protocol")
+        if self.group_churn:
+            raise UsageError(f"{n('group_churn')} applies to consumer groups (subscribe or mixed), not to share")
+        if not 1000 <= self.share_lock_ms <= 3_600_000:
+            raise UsageError(f"{n('share_lock_ms')} must be between 1000 and 3600000 ms, got {self.share_lock_ms}")
+        if not 2 <= self.share_delivery_limit <= 10:
+            raise UsageError(f"{n('share_delivery_limit')} must be between 2 and 10, got {self.share_delivery_limit}")
+        for name in ("share_release", "share_reject", "share_stalls"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise UsageError(f"{n(name)} must be between 0 and 1, got {getattr(self, name):g}")
+        if self.share_release + self.share_reject > 1:
+            raise UsageError(f"{n('share_release')} and {n('share_reject')} together must be at most 1")
+
+    def check_share(self, cluster_version: KafkaVersion) -> None:
+        """UsageError when the cluster or the Java client has no share groups (--consumer share)."""
+        if self.consumer != "share":
+            return
+        if cluster_version < SHARE_GROUPS:
+            raise UsageError(
+                f"{named('consumer')} share needs Kafka {SHARE_GROUPS} or later (KIP-932), "
+                f"the cluster is {cluster_version}"
+            )
+        if self.client == "java" and (v := self.java_version(cluster_version)) < SHARE_GROUPS:
+            raise UsageError(
+                f"{named('consumer')} share needs kafka-clients {SHARE_GROUPS} or later (KIP-932), "
+                f"{named('client_version')} is {v}"
+            )
 
     def java_version(self, cluster_version: KafkaVersion | None) -> KafkaVersion:
         """The kafka-clients release of --client java: --client-version, else the cluster's;
@@ -224,6 +287,8 @@ class WorkloadOptions:
         coordinator sets each member's heartbeat interval and session timeout, so the classic
         members' values (`heartbeat_interval_ms`, `session_timeout_ms`) go to the brokers, with the
         bounds lowered to allow them (Kafka's defaults: 5 s and 45 s, also the minimums)."""
+        if self.consumer == "share":
+            return self.share_broker_defaults()
         if self.group_protocol != "consumer" or not self.grouped:
             return {}
         heartbeat, session = str(self.heartbeat_interval_ms), str(self.session_timeout_ms)
@@ -240,14 +305,30 @@ class WorkloadOptions:
             out["group.consumer.max.session.timeout.ms"] = session
         return out
 
+    def share_broker_defaults(self) -> dict[str, str]:
+        """A share run's brokers: the group's lock and limit as the defaults, their bounds lowered
+        to allow them (Kafka's minimum lock is 15 s), and share groups on before they are GA."""
+        lock = str(self.share_lock_ms)
+        return {
+            "group.share.enable": "true",  # 4.1 and 4.2 (4.3 has no such setting and ignores it)
+            "group.share.min.record.lock.duration.ms": str(min(self.share_lock_ms, 15000)),
+            "group.share.record.lock.duration.ms": lock,
+            "group.share.delivery.count.limit": str(self.share_delivery_limit),
+        }
+
+    @property
+    def shares(self) -> bool:
+        """The run's consumers are members of one share group (--consumer share)."""
+        return self.consumer == "share"
+
     def subscribes(self, process: int) -> bool:
         """Whether this process's consumer joins the run's group (--consumer)."""
         return self.consumer == "subscribe" or (self.consumer == "mixed" and process % 2 == 0)
 
     @property
     def grouped(self) -> bool:
-        """Some consumer of the run subscribes as its group."""
-        return self.consumer != "assign"
+        """Some consumer of the run subscribes as its consumer group."""
+        return self.consumer in ("subscribe", "mixed")
 
     @property
     def key_names(self) -> list[str]:

@@ -13,13 +13,15 @@ import random
 import threading
 from typing import Any
 
-from kafka_chaos.history.events import FAIL, INFO, INVOKE, OK, SEND
+from kafka_chaos.history.events import FAIL, INFO, INVOKE, OK, SEND, SHARE_POLL
 from kafka_chaos.workloads.clients.api import ClientConfigError, Producer
 from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign
 from kafka_chaos.workloads.context import RunContext
 from kafka_chaos.workloads.group import GroupMember, record_failed_join
 from kafka_chaos.workloads.outcomes import classify, describe
 from kafka_chaos.workloads.producers import OVERDUE_MARGIN_S
+from kafka_chaos.workloads.share import ShareMember
+from kafka_chaos.workloads.share import settings as share_settings
 
 
 class ProducerPool:
@@ -130,6 +132,16 @@ class QueueClient:
         return self.ctx.opts.subscribes(self.process)
 
     def open(self, keys: list[str] | None = None) -> bool:
+        if self.ctx.opts.shares:
+            try:
+                self.consumer = ShareMember(self.ctx)
+            except ClientConfigError:
+                raise
+            except Exception as exc:  # not even built: a share-poll whose outcome is unknown
+                self.ctx.record(self.process, INVOKE, SHARE_POLL, [[SHARE_POLL, share_settings(self.ctx)]])
+                self.ctx.record(self.process, INFO, SHARE_POLL, [[SHARE_POLL, share_settings(self.ctx)]], describe(exc))
+                return False
+            return True
         if self.subscribes:
             return self._join()
         try:
@@ -150,15 +162,20 @@ class QueueClient:
         return member.join(self.process)
 
     def poll(self) -> str:
-        """A poll operation (a member's: with its rebalance and commit); opens the consumer first."""
+        """A poll operation (a member's: with its rebalance and commit; a share member's: with its
+        acknowledgements, accepting everything, as the final drain does); opens the consumer first."""
         if self.consumer is None and not self.open():
             return INFO
+        if self.ctx.opts.shares:
+            return self.consumer.poll(self.process, drain=True)
         return self.consumer.poll(self.process)
 
     def step(self, rng: random.Random) -> str:
         if self.consumer is None and not self.open():
             return INFO
         if rng.random() < self.ctx.opts.poll_fraction:
+            if self.ctx.opts.shares:
+                return self.consumer.poll(self.process, rng)
             if self.subscribes:
                 return self.consumer.poll(self.process, crash=rng.random() < self.ctx.opts.member_crashes)
             return self.consumer.poll(self.process)
@@ -180,5 +197,8 @@ class QueueClient:
 
     def close(self) -> None:
         if self.consumer is not None:
-            self.consumer.close()
+            if isinstance(self.consumer, ShareMember):
+                self.consumer.close(self.process)
+            else:
+                self.consumer.close()
             self.consumer = None

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from kafka_chaos.harness.errors import KafkaChaosError
 from kafka_chaos.history.events import INFO
 from kafka_chaos.history.reporter import Reporter
+from kafka_chaos.workloads import share
 from kafka_chaos.workloads.clients.api import ClientDied
 from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign
 from kafka_chaos.workloads.context import RunContext
@@ -151,7 +152,11 @@ class Runner:
 
     def _final_phase(self, slot: int, targets: dict[str, int]) -> None:
         """Read every key from the beginning until past the targets; a new process after an info.
-        A member of the run's group drains with the group instead (`_drain`)."""
+        A member of the run's group drains with the group instead (`_drain`), a share group's
+        until every offset up to the targets is settled (workloads/share.py)."""
+        if self.ctx.opts.shares:
+            self._drain(slot, targets, self.ctx.share.settled)
+            return
         if self.clients[slot].subscribes:
             self._drain(slot, targets)
             return
@@ -181,11 +186,13 @@ class Runner:
             finally:
                 reader.close()
 
-    def _drain(self, slot: int, targets: dict[str, int]) -> None:
+    def _drain(self, slot: int, targets: dict[str, int], done: Callable[[dict[str, int]], bool] | None = None) -> None:
         """The group's own final read: the slot's member (a new one when it has none) polls, and
-        commits, until some member has read every key past its target (workloads/group.py)."""
+        commits, until some member has read every key past its target (workloads/group.py), or
+        until `done`."""
+        done = done or self.ctx.group.caught_up
         while time.monotonic() < self.final_deadline and not self.ctx.stop.is_set():
-            if self.ctx.group.caught_up(targets):
+            if done(targets):
                 self.caught_up[slot] = True
                 return
             outcome = self.clients[slot].poll()
@@ -248,6 +255,9 @@ class Runner:
         interrupted = False
         healed = False
         try:
+            if opts.shares:
+                self.ctx.share = share.ShareProgress(opts.share_delivery_limit)
+                share.prepare_group(self.ctx)
             if self.faults is not None:
                 self.faults.start()
             self._run_slots(self._main_phase)
@@ -265,6 +275,8 @@ class Runner:
             self.final_deadline = final_started + opts.final_time_limit
             self._run_slots(self._final_phase, targets)
             final_s = time.monotonic() - final_started
+            if opts.shares:
+                share.record_offsets(self.ctx)
             complete = all(self.caught_up)
         except KeyboardInterrupt:
             interrupted = True

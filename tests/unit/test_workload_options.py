@@ -7,6 +7,7 @@ from kafka.errors import KafkaTimeoutError, MessageSizeTooLargeError, NotEnoughR
 
 from kafka_chaos.frontends.cli import _workload_options, build_parser
 from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.workloads.clients.kafka_python import consumer_config, producer_config
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.outcomes import classify, describe, markdown_table
@@ -55,7 +56,16 @@ def test_every_workload_has_a_record_and_the_flag_names_them_all():
         ({"auto_offset_reset": "smallest"}, "--auto-offset-reset"),
         ({"workload": "txn", "acks": "1"}, "txn workload needs --acks all"),
         ({"acks": "1"}, "--acks 1 needs --idempotence false"),
-        ({"consumer": "group"}, "--consumer must be one of assign, subscribe, mixed; got 'group'"),
+        ({"consumer": "group"}, "--consumer must be one of assign, subscribe, mixed, share; got 'group'"),
+        ({"consumer": "share"}, "--consumer share needs --client java: kafka-python has no share consumer"),
+        ({"consumer": "share", "client": "librdkafka"}, "--consumer share needs --client java: librdkafka"),
+        ({"consumer": "share", "client": "java", "workload": "txn"}, "--consumer share is for --workload queue"),
+        ({"consumer": "share", "client": "java", "group_protocol": "consumer"}, "--group-protocol is for consumer"),
+        ({"consumer": "share", "client": "java", "group_churn": 3}, "--group-churn applies to consumer groups"),
+        ({"consumer": "share", "client": "java", "share_lock_ms": 500}, "--share-lock-ms must be between 1000"),
+        ({"consumer": "share", "client": "java", "share_delivery_limit": 11}, "--share-delivery-limit must be"),
+        ({"consumer": "share", "client": "java", "share_stalls": 2}, "--share-stalls must be between 0 and 1"),
+        ({"consumer": "share", "client": "java", "share_release": 0.7, "share_reject": 0.5}, "together must be at"),
         ({"commit": "async"}, "--commit must be one of sync, auto, none"),
         ({"group_churn": -1, "consumer": "mixed"}, "--group-churn must be 0"),
         ({"consumer": "subscribe", "member_crashes": 1.5}, "--member-crashes must be between 0 and 1"),
@@ -67,6 +77,17 @@ def test_every_workload_has_a_record_and_the_flag_names_them_all():
 def test_bad_options_are_usage_errors(changes, message):
     with pytest.raises(UsageError, match=message):
         check_workload(WorkloadOptions(**changes))
+
+
+def test_share_groups_need_kafka_and_kafka_clients_4_1():
+    opts = WorkloadOptions(consumer="share", client="java")
+    opts.check_share(KafkaVersion(4, 1, 0))
+    with pytest.raises(UsageError, match="--consumer share needs Kafka 4.1.0 or later .* the cluster is 4.0.0"):
+        opts.check_share(KafkaVersion(4, 0, 0))
+    old_client = WorkloadOptions(consumer="share", client="java", client_version="4.0.1")
+    with pytest.raises(UsageError, match="needs kafka-clients 4.1.0 or later .* --client-version is 4.0.1"):
+        old_client.check_share(KafkaVersion(4, 3, 1))
+    assert not opts.grouped and opts.shares and not opts.subscribes(0)
 
 
 def test_mixed_consumers_subscribe_on_even_processes_only():
@@ -121,8 +142,9 @@ def test_every_flagged_option_is_a_run_flag_that_reaches_the_option():
     opts = _workload_options(build_parser().parse_args(argv))
     assert {name: getattr(opts, name) for name in want} == want
     # the 18 flags `kafka-chaos run` had before they were generated, --client, --client-version,
-    # --consumer, --commit, --group-churn, --member-crashes, --group-protocol
-    assert len(want) == 25
+    # --consumer, --commit, --group-churn, --member-crashes, --group-protocol, and a share group's
+    # --share-lock-ms, --share-delivery-limit, --share-release, --share-reject, --share-stalls
+    assert len(want) == 30
 
 
 @pytest.mark.parametrize(

@@ -120,6 +120,30 @@ class Consumer(Protocol):
     def close(self) -> None: ...
 
 
+class ShareConsumer(Protocol):
+    """A member of a share group (KIP-932) that acknowledges each record explicitly."""
+
+    config: dict[str, Any]
+
+    def subscribe(self, topics: list[str]) -> None: ...
+
+    def poll(self, timeout_ms: int) -> dict[str, list[tuple[int, bytes | str | None, int | None]]]:
+        """One poll: the records acquired, by key: (offset, raw value, delivery count or None)."""
+        ...
+
+    def acknowledge(self, acks: dict[str, list[tuple[int, str]]], timeout_ms: int) -> dict[str, ClientError | None]:
+        """Acknowledge records of the last poll ({key: [(offset, "accept" | "release" | "reject")]})
+        and commit them synchronously: each key's outcome, None when the broker took it, else the
+        error it was refused with. Raises what the client raises for the whole call."""
+        ...
+
+    def close(self, timeout_s: float = 2.0) -> None: ...
+
+
+#: share_admin's calls: the group's dynamic configs; its start offset per key.
+SET_GROUP_CONFIG, START_OFFSETS = "set_group_config", "offsets"
+
+
 class Client(Protocol):
     """One client library as a run uses it: it makes producers and consumers."""
 

@@ -38,6 +38,8 @@ from kafka_chaos.workloads.clients.settings import (
 from kafka_chaos.workloads.options import WorkloadOptions
 
 SOURCE = Path(__file__).parent / "java-driver"  # not a Python name: setuptools ships it as data, not as a package
+#: The first kafka-clients with a share consumer (KIP-932): the driver's share calls are built for it on.
+SHARE_CLIENTS = KafkaVersion.parse("4.1.0")
 #: How long the JVM may take to start and build its first client.
 START_TIMEOUT_S = 60.0
 
@@ -70,6 +72,13 @@ REPORTED_CONSUMER = (
 )
 
 
+REPORTED_SHARE = (
+    "group.id",
+    "share.acknowledgement.mode",
+    "request.timeout.ms",
+    "default.api.timeout.ms",
+    "max.poll.records",
+)
 #: Member settings KIP-848's protocol does not use (the coordinator sets the heartbeat and session
 #: and assigns): not reported for such a member, whose client still holds its defaults.
 CLASSIC_ONLY = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
@@ -106,6 +115,7 @@ def build_driver(version: KafkaVersion, log: Any = None) -> Path:
                 "-f",
                 f"{work}/pom.xml",
                 f"-Dkafka.version={version}",
+                *(["-Dshare"] if version >= SHARE_CLIENTS else []),
                 "package",
                 "dependency:copy-dependencies",
             ]
@@ -430,6 +440,54 @@ class JavaConsumer:
         self.driver.call("close", self.name, timeout_ms=2000)
 
 
+class JavaShareConsumer:
+    """A KafkaShareConsumer in the driver (share/ShareOps.java), acknowledging explicitly."""
+
+    def __init__(
+        self, driver: JavaDriver, opts: WorkloadOptions, bootstrap: str, client_id: str, name: str, group_id: str
+    ) -> None:
+        self.driver, self.name = driver, name
+        self._timeout_s = consumer_timeout_ms(opts) / 1000 + 5
+        config = {
+            "bootstrap.servers": bootstrap,
+            "client.id": client_id,
+            "group.id": group_id,
+            "share.acknowledgement.mode": "explicit",
+            "request.timeout.ms": consumer_timeout_ms(opts),
+            **RECONNECT_BACKOFF,
+        }
+        self.config = _reported(_build(driver, "share_consumer", name, config), REPORTED_SHARE)
+
+    def subscribe(self, topics: list[str]) -> None:
+        self.driver.call("share_subscribe", self.name, topics=topics).result(self._timeout_s)
+
+    def poll(self, timeout_ms: int) -> dict[str, list[tuple[int, str | None, int | None]]]:
+        call = self.driver.call("share_poll", self.name, timeout_ms=timeout_ms)
+        reply = call.result(timeout_ms / 1000 + self._timeout_s)
+        got: dict[str, list[tuple[int, str | None, int | None]]] = {}
+        for topic, partition, offset, value, count in reply.get("records", []):
+            got.setdefault(f"{topic}/{partition}", []).append((offset, value, count))
+        return got
+
+    def acknowledge(self, acks: dict[str, list[tuple[int, str]]], timeout_ms: int) -> dict[str, ClientError | None]:
+        rows = [[*split_key(key), offset, kind] for key, done in acks.items() for offset, kind in done]
+        reply = self.driver.call("share_ack", self.name, acks=rows, timeout_ms=timeout_ms)
+        outcomes = reply.result(timeout_ms / 1000 + self._timeout_s).get("outcomes", {})
+        out: dict[str, ClientError | None] = {}
+        for key in acks:
+            got = outcomes.get(key)
+            if got == "ok":
+                out[key] = None
+            elif isinstance(got, dict):
+                out[key] = ClientError(got.get("name", "DriverError"), got.get("message", ""), cause=got.get("cause"))
+            else:  # the commit said nothing of the key: its outcome is unknown
+                out[key] = ClientError("NoOutcome", f"the commit returned no outcome for {key}")
+        return out
+
+    def close(self, timeout_s: float = 2.0) -> None:
+        self.driver.call("close", self.name, timeout_ms=int(timeout_s * 1000))
+
+
 class JavaClient:
     name = "java"
 
@@ -448,6 +506,16 @@ class JavaClient:
     def consumer(self, client_id: str, isolation_level: str, group: Group | None = None) -> JavaConsumer:
         name = f"c{next(self._names)}"
         return JavaConsumer(self.driver, self.opts, self.bootstrap, client_id, name, isolation_level, group)
+
+    def share_consumer(self, client_id: str, group_id: str) -> JavaShareConsumer:
+        name = f"s{next(self._names)}"
+        return JavaShareConsumer(self.driver, self.opts, self.bootstrap, client_id, name, group_id)
+
+    def share_admin(self, call: str, group: str, timeout_s: float = 30.0, **args: Any) -> dict[str, Any]:
+        """An admin call for a share group (share/ShareOps.java `admin`): its reply."""
+        config = _strings({"bootstrap.servers": self.bootstrap, "request.timeout.ms": 10000})
+        asked = dict(call=call, group=group, timeout_ms=int(timeout_s * 1000), **args)
+        return self.driver.call("share_admin", "", config=config, **asked).result(timeout_s + 5)
 
     def died(self) -> str | None:
         return self.driver.died

@@ -54,10 +54,50 @@ public final class Driver {
   private static final BufferedWriter OUT =
       new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), 1 << 16);
 
+  /**
+   * The share-group calls (share/ShareOps.java), compiled only against kafka-clients 4.1 or
+   * later: null in a driver built for an older client.
+   */
+  public interface Share {
+    AutoCloseable consumer(Properties props) throws Exception;
+
+    JsonNode config(Properties props);
+
+    void subscribe(Object consumer, List<String> topics);
+
+    JsonNode poll(Object consumer, long timeoutMs);
+
+    JsonNode ack(Object consumer, JsonNode acks, long timeoutMs);
+
+    void close(Object consumer, long timeoutMs);
+
+    void wakeup(Object consumer);
+
+    JsonNode admin(Properties props, JsonNode cmd) throws Exception;
+  }
+
+  private static final Share SHARE = loadShare();
+
+  private static Share loadShare() {
+    try {
+      return (Share) Class.forName("kafkachaos.share.ShareOps").getDeclaredConstructor().newInstance();
+    } catch (ReflectiveOperationException | LinkageError e) {
+      return null;
+    }
+  }
+
+  private static Share share() {
+    if (SHARE == null) {
+      throw new UnsupportedOperationException("this kafka-clients has no share consumer (4.1 or later)");
+    }
+    return SHARE;
+  }
+
   private static final class Handle {
     final ExecutorService thread;
     volatile KafkaProducer<String, String> producer;
     volatile KafkaConsumer<String, String> consumer;
+    volatile AutoCloseable shareConsumer;
     volatile boolean closed;
     /** A subscribed consumer's keys after the last rebalance it saw; null once reported. */
     volatile List<String> rebalanced;
@@ -68,6 +108,9 @@ public final class Driver {
       }
       if (consumer != null) {
         consumer.close(Duration.ZERO);
+      }
+      if (shareConsumer != null) {
+        share().close(shareConsumer, 0);
       }
     }
 
@@ -122,6 +165,35 @@ public final class Driver {
           return new Object[] {c, new ConsumerConfig(props).values()};
         });
         return;
+      case "share_consumer":
+        {
+          Properties props = properties(cmd.path("config"));
+          props.put("key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+          props.put("value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+          Handle h = newHandle(name);
+          on(h, id, () -> {
+            h.shareConsumer = share().consumer(props);
+            if (h.closed) {
+              h.closeNow();
+            }
+            return share().config(props);
+          });
+          return;
+        }
+      case "share_admin":
+        {
+          Properties props = properties(cmd.path("config"));
+          Thread t = new Thread(() -> {
+            try {
+              reply(id, share().admin(props, cmd));
+            } catch (Throwable e) {
+              error(id, e, false);
+            }
+          }, "admin-" + id);
+          t.setDaemon(true);
+          t.start();
+          return;
+        }
       case "close":
         close(id, name, cmd.path("timeout_ms").asLong(0));
         return;
@@ -222,6 +294,20 @@ public final class Driver {
         return;
       case "commit":
         on(h, id, () -> { h.consumer.commitSync(offsets(cmd)); return null; });
+        return;
+      case "share_subscribe":
+        on(h, id, () -> {
+          List<String> topics = new ArrayList<>();
+          cmd.path("topics").forEach(t -> topics.add(t.asText()));
+          share().subscribe(h.shareConsumer, topics);
+          return null;
+        });
+        return;
+      case "share_poll":
+        on(h, id, () -> share().poll(h.shareConsumer, cmd.path("timeout_ms").asLong()));
+        return;
+      case "share_ack":
+        on(h, id, () -> share().ack(h.shareConsumer, cmd.path("acks"), cmd.path("timeout_ms").asLong()));
         return;
       case "position":
         on(h, id, () -> {
@@ -331,6 +417,16 @@ public final class Driver {
             }
           });
     }
+    if (h.shareConsumer != null) {
+      share().wakeup(h.shareConsumer);
+      h.thread.execute(
+          () -> {
+            try {
+              share().close(h.shareConsumer, timeoutMs);
+            } catch (Throwable ignored) { // closing a broken consumer: nothing to report
+            }
+          });
+    }
     Thread closer =
         new Thread(
             () -> {
@@ -374,7 +470,7 @@ public final class Driver {
   }
 
   /** The client's own view of its configuration, after its post-processing, as strings. */
-  private static JsonNode configNode(Map<String, ?> values) {
+  public static JsonNode configNode(Map<String, ?> values) {
     ObjectNode node = JSON.createObjectNode();
     for (Map.Entry<String, ?> e : new TreeMap<>(values).entrySet()) {
       Object v = e.getValue();
@@ -397,6 +493,15 @@ public final class Driver {
   }
 
   private static void error(long id, Throwable thrown, boolean bySend) {
+    ObjectNode err = errorNode(thrown);
+    err.put("thrown_by_send", bySend);
+    ObjectNode line = JSON.createObjectNode().put("id", id);
+    line.set("error", err);
+    write(line);
+  }
+
+  /** An exception as the Python side reads it: its simple class name, its cause's, its message. */
+  public static ObjectNode errorNode(Throwable thrown) {
     Throwable t = unwrap(thrown);
     ObjectNode err = JSON.createObjectNode();
     err.put("name", t.getClass().getSimpleName());
@@ -406,10 +511,7 @@ public final class Driver {
     }
     err.put("message", String.valueOf(t.getMessage()));
     err.put("kafka", t instanceof KafkaException);
-    err.put("thrown_by_send", bySend);
-    ObjectNode line = JSON.createObjectNode().put("id", id);
-    line.set("error", err);
-    write(line);
+    return err;
   }
 
   private static void reply(long id, JsonNode ok) {
