@@ -43,6 +43,7 @@ from kafka_chaos.checkers.result import (
 )
 from kafka_chaos.checkers.share import context as share_context
 from kafka_chaos.checkers.share.leaders import leader_changes
+from kafka_chaos.checkers.share.summary import format_share, share_summary
 from kafka_chaos.checkers.sql import literal
 from kafka_chaos.checkers.txn import cycles
 from kafka_chaos.history.events import NEMESIS, SHARE_POLL
@@ -364,7 +365,7 @@ def run_rules(
     got = parts.collect(queries)
     slots: dict[str, dict[int, int]] = {tallies.VALUES: {}, tallies.ACKED: {}, tallies.SEEN: {}}
     for row in got["tallies"]:
-        slots[row["name"]][int(row["slot"])] = int(row["n"])
+        slots.setdefault(row["name"], {})[int(row["slot"])] = int(row["n"])
     return Facts(run, evidenced, ops, micro, found, got, txns, slots, control)
 
 
@@ -412,10 +413,13 @@ def build_report(
     result.warnings = loaded.warnings + _warnings(st, facts.ok_poll)
     if result.liveness["warning"]:
         result.warnings.append(result.liveness["warning"])
-    if facts.run["shares"] and (facts.control is None or not facts.control.logs):
-        result.warnings.append(
-            "share groups judged as if no partition's leader changed: the run left no metadata log to read them from"
-        )
+    if facts.run["shares"]:
+        leaders_known = facts.control is not None and bool(facts.control.logs)
+        result.share = share_summary(facts.slots, leaders_known)
+        if not leaders_known:
+            result.warnings.append(
+                "share groups judged as if no partition's leader changed: the run left no metadata log to read"
+            )
     if facts.run["groups"]:
         result.group_coverage = group_coverage.from_rows(got, config.keys)
         if result.group_coverage and result.group_coverage["warning"]:
@@ -467,6 +471,8 @@ def format_summary(result: CheckResult) -> str:
         lines.append(liveness.format_liveness(result.liveness, warning=False))
     if result.group_coverage:
         lines.append(group_coverage.format_coverage(result.group_coverage))
+    if result.share:
+        lines.append(format_share(result.share))
     for name, a in result.anomalies.items():
         ex = a["examples"][0]
         if "edges" in ex:

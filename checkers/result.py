@@ -52,6 +52,9 @@ class CheckResult:
     group_coverage: dict[str, Any] | None = None
     #: Why `valid` is "unknown" (UNKNOWN_REASONS); None when it is not.
     unknown_reason: str | None = None
+    #: A share group's deliveries: per value, redeliveries by cause, archived, never
+    #: acknowledged (checkers/share/summary.py); None for a run without share consumers.
+    share: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.valid == UNKNOWN and self.unknown_reason is None:
@@ -89,6 +92,7 @@ class CheckResult:
             data.get("control_plane"),
             data.get("group_coverage"),
             data.get("unknown_reason"),  # absent from a result written before it was kept
+            data.get("share"),
         )
 
     @property
@@ -128,6 +132,7 @@ class CheckResult:
             "warnings": self.warnings,
             "liveness": self.liveness,
             "group_coverage": _without_spans(self.group_coverage),
+            "share": self.share,
             "control_plane": self.control_plane_status,
             "history": str(self.history) if self.history else None,
             "results": str(self.results_path) if self.results_path else None,
@@ -145,6 +150,7 @@ class CheckResult:
             "liveness": self.liveness,
             "control_plane": self.control_plane,
             "group_coverage": self.group_coverage,
+            **({"share": self.share} if self.share is not None else {}),
             "history": str(self.history) if self.history else None,
             **({"root_cause": self.root_cause} if self.root_cause is not None else {}),
         }

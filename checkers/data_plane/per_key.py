@@ -19,6 +19,7 @@ import pandas as pd
 
 from kafka_chaos.checkers.anomalies import ANOMALIES, DATA, INSTANCE_COLUMNS
 from kafka_chaos.checkers.data_plane import tallies, version_order
+from kafka_chaos.checkers.share import rules as share_rules
 
 #: The data plane's rule modules, in the anomaly table's order: each one `rules(view: KeyView) ->
 #: [instances]`, named by the table (checkers/anomalies.py `module`), so a new rule is its module
@@ -57,7 +58,7 @@ def key_pass(evidenced: Collection[int], width: int, share: Any = None) -> Calla
     def run(rows: pd.DataFrame) -> pd.DataFrame:
         rows = rows.assign(evidenced=rows["op"].isin(marked))
         view = version_order.build(rows, share)
-        return _frame([*_rules(view), tallies.key_tallies(view, width)])
+        return _frame([*_rules(view), tallies.key_tallies(view, width), *share_rules.tallies(view)])
 
     return run
 

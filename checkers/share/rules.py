@@ -21,6 +21,11 @@ from kafka_chaos.checkers.share.context import ShareContext
 from kafka_chaos.history.events import ACK_TYPES, OK
 
 FAILOVER = "share-redelivered-on-failover"
+#: The redeliveries' causes, in the order a cause is given (the first that applies), and the
+#: tallies' names (summed over keys by checkers/check.py, like data_plane/tallies.py's).
+CAUSES = ("release", "member end", "leader change", "lock expiry", "unexplained")
+DELIVERIES, REDELIVERIES = "#share-deliveries", "#share-causes"
+ARCHIVED, UNACKNOWLEDGED = "#share-archived", "#share-unacked"
 #: Acknowledgements after which a record is never delivered again: accepted or rejected.
 FINAL = (ACK_TYPES["accept"], ACK_TYPES["reject"])
 
@@ -29,7 +34,9 @@ FINAL = (ACK_TYPES["accept"], ACK_TYPES["reject"])
 class ShareKey:
     """One key's share-group rows: deliveries with their holds, acknowledgements, start offset."""
 
-    deliveries: pd.DataFrame  # op, process, itime, ctime, offset, value, count, lock_ms, limit, hold_end
+    #: op, process, itime, ctime, offset, value, count, lock_ms, limit, member_end (when its process
+    #: stopped holding anything: crash, close or end), hold_end
+    deliveries: pd.DataFrame
     acks: pd.DataFrame  # op, process, itime, ctime, offset, ack (ACK_TYPES' id), outcome
     start: int | None  # the share-partition start offset in the last share-offsets
     changes: np.ndarray  # the key's leader changes (ns, sorted)
@@ -62,6 +69,8 @@ def build(rows: pd.DataFrame, ctx: ShareContext | None) -> ShareKey | None:
         columns={"time": "ctime", "value": "ack", "type": "outcome"}
     )
     acks = acks.assign(process=acks["process"].astype(str))
+    ends = [ctx.hold_cap(p, int(c)) for p, c in zip(d["process"], d["ctime"].fillna(0), strict=True)]
+    d = d.assign(member_end=np.asarray(ends, dtype="float64"))
     d = d.assign(hold_end=_hold_ends(d, acks, ctx))
     start = int(starts.sort_values("op")["offset"].iat[-1]) if len(starts) else None
     return ShareKey(d.reset_index(drop=True), acks, start, np.asarray(sorted(ctx.changes_of(key)), dtype="float64"))
@@ -72,8 +81,8 @@ def _hold_ends(d: pd.DataFrame, acks: pd.DataFrame, ctx: ShareContext) -> np.nda
         return np.array([], dtype="float64")
     lock = d["itime"].to_numpy(dtype="float64") + d["lock_ms"].to_numpy(dtype="float64") * 1e6 - ctx.slack_ns
     lock = np.where(np.isnan(lock), np.inf, lock)  # no lock known: it does not bound the hold
-    cap = np.array([ctx.hold_cap(p, int(c)) for p, c in zip(d["process"], d["ctime"].fillna(0), strict=True)])
-    end = np.minimum(lock, cap.astype("float64"))
+    cap = d["member_end"].to_numpy(dtype="float64")
+    end = np.minimum(lock, cap)
     if not acks.empty:
         named = d.assign(pos=np.arange(len(d))).merge(
             acks[["process", "offset", "itime"]], on=["process", "offset"], suffixes=("", "_ack")
@@ -177,3 +186,64 @@ def _undelivered(k, s: ShareKey) -> list[pd.DataFrame]:
         if len(rows):
             out.append(_single(name, k.key, rows))
     return out
+
+
+def tallies(k) -> list[pd.DataFrame]:
+    """The key's share-group counts, as rows of the instance table: values by how many times they
+    were delivered (slot: deliveries), redeliveries by cause (slot: CAUSES' index), values
+    archived at the limit and values delivered but never acknowledged (slot 0)."""
+    s: ShareKey | None = k.share
+    if s is None or s.deliveries.empty:
+        return []
+    d = s.deliveries[s.deliveries["value"].notna()].sort_values(["itime", "op"])
+    per_value = d.groupby("value").size()
+    counts = per_value.value_counts()
+    rows = [(DELIVERIES, [int(n) for n in counts.index], [int(c) for c in counts.to_numpy()])]
+    causes = _causes(s, d)
+    rows.append((REDELIVERIES, list(range(len(CAUSES))), [int((causes == i).sum()) for i in range(len(CAUSES))]))
+    ok = s.acks[s.acks["outcome"] == OK]
+    final = set(ok.loc[ok["ack"].isin(FINAL), "offset"])
+    reached = d.groupby("offset").agg(count=("count", "max"), limit=("limit", "max"))
+    archived = reached[(reached["count"] >= reached["limit"]) & ~reached.index.isin(final)]
+    acked = set(ok["offset"])
+    unacked = [o for o in d["offset"].unique() if o not in acked]
+    rows += [(ARCHIVED, [0], [len(archived)]), (UNACKNOWLEDGED, [0], [len(unacked)])]
+    return [
+        pd.DataFrame(
+            {
+                "name": [r[0] for r in rows],
+                "key": k.key,
+                "process": None,
+                "ops": [[] for _ in rows],
+                "offsets": [r[1] for r in rows],
+                "values": [r[2] for r in rows],
+                "allowed": True,
+            }
+        )
+    ]
+
+
+def _causes(s: ShareKey, d: pd.DataFrame) -> np.ndarray:
+    """Each redelivery's cause (CAUSES' index), the first that applies: the previous holder
+    released it (an ok release between the two); its member ended first (crash, close, or its
+    last operation `info`); the key's leader changed between them; the lock ran out first."""
+    prev = d.groupby("value").shift(1)
+    again = prev["op"].notna().to_numpy()
+    if not again.any():
+        return np.array([], dtype="int64")
+    b, a = d[again], prev[again]
+    released = s.acks[(s.acks["outcome"] == OK) & (s.acks["ack"] == ACK_TYPES["release"])]
+    pos = np.arange(len(b))
+    both = pd.DataFrame({"process": a["process"].to_numpy(), "offset": b["offset"].to_numpy(), "pos": pos})
+    hits = both.merge(released[["process", "offset", "itime"]], on=["process", "offset"])
+    hits = hits[
+        (hits["itime"] >= a["ctime"].to_numpy(dtype="float64")[hits["pos"]])
+        & (hits["itime"] <= b["itime"].to_numpy(dtype="float64")[hits["pos"]])
+    ]
+    release = np.zeros(len(b), dtype=bool)
+    release[hits["pos"].to_numpy(dtype="int64")] = True
+    member_end = a["member_end"].to_numpy(dtype="float64") <= b["itime"].to_numpy(dtype="float64")
+    changed = s.changed(a["itime"], b["ctime"])
+    lock_end = a["itime"].to_numpy(dtype="float64") + a["lock_ms"].to_numpy(dtype="float64") * 1e6
+    expired = b["ctime"].to_numpy(dtype="float64") >= np.where(np.isnan(lock_end), np.inf, lock_end)
+    return np.select([release, member_end, changed, expired], [0, 1, 2, 3], default=4)

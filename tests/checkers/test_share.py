@@ -4,6 +4,7 @@ deliveries (`share-redelivered-on-failover`), read from a hand-made run director
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,28 @@ def test_a_bare_history_is_judged_as_if_no_leader_changed_and_says_so(check):
     result = check(_redelivered(History()))
     assert set(result.anomalies) == {"share-concurrent-delivery", "share-delivery-count"}, result.anomalies
     assert any("as if no partition's leader changed" in w for w in result.warnings), result.warnings
+
+
+def test_redeliveries_are_counted_by_cause_and_values_by_deliveries(check):
+    """Value 1 released by member 1, value 2's lock left to run out, value 3's member crashed:
+    each delivered again, once for each cause; value 4 delivered once and never acknowledged."""
+    h = History()
+    h.send(0, K, [(1, 0), (2, 1), (3, 2), (4, 3)])
+    h.share_poll(1, {K: [(0, 1, 1), (1, 2, 1)]})
+    h.share_ack(1, {K: [(0, "release")]})
+    h.share_poll(4, {K: [(2, 3, 1)]})
+    h.op(4, "crash", None, None)
+    h.share_poll(2, {K: [(0, 1, 2), (2, 3, 2)]})
+    h.share_ack(2, {K: [(0, "accept"), (2, "accept")]})
+    h.wait(11.0)  # member 1's 10 s lock on value 2 runs out
+    h.share_poll(3, {K: [(1, 2, 2), (3, 4, 1)]})
+    h.share_ack(3, {K: [(1, "accept")]})
+    h.share_offsets({K: 3})
+    result = check(h)
+    assert result.anomalies == {}, result.anomalies
+    share = result.share
+    assert share["deliveries_per_value"] == {"1": 1, "2": 3} and share["values_delivered"] == 4
+    causes = {"release": 1, "member end": 1, "leader change": 0, "lock expiry": 1, "unexplained": 0}
+    assert share["redeliveries"] == causes
+    assert share["unacknowledged"] == 1 and share["archived"] == 0
+    assert json.loads(result.results_path.read_text())["share"] == share
