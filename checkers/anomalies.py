@@ -148,37 +148,39 @@ ANOMALIES: tuple[Anomaly, ...] = (
     ),
     Anomaly(
         "share-lost",
-        "share.rules",
+        "data_plane.share_rules",
         "a must-have-committed value no share-poll delivered, below the group's start offset for its key at the end",
     ),
     Anomaly(
         "share-unseen",
-        "share.rules",
+        "data_plane.share_rules",
         "a value from an ok send that no share-poll delivered and that is not share-lost, after the final drain",
     ),
     Anomaly(
         "share-concurrent-delivery",
-        "share.rules",
+        "data_plane.share_rules",
         "a value delivered by a share-poll invoked after another delivery of it completed and completed while that"
         " other hold surely lasted, with no leader change of its key in between",
     ),
     Anomaly(
         "share-redelivered-after-ack",
-        "share.rules",
+        "data_plane.share_rules",
         "a value delivered by a share-poll invoked after an ok share-ack that accepted or rejected it completed",
     ),
     Anomaly(
         "share-delivery-count",
-        "share.rules",
+        "data_plane.share_rules",
         "a delivery count above D; or two deliveries of a value whose counts do not grow, with no leader change of"
         " its key in between",
     ),
     Anomaly(
-        "share-duplicate-in-poll", "share.rules", "one share-poll completion returns the same offset of a key twice"
+        "share-duplicate-in-poll",
+        "data_plane.share_rules",
+        "one share-poll completion returns the same offset of a key twice",
     ),
     Anomaly(
         "share-redelivered-on-failover",
-        "share.rules",
+        "data_plane.share_rules",
         "what would be share-concurrent-delivery or share-delivery-count, with a leader change of the key in between",
         ALLOWED,
     ),

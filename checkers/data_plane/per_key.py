@@ -19,7 +19,7 @@ import pandas as pd
 
 from kafka_chaos.checkers.anomalies import ANOMALIES, DATA, INSTANCE_COLUMNS
 from kafka_chaos.checkers.data_plane import tallies, version_order
-from kafka_chaos.checkers.share import rules as share_rules
+from kafka_chaos.checkers.share import view as share_view
 
 #: The data plane's rule modules, in the anomaly table's order: each one `rules(view: KeyView) ->
 #: [instances]`, named by the table (checkers/anomalies.py `module`), so a new rule is its module
@@ -42,9 +42,10 @@ def _frame(found: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(found, ignore_index=True)
 
 
-def key_rules(rows: pd.DataFrame) -> pd.DataFrame:
-    """All anomaly instances of one key (INSTANCE_COLUMNS); `rows` carry `evidenced`."""
-    return _frame(_rules(version_order.build(rows)))
+def key_rules(rows: pd.DataFrame, share: Any = None) -> pd.DataFrame:
+    """All anomaly instances of one key (INSTANCE_COLUMNS); `rows` carry `evidenced`; `share`: a
+    share-group run's context (checkers/share/context.py)."""
+    return _frame(_rules(version_order.build(rows, share)))
 
 
 def key_pass(evidenced: Collection[int], width: int, share: Any = None) -> Callable[[pd.DataFrame], pd.DataFrame]:
@@ -58,7 +59,7 @@ def key_pass(evidenced: Collection[int], width: int, share: Any = None) -> Calla
     def run(rows: pd.DataFrame) -> pd.DataFrame:
         rows = rows.assign(evidenced=rows["op"].isin(marked))
         view = version_order.build(rows, share)
-        return _frame([*_rules(view), tallies.key_tallies(view, width), *share_rules.tallies(view)])
+        return _frame([*_rules(view), tallies.key_tallies(view, width), *share_view.tallies(view)])
 
     return run
 

@@ -34,7 +34,7 @@ class KeyView:
     seen: pd.DataFrame  # offset, value, idx: distinct sightings with the offset's index
     offsets: np.ndarray  # the key's known offsets, sorted: position = index
     values: pd.DataFrame  # by value: first_idx, last_idx, n (distinct offsets)
-    share: Any = None  # the key's share-group rows (checkers/share/rules.py ShareKey), if it has some
+    share: Any = None  # the key's share-group rows (checkers/share/view.py ShareKey), if it has some
 
     def index_of(self, offsets: pd.Series) -> pd.Series:
         """The index of each known offset (NaN for an offset outside the order)."""
@@ -49,7 +49,7 @@ class KeyView:
 def build(rows: pd.DataFrame, share: Any = None) -> KeyView:
     """The view of one key's rows (all of them: the pipeline groups by key); `share`: the run's
     share-group context (checkers/share/context.py), when it has share consumers."""
-    from kafka_chaos.checkers.share import rules as share_rules
+    from kafka_chaos.checkers.share import view as share_view
 
     sends = rows[rows["kind"] == "send"]
     reads = rows[rows["kind"] == "read"]
@@ -79,5 +79,5 @@ def build(rows: pd.DataFrame, share: Any = None) -> KeyView:
         seen,
         offsets,
         values,
-        share_rules.build(rows, share),
+        share_view.build(rows, share),
     )

@@ -1,11 +1,11 @@
 """results.json's `share`: what a share group's deliveries came to, beside its anomalies
-(../shared/anomalies.md: reported, never errors), from the keys' tallies (rules.py `tallies`)."""
+(../shared/anomalies.md: reported, never errors), from the keys' tallies (view.py `tallies`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kafka_chaos.checkers.share.rules import ARCHIVED, CAUSES, DELIVERIES, REDELIVERIES, UNACKNOWLEDGED
+from kafka_chaos.checkers.share.view import ARCHIVED, CAUSES, DELIVERIES, REDELIVERIES, UNACKNOWLEDGED
 
 
 def share_summary(slots: dict[str, dict[int, int]], leaders_known: bool) -> dict[str, Any]:

@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 
 from kafka_chaos.checkers.data_plane import per_key
+from kafka_chaos.checkers.share.context import ShareContext
 from kafka_chaos.checkers.txn import cycles
+from kafka_chaos.history.events import ACK_TYPES
 from tests.checkers import histories as H
 from tests.checkers import oracle
 from tests.checkers.test_properties import INJECTIONS, MODELS, QUICK
@@ -19,9 +21,11 @@ from tests.checkers.test_properties import INJECTIONS, MODELS, QUICK
 # not here.
 CASES = [(name, build, extra) for name, cases in H.CASES.items() if name not in cycles.NAMES for build, extra in cases]
 COLUMNS = ["kind", "key", "op", "process", "f", "type", "pos", "offset", "value", "n_assign", "mode", "evidenced"]
+COLUMNS += ["time", "itime", "count"]
 
 
 def rows_of(events: list[dict]) -> pd.DataFrame:
+    """The rows checkers/tables.py makes, from the contract's reading of the events (oracle.py)."""
     ops = sorted(oracle.operations(events), key=lambda o: o.id)
     ok_read = {(k, v) for op in ops if op.type == "ok" for k, _, v in op.reads}
     evidenced = {op.id for op in ops if op.type == "info" and any((k, v) in ok_read for k, v, _ in op.sends)}
@@ -33,20 +37,48 @@ def rows_of(events: list[dict]) -> pd.DataFrame:
             n_assign[op.process] += 1
             mode[op.process] = op.f
         common = dict(op=op.id, process=op.process, f=op.f, type=op.type, n_assign=n_assign[op.process])
-        common["mode"] = mode.get(op.process)
+        common.update(mode=mode.get(op.process), time=op.ctime, evidenced=False)
+        timed = dict(common, itime=op.itime)
         for pos, (k, v, o) in enumerate(op.sends):
-            rows.append(dict(kind="send", key=k, pos=pos, offset=o, value=v, evidenced=op.id in evidenced, **common))
+            rows.append(dict(common, kind="send", key=k, pos=pos, offset=o, value=v, evidenced=op.id in evidenced))
         for pos, (k, o, v) in enumerate(op.reads):
-            rows.append(dict(kind="read", key=k, pos=pos, offset=o, value=v, evidenced=False, **common))
+            rows.append(dict(common, kind="read", key=k, pos=pos, offset=o, value=v))
         for k in op.keys or []:
-            rows.append(dict(kind="assign", key=k, pos=0, offset=None, value=None, evidenced=False, **common))
+            rows.append(dict(timed, kind="assign", key=k, pos=0, offset=None, value=None))
+        for k, o in (op.commits or {}).items():
+            rows.append(dict(timed, kind="commit", key=k, pos=0, offset=o, value=None))
+        for pos, (k, o, v, n) in enumerate(op.delivered):
+            rows.append(dict(timed, kind="deliver", key=k, pos=pos, offset=o, value=v, count=n))
+        for pos, (k, o, t, outcome) in enumerate(op.acks):
+            rows.append(dict(timed, kind="ack", key=k, pos=pos, offset=o, value=ACK_TYPES[t], type=outcome))
+        for k, o in (op.starts or {}).items():
+            rows.append(dict(common, kind="start", key=k, pos=0, offset=o, value=None))
     df = pd.DataFrame(rows, columns=COLUMNS)
-    return df.astype({"offset": "float64", "value": "float64"})
+    return df.astype({"offset": "float64", "value": "float64", "count": "float64", "time": "float64"})
+
+
+def share_context(events: list[dict]) -> ShareContext | None:
+    """What checkers/share/context.py collects, from the events; None without a share-poll."""
+    ops = sorted(oracle.operations(events), key=lambda o: o.id)
+    if not any(op.f == "share-poll" for op in ops):
+        return None
+    every = [e for e in events]
+    end = max(e["time"] for e in every)
+    settings = {op.id: (op.settings.get("lock_ms"), op.settings.get("delivery_limit")) for op in ops if op.settings}
+    stops: dict[str, list[int]] = defaultdict(list)
+    last: dict[str, oracle.Op] = {}
+    for op in ops:
+        if op.f in ("crash", "close"):
+            stops[op.process].append(op.itime)
+        last[op.process] = op
+    ends = {p: (op.ctime if op.ctime is not None else op.itime) for p, op in last.items() if op.type == "info"}
+    return ShareContext(settings, dict(stops), ends, end, None)
 
 
 def counts(events: list[dict]) -> dict[str, tuple[int, int]]:
     df = rows_of(events)
-    found = [per_key.key_rules(part) for _, part in df.groupby("key")] if len(df) else []
+    share = share_context(events)
+    found = [per_key.key_rules(part, share) for _, part in df.groupby("key")] if len(df) else []
     total, errors = Counter(), Counter()
     for f in found:
         for name, allowed in zip(f["name"], f["allowed"], strict=True):
