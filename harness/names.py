@@ -12,6 +12,7 @@ import uuid
 #: Kafka's defaults for the partitions of __consumer_offsets and __transaction_state.
 OFFSETS_PARTITIONS = ("offsets.topic.num.partitions", 50)
 TXN_STATE_PARTITIONS = ("transaction.state.log.num.partitions", 50)
+SHARE_STATE_PARTITIONS = ("share.coordinator.state.topic.num.partitions", 50)
 
 
 def new_run_id() -> str:
@@ -44,3 +45,13 @@ def coordinator_partition(name: str, partitions: int) -> int:
     GroupCoordinator and TransactionCoordinator place them (Utils.abs maps MIN_VALUE to 0)."""
     h = java_hash(name)
     return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+def share_state_key(group: str, topic_id: bytes, partition: int) -> str:
+    """The key a share group's state of one partition is kept under (KIP-932's
+    SharePartitionKey, "groupId:topicId:partition"), the topic id as Kafka prints a Uuid: its 16
+    bytes in URL-safe base64, unpadded. `coordinator_partition(key, ...)` places it in
+    __share_group_state."""
+    import base64
+
+    return f"{group}:{base64.urlsafe_b64encode(topic_id).rstrip(b'=').decode()}:{partition}"

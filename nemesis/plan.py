@@ -61,14 +61,22 @@ class NemesisPlan:
     timeline: list[Step] | None = None
 
     def drawn(
-        self, seed: int | None, *, key: str, workload: str, grouped: bool, duration: float, nodes: int | None = None
+        self,
+        seed: int | None,
+        *,
+        key: str,
+        workload: str,
+        grouped: bool,
+        duration: float,
+        nodes: int | None = None,
+        shares: bool = False,
     ) -> NemesisPlan:
         """This plan with its timeline drawn, for an overlapping mix that has none yet (the same plan
         otherwise): from the seed's own stream, aimed at the roles a run of `workload` has (`key`:
         its first partition), every heal within `duration` s, at most `nodes` disk faults."""
         if self.mix != OVERLAP or self.timeline is not None or not self.faults:
             return self
-        roles = pool_roles(roles_for(workload, grouped), self.targets)
+        roles = pool_roles(roles_for(workload, grouped, shares), self.targets)
         timeline = draw_overlapping(
             stream(seed, "overlap"),
             families(self.faults),

@@ -42,25 +42,36 @@ ROLES: tuple[Role, ...] = (
     Role("quorum-minority", "quorum-minority", "a minority of the voters, not the active controller"),
     Role("group-coordinator", "group-coordinator", "the coordinator of the run's consumer group"),
     Role("txn-coordinator", "txn-coordinator", "the coordinator of process 0's transactional id"),
+    Role("share-coordinator", "share-coordinator:{key}", "the keeper of the share group's state of that partition"),
     Role("any-broker", "random-broker", "any broker"),
     Role("any-controller", "random-controller", "any controller"),
 )
 BY_NAME: dict[str, Role] = {r.name: r for r in ROLES}
 #: The roles that name brokers (a partition's replicas, a coordinator): what a stall, which holds a
 #: broker's client connections, aims at, and what `--nemesis-targets brokers` keeps.
-BROKER_ROLES: tuple[str, ...] = ("leader", "follower", "group-coordinator", "txn-coordinator", "any-broker")
+BROKER_ROLES: tuple[str, ...] = (
+    "leader",
+    "follower",
+    "group-coordinator",
+    "txn-coordinator",
+    "share-coordinator",
+    "any-broker",
+)
 #: The roles that name controllers: what `--nemesis-targets controllers` keeps.
 CONTROLLER_ROLES: tuple[str, ...] = ("controller", "quorum-minority", "any-controller")
 
 
-def roles_for(workload: str, group: bool) -> tuple[Role, ...]:
+def roles_for(workload: str, group: bool, share: bool = False) -> tuple[Role, ...]:
     """The roles that name something in a run of `workload` (a transaction coordinator only where
-    there are transactions, a group coordinator only where there is a consumer group)."""
+    there are transactions, a group coordinator only where there is a consumer group, a share
+    coordinator only where there is a share group)."""
     out = []
     for role in ROLES:
         if role.name == "txn-coordinator" and workload != "txn":
             continue
         if role.name == "group-coordinator" and not group:
+            continue
+        if role.name == "share-coordinator" and not share:
             continue
         out.append(role)
     return tuple(out)

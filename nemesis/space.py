@@ -130,7 +130,13 @@ class Space:
 
     @classmethod
     def for_run(
-        cls, faults: Sequence[str] | None, workload: str, group: bool, duration: float, start: float | None = None
+        cls,
+        faults: Sequence[str] | None,
+        workload: str,
+        group: bool,
+        duration: float,
+        start: float | None = None,
+        share: bool = False,
     ) -> Space:
         """The space of a campaign's runs; UsageError for a fault `--nemesis` may not mix, or runs
         too short to hold a fault after the quiet start."""
@@ -142,7 +148,7 @@ class Space:
         if duration - quiet < DISK_SPAN:
             raise UsageError(f"runs of {duration:g} s leave no room for a fault after {quiet:g} s of quiet")
         holds = tuple(h for h in HOLDS if h <= duration - quiet)
-        return cls(chosen, tuple(r.name for r in roles_for(workload, group)), duration, quiet, holds)
+        return cls(chosen, tuple(r.name for r in roles_for(workload, group, share)), duration, quiet, holds)
 
     # Bounds.
 

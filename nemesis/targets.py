@@ -14,6 +14,8 @@ quorum-minority   a random minority of the voters (at least one), none of them t
                   controller (the quorum keeps its leader and a majority)
 group-coordinator the broker coordinating the run's consumer group (:GROUP for another group)
 txn-coordinator   the broker coordinating the transactional id of the run's process 0 (:ID for another id)
+share-coordinator:KEY  the broker keeping the state of the run's share group for partition KEY (the
+                  leader of its __share_group_state partition; KIP-932)
 minority          a random minority of the nodes (at least one)
 majority          a random majority of the nodes
 NODE              a node by alias (kafka-2) or id (2); several with commas
@@ -39,9 +41,11 @@ from kafka_chaos.harness.config import NodeSpec
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.names import (
     OFFSETS_PARTITIONS,
+    SHARE_STATE_PARTITIONS,
     TXN_STATE_PARTITIONS,
     coordinator_partition,
     group_id,
+    share_state_key,
     transactional_id,
 )
 from kafka_chaos.harness.node import KafkaNode
@@ -60,6 +64,7 @@ KINDS = (
     "quorum-minority",
     "group-coordinator[:GROUP]",
     "txn-coordinator[:ID]",
+    "share-coordinator:KEY",
     "minority",
     "majority",
     "NODE[,NODE]",
@@ -85,7 +90,7 @@ def check_target(target: str, nodes: list[NodeSpec]) -> None:
         prefix = next((p for p in PREFIXES if part.startswith(p)), None)
         if prefix is not None:
             rest = part[len(prefix) :]
-            if prefix in ("leader:", "follower:") and not re.fullmatch(r".+/\d+", rest):
+            if prefix in ("leader:", "follower:", "share-coordinator:") and not re.fullmatch(r".+/\d+", rest):
                 raise UsageError(f"target {part!r}: expected a key, topic/partition (e.g. {prefix}chaos/0)")
             continue
         names = {n.alias for n in nodes} | {str(n.node_id) for n in nodes}
@@ -235,6 +240,25 @@ def _coordinator(cluster: KafkaCluster, target: str) -> KafkaNode:
     return cluster.node(leader)
 
 
+def _share_coordinator(cluster: KafkaCluster, target: str) -> KafkaNode:
+    """The leader of the __share_group_state partition that keeps the run's share group's state of
+    KEY: the share coordinator Kafka's FindCoordinator (key type SHARE) names."""
+    key = target.split(":", 1)[1]
+    topic, _, part = key.rpartition("/")
+    described = _ask(cluster, lambda admin: admin.describe_topics([topic]))
+    topic_id = next((t.get("topic_id") for t in described if t.get("topic") == topic or t.get("name") == topic), None)
+    if topic_id is None:
+        raise TargetError(f"{target}: the cluster gave no topic id for {topic}")
+    raw = topic_id.bytes if hasattr(topic_id, "bytes") else bytes(topic_id)
+    state_key = share_state_key(group_id(cluster.run_id), raw, int(part))
+    partitions = int(cluster.config.get(SHARE_STATE_PARTITIONS[0], SHARE_STATE_PARTITIONS[1]))
+    state = f"__share_group_state/{coordinator_partition(state_key, partitions)}"
+    leader = _partition(cluster, state)["leader_id"]
+    if leader is None or leader < 0:
+        raise TargetError(f"{target}: {state}, which keeps {state_key}, has no leader right now")
+    return cluster.node(leader)
+
+
 def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[KafkaNode]:
     if "+" in target:  # each part resolved before any is acted on, then acted on in their order
         union = {n.alias: n for part in target.split("+") for n in resolve(cluster, part.strip(), rng)}
@@ -248,6 +272,8 @@ def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[Kafk
         return [rng.choice(cluster.controllers)]
     if target.split(":", 1)[0] in ("group-coordinator", "txn-coordinator"):
         return [_coordinator(cluster, target)]
+    if target.startswith("share-coordinator:"):
+        return [_share_coordinator(cluster, target)]
     if target.startswith("leader:"):
         leader = _partition(cluster, target.split(":", 1)[1])["leader_id"]
         if leader is None or leader < 0:

@@ -325,7 +325,7 @@ def new_campaign(
 
     spec = spec.validate().with_seed()
     opts = spec.workload
-    space = Space.for_run(faults, opts.workload, opts.grouped, opts.time_limit, start)
+    space = Space.for_run(faults, opts.workload, opts.grouped, opts.time_limit, start, opts.shares)
     if baseline is not None and not baseline.get("faults"):
         baseline = {**baseline, "faults": list(space.faults)}
     directory = make_run_dir(store, name or "explore")
@@ -520,7 +520,7 @@ def shrink_findings(
             seed = stream(campaign.seed, f"run:shrink:{n}:{tries}").randrange(2**32)
             return set(execute(NemesisPlan(script=list(candidate), label="shrink"), seed, "shrink").anomalies)
 
-        roles = roles_for(campaign.workload.workload, campaign.workload.grouped)
+        roles = roles_for(campaign.workload.workload, campaign.workload.grouped, campaign.workload.shares)
         shrunk = shrinking.shrink(
             found,
             trial,

@@ -69,6 +69,7 @@ class RunSpec:
             key=w.key_names[0],
             workload=w.workload,
             grouped=w.grouped,
+            shares=w.shares,
             duration=w.time_limit,
             nodes=len(spec.build_cluster().shape.nodes()),
         )

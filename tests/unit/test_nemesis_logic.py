@@ -2,12 +2,13 @@ import contextlib
 import random
 import struct
 import threading
+import uuid
 from types import SimpleNamespace
 
 import pytest
 
 from kafka_chaos.harness.errors import UsageError
-from kafka_chaos.harness.names import coordinator_partition, java_hash
+from kafka_chaos.harness.names import coordinator_partition, java_hash, share_state_key
 from kafka_chaos.nemesis import targets
 from kafka_chaos.nemesis.partition import bridge, drop_rules, halves, isolate, majorities_ring, shape
 from kafka_chaos.nemesis.schedule import parse_fault_list, parse_script
@@ -152,6 +153,14 @@ def test_fault_lists():
 def test_coordinators_are_placed_as_kafka_places_them(name, java_hash_code, partition):
     assert java_hash(name) == java_hash_code
     assert coordinator_partition(name, 50) == partition
+
+
+def test_a_share_groups_state_is_placed_as_kafka_places_it():
+    # Computed with kafka-clients 4.3.1 in jshell: new Uuid(0x0123456789abcdefL, 0xfedcba9876543210L)
+    # .toString() in the key, and Utils.abs(key.hashCode()) % 50.
+    key = share_state_key("kafka-chaos-abc", uuid.UUID("0123456789abcdeffedcba9876543210").bytes, 3)
+    assert key == "kafka-chaos-abc:ASNFZ4mrze_-3LqYdlQyEA:3"
+    assert coordinator_partition(key, 50) == 32
 
 
 def test_script_steps_parse_and_only_network_overlaps_are_refused():
