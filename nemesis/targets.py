@@ -28,6 +28,7 @@ from __future__ import annotations
 import random
 import re
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -249,7 +250,8 @@ def _share_coordinator(cluster: KafkaCluster, target: str) -> KafkaNode:
     topic_id = next((t.get("topic_id") for t in described if t.get("topic") == topic or t.get("name") == topic), None)
     if topic_id is None:
         raise TargetError(f"{target}: the cluster gave no topic id for {topic}")
-    raw = topic_id.bytes if hasattr(topic_id, "bytes") else bytes(topic_id)
+    # kafka-python's metadata, made JSON-ready, spells the id as a UUID string.
+    raw = topic_id.bytes if isinstance(topic_id, uuid.UUID) else uuid.UUID(str(topic_id)).bytes
     state_key = share_state_key(group_id(cluster.run_id), raw, int(part))
     partitions = int(cluster.config.get(SHARE_STATE_PARTITIONS[0], SHARE_STATE_PARTITIONS[1]))
     state = f"__share_group_state/{coordinator_partition(state_key, partitions)}"
