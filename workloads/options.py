@@ -309,11 +309,18 @@ class WorkloadOptions:
         """A share run's brokers: the group's lock and limit as the defaults, their bounds lowered
         to allow them (Kafka's minimum lock is 15 s), and share groups on before they are GA."""
         lock = str(self.share_lock_ms)
+        heartbeat, session = str(self.heartbeat_interval_ms), str(self.session_timeout_ms)
         return {
             "group.share.enable": "true",  # 4.1 and 4.2 (4.3 has no such setting and ignores it)
             "group.share.min.record.lock.duration.ms": str(min(self.share_lock_ms, 15000)),
             "group.share.record.lock.duration.ms": lock,
             "group.share.delivery.count.limit": str(self.share_delivery_limit),
+            # A member learns its partitions from a heartbeat's answer (Kafka's 5 s, also the
+            # minimum) and leaves after a session (45 s): as the KIP-848 members' (above).
+            "group.share.min.heartbeat.interval.ms": heartbeat,
+            "group.share.heartbeat.interval.ms": heartbeat,
+            "group.share.min.session.timeout.ms": session,
+            "group.share.session.timeout.ms": session,
         }
 
     @property

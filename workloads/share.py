@@ -6,8 +6,8 @@ acknowledges every one of them explicitly in one `share-ack`: mostly accept, a s
 as the broker gave it. Some members stall past the lock before acknowledging (`--share-stalls`:
 the broker takes the records back), some crash after a poll without acknowledging or closing
 (`--member-crashes`: their locks run out). The final drain accepts everything, until every
-offset up to the highest acknowledged one is settled (accepted, rejected, or delivered up to the
-limit), or the final time limit passes; then the harness reads the group's start offsets
+offset up to the highest acknowledged one is settled (accepted or rejected, the outcome ok or
+unknown, or delivered up to the limit), or the final time limit passes; then the harness reads the group's start offsets
 (`share-offsets`). The history's operations are ../shared/history-format.md's "Share consumers".
 """
 
@@ -135,11 +135,16 @@ class ShareMember:
             outcomes = self.consumer.acknowledge({k: [tuple(a) for a in v] for k, v in acks.items()}, timeout_ms)
         except Exception as exc:
             self.ctx.record(process, INFO, SHARE_ACK, [[SHARE_ACK, {key: INFO for key in acks}]], describe(exc))
+            for key, done in acks.items():
+                self.ctx.share.settle(key, [o for o, kind in done if kind in (ACCEPT, REJECT)])
             self.ended = True
             return INFO
         per_key = {key: _outcome(outcomes.get(key)) for key in acks}
         for key, outcome in per_key.items():
-            if outcome == OK:
+            # An unknown outcome may have been taken: such a record may never come back, and a
+            # drain that waited for it would wait to its end. One that was not comes back and is
+            # settled then.
+            if outcome in (OK, INFO):
                 self.ctx.share.settle(key, [o for o, kind in acks[key] if kind in (ACCEPT, REJECT)])
         kinds = set(per_key.values())
         kind = OK if kinds == {OK} else FAIL if kinds == {FAIL} else INFO
