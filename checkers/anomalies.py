@@ -340,6 +340,24 @@ def instances(name: str, key: str, process, ops, offsets, values, mode=None) -> 
     )
 
 
+def tally_frame(key: str, rows: list[tuple[str, list[int], list[int]]]) -> pd.DataFrame:
+    """A key's counts as rows of the instance table: (name, slots, counts) each, allowed, with no
+    operation (checkers/data_plane/tallies.py, checkers/share/view.py; summed over keys by
+    checkers/check.py)."""
+    return pd.DataFrame(
+        {
+            "name": [r[0] for r in rows],
+            "key": key,
+            "process": None,
+            "ops": [[] for _ in rows],
+            "offsets": [r[1] for r in rows],
+            "values": [r[2] for r in rows],
+            "allowed": True,
+        },
+        columns=list(INSTANCE_COLUMNS),
+    )
+
+
 def one(a) -> list[list]:
     """Each entry as a one-element list."""
     return [[int(x)] for x in a]

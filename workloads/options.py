@@ -240,18 +240,15 @@ class WorkloadOptions:
 
     def check_share(self, cluster_version: KafkaVersion) -> None:
         """UsageError when the cluster or the Java client has no share groups (--consumer share)."""
-        if self.consumer != "share":
-            return
-        if cluster_version < SHARE_GROUPS:
-            raise UsageError(
-                f"{named('consumer')} share needs Kafka {SHARE_GROUPS} or later (KIP-932), "
-                f"the cluster is {cluster_version}"
-            )
-        if self.client == "java" and (v := self.java_version(cluster_version)) < SHARE_GROUPS:
-            raise UsageError(
-                f"{named('consumer')} share needs kafka-clients {SHARE_GROUPS} or later (KIP-932), "
-                f"{named('client_version')} is {v}"
-            )
+        if self.consumer == "share":
+            self._needs(f"{named('consumer')} share", SHARE_GROUPS, "KIP-932", cluster_version)
+
+    def _needs(self, what: str, first: KafkaVersion, kip: str, cluster_version: KafkaVersion) -> None:
+        """UsageError unless the cluster, and a Java client, are `first` or later."""
+        if cluster_version < first:
+            raise UsageError(f"{what} needs Kafka {first} or later ({kip}), the cluster is {cluster_version}")
+        if self.client == "java" and (v := self.java_version(cluster_version)) < first:
+            raise UsageError(f"{what} needs kafka-clients {first} or later ({kip}), {named('client_version')} is {v}")
 
     def java_version(self, cluster_version: KafkaVersion | None) -> KafkaVersion:
         """The kafka-clients release of --client java: --client-version, else the cluster's;
@@ -269,18 +266,8 @@ class WorkloadOptions:
 
     def check_group_protocol(self, cluster_version: KafkaVersion) -> None:
         """UsageError when the cluster or the Java client cannot speak the group protocol asked for."""
-        if self.group_protocol != "consumer":
-            return
-        if cluster_version < KIP_848_GA:
-            raise UsageError(
-                f"{named('group_protocol')} consumer needs Kafka {KIP_848_GA} or later (KIP-848), "
-                f"the cluster is {cluster_version}"
-            )
-        if self.client == "java" and (v := self.java_version(cluster_version)) < KIP_848_GA:
-            raise UsageError(
-                f"{named('group_protocol')} consumer needs kafka-clients {KIP_848_GA} or later (KIP-848), "
-                f"{named('client_version')} is {v}"
-            )
+        if self.group_protocol == "consumer":
+            self._needs(f"{named('group_protocol')} consumer", KIP_848_GA, "KIP-848", cluster_version)
 
     def broker_defaults(self) -> dict[str, str]:
         """Broker settings the workload needs (under the user's): with the `consumer` protocol the

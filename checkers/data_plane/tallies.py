@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kafka_chaos.checkers.anomalies import INSTANCE_COLUMNS
+from kafka_chaos.checkers.anomalies import tally_frame
 from kafka_chaos.checkers.data_plane.version_order import KeyView
 
 PREFIX = "#"
@@ -62,15 +62,4 @@ def key_tallies(view: KeyView, width: int) -> pd.DataFrame:
     seen = np.maximum(acked["time"], read_at)[read_at.notna()]
     rows = [(VALUES, list(range(len(counts))), counts), (ACKED, *_buckets(acked["time"], width))]
     rows.append((SEEN, *_buckets(seen, width)))
-    return pd.DataFrame(
-        {
-            "name": [r[0] for r in rows],
-            "key": view.key,
-            "process": None,
-            "ops": [[] for _ in rows],
-            "offsets": [r[1] for r in rows],
-            "values": [r[2] for r in rows],
-            "allowed": True,
-        },
-        columns=list(INSTANCE_COLUMNS),
-    )
+    return tally_frame(view.key, rows)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kafka_chaos.checkers.anomalies import INSTANCE_COLUMNS
+from kafka_chaos.checkers.anomalies import tally_frame
 from kafka_chaos.checkers.share.context import ShareContext
 from kafka_chaos.history.events import ACK_TYPES, OK
 
@@ -114,20 +114,7 @@ def tallies(k: Any) -> list[pd.DataFrame]:  # k: data_plane.version_order.KeyVie
     acked = set(ok["offset"])
     unacked = [o for o in d["offset"].unique() if o not in acked]
     rows += [(ARCHIVED, [0], [len(archived)]), (UNACKNOWLEDGED, [0], [len(unacked)])]
-    return [
-        pd.DataFrame(
-            {
-                "name": [r[0] for r in rows],
-                "key": k.key,
-                "process": None,
-                "ops": [[] for _ in rows],
-                "offsets": [r[1] for r in rows],
-                "values": [r[2] for r in rows],
-                "allowed": True,
-            },
-            columns=list(INSTANCE_COLUMNS),
-        )
-    ]
+    return [tally_frame(k.key, rows)]
 
 
 def _causes(s: ShareKey, d: pd.DataFrame) -> np.ndarray:
