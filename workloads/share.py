@@ -155,7 +155,7 @@ class ShareMember:
 
     def crash(self, process: int) -> None:
         """The member stops without acknowledging or closing: its acquisitions stay until their
-        locks run out. Its client is closed only when the run ends (it still heartbeats)."""
+        locks run out. Its client, which still heartbeats, is closed once they have (`close`)."""
         self.ctx.record(process, INVOKE, CRASH, None)
         self.ctx.record(process, OK, CRASH, None)
         self.ctx.note_crash()
