@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import docker
@@ -102,3 +103,12 @@ def assert_a_live_owner_keeps_its_own(client: docker.DockerClient, live: subproc
     assert len(containers) == 1 and len(networks) == 1
     code, _, err = interrupt(live, 120)
     assert code == 130, err
+
+
+def parent_pid(pid: int) -> int | None:
+    """The parent of process `pid` (/proc/PID/stat), or None when it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(")") + 2 :].split()[1])

@@ -15,7 +15,7 @@ import pytest
 
 from kafka_chaos.harness.cleanup import find_by_label, owned_by, owner_pid, remove
 from tests.integration.leftovers import assert_no_leftovers
-from tests.integration.processes import cli, interrupt, kill_and_clean
+from tests.integration.processes import cli, interrupt, kill_and_clean, parent_pid
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.timeout(900)]
 CLI = [sys.executable, "-m", "kafka_chaos.frontends.cli"]
@@ -96,14 +96,6 @@ def test_a_short_campaign_stopped_and_resumed(docker_api, tmp_path):
     assert_no_leftovers(docker_api)
 
 
-def _parent_of(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat[stat.rindex(")") + 2 :].split()[1])
-
-
 def test_a_campaign_killed_with_sigkill_leaves_its_run_to_clean_up(docker_api, tmp_path):
     """Each run lives in a process of its own (runs/isolated.py), which owns its cluster: the
     campaign's SIGKILL ends the fork server, the kernel tells the run, and the run removes its
@@ -117,18 +109,18 @@ def test_a_campaign_killed_with_sigkill_leaves_its_run_to_clean_up(docker_api, t
             assert proc.poll() is None, proc.communicate()[1][-4000:]
             for container in find_by_label(docker_api)[0]:
                 pid = owner_pid(container.labels)  # the run's process, a child of the fork server
-                if pid is not None and _parent_of(_parent_of(pid) or 0) == proc.pid:
+                if pid is not None and parent_pid(parent_pid(pid) or 0) == proc.pid:
                     run_pid = pid
             time.sleep(0.5)
         assert run_pid is not None, "no run's cluster appeared"
         proc.kill()
         proc.communicate()
         deadline = time.monotonic() + 120
-        while (_parent_of(run_pid) is not None or owned_by(docker_api, run_pid) != ([], [])) and (
+        while (parent_pid(run_pid) is not None or owned_by(docker_api, run_pid) != ([], [])) and (
             time.monotonic() < deadline
         ):
             time.sleep(1)
-        assert _parent_of(run_pid) is None, "the run's process outlived its campaign"
+        assert parent_pid(run_pid) is None, "the run's process outlived its campaign"
         assert owned_by(docker_api, run_pid) == ([], [])
     finally:
         kill_and_clean(docker_api, proc)

@@ -12,6 +12,7 @@ from kafka_chaos.harness.progress import LiveProgress
 from kafka_chaos.runs import isolated
 from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
+from tests.integration.processes import parent_pid
 
 
 def test_a_run_that_fails_in_its_process_says_why_and_leaves_no_process(tmp_path):
@@ -19,7 +20,7 @@ def test_a_run_that_fails_in_its_process_says_why_and_leaves_no_process(tmp_path
     executed = isolated.execute(spec)
     assert executed.run_dir is None
     assert executed.error is not None and "replication factor 3 needs at least as many brokers (1)" in executed.error
-    children = [p for p in os.listdir("/proc") if p.isdigit() and _parent(int(p)) == os.getpid()]
+    children = [p for p in os.listdir("/proc") if p.isdigit() and parent_pid(int(p)) == os.getpid()]
     assert all("forkserver" in _cmdline(int(p)) or "resource_tracker" in _cmdline(int(p)) for p in children)
     assert list(tmp_path.iterdir()) == []
 
@@ -28,14 +29,6 @@ def test_a_run_draws_the_campaigns_status_line_or_none():
     progress = LiveProgress(stream=io.StringIO(), every=7.0, tty=False, prefix="kafka-chaos: ")
     assert isolated.status_line_of(progress) == isolated.StatusLine(tty=False, every=7.0, prefix="kafka-chaos: ")
     assert isolated.status_line_of(print) is None
-
-
-def _parent(pid: int) -> int | None:
-    try:
-        stat = open(f"/proc/{pid}/stat").read()
-    except OSError:
-        return None
-    return int(stat[stat.rindex(")") + 2 :].split()[1])
 
 
 def _cmdline(pid: int) -> str:
