@@ -295,6 +295,7 @@ class Facts:
     cycles: bool  # whether the transaction cycles are to be searched
     slots: dict[str, dict[int, int]]  # the keys' tallies summed, by name and slot
     control: control_plane.Evidence | None = None  # the run's control-plane evidence, when it has some
+    share: share_context.ShareContext | None = None  # a share-group run's context (checkers/share/)
 
     @property
     def end_ns(self) -> int:
@@ -366,7 +367,7 @@ def run_rules(
     slots: dict[str, dict[int, int]] = {tallies.VALUES: {}, tallies.ACKED: {}, tallies.SEEN: {}}
     for row in got["tallies"]:
         slots.setdefault(row["name"], {})[int(row["slot"])] = int(row["n"])
-    return Facts(run, evidenced, ops, micro, found, got, txns, slots, control)
+    return Facts(run, evidenced, ops, micro, found, got, txns, slots, control, share)
 
 
 def count_instances(facts: Facts, say: Reporter) -> dict[str, dict[str, Any]]:
@@ -413,8 +414,8 @@ def build_report(
     result.warnings = loaded.warnings + _warnings(st, facts.ok_poll)
     if result.liveness["warning"]:
         result.warnings.append(result.liveness["warning"])
-    if facts.run["shares"]:
-        leaders_known = facts.control is not None and bool(facts.control.logs)
+    if facts.share is not None:
+        leaders_known = facts.share.changes is not None
         result.share = share_summary(facts.slots, leaders_known)
         if not leaders_known:
             result.warnings.append(

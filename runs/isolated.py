@@ -137,7 +137,7 @@ def _child(spec: RunSpec, status: StatusLine | None, theirs: Connection) -> None
     job = Run(spec, _Voice(progress))
     try:
         job.execute()
-        said = Executed(str(job.result.run_dir) if job.result is not None else None)
+        said = Executed(_dir_of(job))
     except KeyboardInterrupt:
         said = Executed(_dir_of(job), "interrupted")
     except Exception as exc:  # a cluster that did not start, a schedule that crashed: the campaign goes on

@@ -13,15 +13,14 @@ import random
 import threading
 from typing import Any
 
-from kafka_chaos.history.events import FAIL, INFO, INVOKE, OK, SEND, SHARE_POLL
+from kafka_chaos.history.events import FAIL, INFO, INVOKE, OK, SEND
 from kafka_chaos.workloads.clients.api import ClientConfigError, Producer
 from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign
 from kafka_chaos.workloads.context import RunContext
 from kafka_chaos.workloads.group import GroupMember, record_failed_join
 from kafka_chaos.workloads.outcomes import classify, describe
 from kafka_chaos.workloads.producers import OVERDUE_MARGIN_S
-from kafka_chaos.workloads.share import ShareMember
-from kafka_chaos.workloads.share import settings as share_settings
+from kafka_chaos.workloads.share import ShareMember, record_failed_member
 
 
 class ProducerPool:
@@ -137,9 +136,8 @@ class QueueClient:
                 self.consumer = ShareMember(self.ctx)
             except ClientConfigError:
                 raise
-            except Exception as exc:  # not even built: a share-poll whose outcome is unknown
-                self.ctx.record(self.process, INVOKE, SHARE_POLL, [[SHARE_POLL, share_settings(self.ctx)]])
-                self.ctx.record(self.process, INFO, SHARE_POLL, [[SHARE_POLL, share_settings(self.ctx)]], describe(exc))
+            except Exception as exc:
+                record_failed_member(self.ctx, self.process, exc)
                 return False
             return True
         if self.subscribes:

@@ -44,11 +44,14 @@ class ShareProgress:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._settled: dict[str, set[int]] = {}
+        #: Each key's lowest offset not settled yet, as far as the last look went.
+        self._open: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def settle(self, key: str, offsets: list[int]) -> None:
+    def settle(self, key: str, acks: list[list[Any]]) -> None:
+        """The offsets of `acks` ([offset, type] each) that accept or reject their record."""
         with self._lock:
-            self._settled.setdefault(key, set()).update(offsets)
+            self._settled.setdefault(key, set()).update(o for o, kind in acks if kind in (ACCEPT, REJECT))
 
     def delivered(self, got: dict[str, list[list[Any]]]) -> None:
         with self._lock:
@@ -57,8 +60,24 @@ class ShareProgress:
                 self._settled.setdefault(key, set()).update(done)
 
     def settled(self, targets: dict[str, int]) -> bool:
+        """Whether every offset of each key up to its target is settled. Each look goes on from
+        where the last one stopped: the drain asks after every poll of every member."""
         with self._lock:
-            return all(set(range(target + 1)) <= self._settled.get(key, set()) for key, target in targets.items())
+            for key, target in targets.items():
+                done, first = self._settled.get(key, set()), self._open.get(key, 0)
+                while first <= target and first in done:
+                    first += 1
+                self._open[key] = first
+                if first <= target:
+                    return False
+            return True
+
+
+def record_failed_member(ctx: RunContext, process: int, exc: BaseException) -> None:
+    """A member whose client could not even be built: a `share-poll` whose outcome is unknown."""
+    invoke = [[SHARE_POLL, settings(ctx)]]
+    ctx.record(process, INVOKE, SHARE_POLL, invoke)
+    ctx.record(process, INFO, SHARE_POLL, invoke, describe(exc))
 
 
 def settings(ctx: RunContext) -> dict[str, Any]:
@@ -136,7 +155,7 @@ class ShareMember:
         except Exception as exc:
             self.ctx.record(process, INFO, SHARE_ACK, [[SHARE_ACK, {key: INFO for key in acks}]], describe(exc))
             for key, done in acks.items():
-                self.ctx.share.settle(key, [o for o, kind in done if kind in (ACCEPT, REJECT)])
+                self.ctx.share.settle(key, done)
             self.ended = True
             return INFO
         per_key = {key: _outcome(outcomes.get(key)) for key in acks}
@@ -145,7 +164,7 @@ class ShareMember:
             # drain that waited for it would wait to its end. One that was not comes back and is
             # settled then.
             if outcome in (OK, INFO):
-                self.ctx.share.settle(key, [o for o, kind in acks[key] if kind in (ACCEPT, REJECT)])
+                self.ctx.share.settle(key, acks[key])
         kinds = set(per_key.values())
         kind = OK if kinds == {OK} else FAIL if kinds == {FAIL} else INFO
         errors = [e for e in outcomes.values() if e is not None]

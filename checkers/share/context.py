@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -35,7 +35,6 @@ class ShareContext:
     #: key -> its partition's leader changes (ns, sorted); None: no control-plane evidence
     changes: dict[str, list[int]] | None = None
     slack_ns: int = int(SLACK_S * NS)
-    notes: list[str] = field(default_factory=list)
 
     def hold_cap(self, process: str, after: int) -> int:
         """When `process`'s holds taken at `after` surely end at the latest, whatever they were."""
