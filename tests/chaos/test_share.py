@@ -26,9 +26,9 @@ def test_a_share_group_keeps_its_guarantees_when_its_partitions_leader_is_killed
         client="java",
         consumer="share",
         nemesis="kill@leader:chaos/0,pause@share-coordinator:chaos/0,kill",
-        interval=6,
+        interval=5,
         nemesis_start=15,  # after the group delivers (its members join within some 8 s)
-        time_limit=45,
+        time_limit=60,  # the three faults, each held and healed, with room for a slow machine
         rate=300,
         concurrency=6,
         share_lock_ms=3000,
