@@ -27,7 +27,7 @@ from kafka_chaos.checkers.anomalies import INSTANCES, NAMES, Fact, is_error, pen
 from kafka_chaos.checkers.control_plane import judge as control_plane
 from kafka_chaos.checkers.data_plane import per_key, tallies
 from kafka_chaos.checkers.errors import BadHistory
-from kafka_chaos.checkers.measures import group_coverage, liveness
+from kafka_chaos.checkers.measures import group_coverage, liveness, share_coverage
 from kafka_chaos.checkers.measures.faults import MAX_NEMESIS_OPS, colours_of, ends_of
 from kafka_chaos.checkers.report import page as report_page
 from kafka_chaos.checkers.report import root_cause, series
@@ -357,6 +357,8 @@ def run_rules(
     }
     if run["groups"]:
         queries.update(group_coverage.query(ops, micro))
+    if run["shares"]:
+        queries.update(share_coverage.query(ops, micro))
     txns = search_cycles and bool(run["txns"])
     if txns:
         queries.update(cycles.queries(found, ops))
@@ -421,8 +423,9 @@ def build_report(
             result.warnings.append(
                 "share groups judged as if no partition's leader changed: the run left no metadata log to read"
             )
-    if facts.run["groups"]:
-        result.group_coverage = group_coverage.from_rows(got, config.keys)
+    if facts.run["groups"] or facts.run["shares"]:
+        measured = group_coverage if facts.run["groups"] else share_coverage
+        result.group_coverage = measured.from_rows(got, config.keys)
         if result.group_coverage and result.group_coverage["warning"]:
             result.warnings.append(result.group_coverage["warning"])
     result.history = history

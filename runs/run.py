@@ -193,7 +193,9 @@ class Run:
         if self.shared is not None:
             spec.check_shared(self.shared)
             spec = self.spec = replace(spec, control_plane=False)  # the nodes' data is not this run's
-        if spec.workload.client == "java":  # built (once per version) before any cluster starts
+        # Built (once per version) before any cluster starts: the Java client's, and the admin a
+        # share run of another client asks for its group's start offsets (librdkafka_share.py).
+        if spec.workload.client == "java" or spec.workload.consumer == "share":
             build_driver(spec.workload.java_version(KafkaVersion.parse(spec.cluster.version)), self.reporter)
         cluster = self.shared if self.shared is not None else spec.build_cluster()
         run_dir = make_run_dir(spec.store, spec.run_name)

@@ -16,6 +16,9 @@ from kafka_chaos.scenarios import (
     kafka_16541,
     kafka_17754,
     kafka_18138,
+    kafka_19789,
+    kafka_19954,
+    kafka_20634,
     kip848_coordinator_move,
     last_replica_standing,
     stuck_broker_metadata,
@@ -45,6 +48,9 @@ SCENARIOS: dict[str, Scenario] = {
         controller_pause.SCENARIO,
         controller_disk_loss.SCENARIO,
         controller_disk_loss.CONTROL,
+        kafka_19954.SCENARIO,
+        kafka_19789.SCENARIO,
+        kafka_20634.SCENARIO,
     )
 }
 

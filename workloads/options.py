@@ -31,7 +31,7 @@ SHARE_GROUPS = KafkaVersion(4, 1, 0)
 #: The first release whose share groups are on without `group.share.enable` (GA; 4.3 removed it).
 SHARE_GROUPS_GA = KafkaVersion(4, 2, 0)
 #: The clients with a share consumer this harness drives.
-SHARE_CLIENTS = ("java",)
+SHARE_CLIENTS = ("java", "librdkafka")
 #: --commit: what a subscribed member commits. `sync`: after each poll, what it returned;
 #: `auto`: the client's auto-commit; `none`: nothing.
 COMMITS = ("sync", "auto", "none")
@@ -219,7 +219,7 @@ class WorkloadOptions:
             return
         if self.client not in SHARE_CLIENTS:
             raise UsageError(
-                f"{n('consumer')} share needs {n('client')} java: {self.client} has no share consumer here"
+                f"{n('consumer')} share needs {n('client')} java or librdkafka: {self.client} has no share consumer"
                 " (docs/clients.md)"
             )
         if self.workload != "queue":

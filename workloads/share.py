@@ -32,6 +32,7 @@ OFFSETS_PROCESS = 1_000_000
 #: Acknowledgement errors after which the broker certainly did not take the acknowledgement.
 DEFINITE = {
     "InvalidRecordStateException": "the record is no longer acquired by this member (its lock ran out)",
+    "INVALID_RECORD_STATE": "the record is no longer acquired by this member (librdkafka's name)",
 }
 ACCEPT, RELEASE, REJECT = "accept", "release", "reject"
 

@@ -208,7 +208,7 @@ def measure(m: Members, keys: list[str], spans: bool = False) -> dict[str, Any] 
         for key in sorted(committed - _holding(m.held.get(proc, []), n))
     ]
     strays.sort(key=lambda s: s["time_s"])
-    out = _measure(keys, held, start, end) | {
+    out = sweep(keys, held, start, end) | {
         "polls_with_records": m.polls_with_records,
         "stray_commits": len(strays),
         "stray_commit_examples": strays[:MAX_STRAY_EXAMPLES],
@@ -231,7 +231,7 @@ def every_key_share(
     if not total:
         return None
     held = {k: [(a, b, p) for p, a, b in spans.get(k, [])] for k in keys}
-    return sum(_measure(keys, held, a, b)["every_key_s"] for a, b in intervals) / total
+    return sum(sweep(keys, held, a, b)["every_key_s"] for a, b in intervals) / total
 
 
 def _holding(changes: list[Change], n: int) -> frozenset[str]:
@@ -244,8 +244,11 @@ def _holding(changes: list[Change], n: int) -> frozenset[str]:
     return keys
 
 
-def _measure(keys: list[str], spans: dict[str, list[tuple[float, float, Any]]], start: float, end: float) -> dict:
-    """Shares and stretches from each key's held spans (which may overlap: two holders)."""
+def sweep(
+    keys: list[str], spans: dict[str, list[tuple[float, float, Any]]], start: float, end: float, what: str = "held by"
+) -> dict:
+    """Shares and stretches from each key's spans (which may overlap: two holders); `what` the
+    spans are, in the warning ("held by": a group's; "delivered to": a share group's)."""
     window = end - start
     points = sorted({start, end, *(t for s in spans.values() for span in s for t in span[:2] if start <= t <= end)})
     every = some = 0.0
@@ -276,8 +279,8 @@ def _measure(keys: list[str], spans: dict[str, list[tuple[float, float, Any]]], 
     }
     if window > 0 and every / window < HELD_RATIO:
         out["warning"] = (
-            f"the group held every key for {every / window:.0%} of the workload ({every:.1f} of {window:.1f} s), "
-            f"under {HELD_RATIO:.0%}: delivery under faults was checked for that part only"
+            f"every key was {what} a member for {every / window:.0%} of the workload ({every:.1f} of "
+            f"{window:.1f} s), under {HELD_RATIO:.0%}: delivery under faults was checked for that part only"
         )
     return out
 
@@ -295,6 +298,12 @@ def format_coverage(c: dict[str, Any]) -> str:
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{x:.0%}"
 
+    if c.get("mode") == "share":
+        return (
+            f"share coverage: every key delivered {pct(c['every_key_share'])}, some key {pct(c['some_key_share'])} "
+            f"of the workload; longest with a key undelivered {c['longest_unheld_s']:.1f} s; "
+            f"{c['polls_with_records']} member polls returned records"
+        )
     doubles = sum(c["double_held_s"].values())
     return (
         f"group coverage: every key held {pct(c['every_key_share'])}, some key {pct(c['some_key_share'])} "

@@ -209,8 +209,9 @@ MAX_MEMBERS_NAMED = 8
 
 
 def _ownership(series: Series, coverage: dict[str, Any]) -> str:
-    """Under the throughput plot: which member held each key when, with the fault bands
-    (checkers/measures/group_coverage.py's spans), and the coverage as numbers."""
+    """Under the throughput plot: which member held each key when (a share group's: which
+    member was handed its records when), with the fault bands (checkers/measures/
+    group_coverage.py's and share_coverage.py's spans), and the coverage as numbers."""
     from kafka_chaos.checkers.measures.group_coverage import format_coverage
 
     spans = coverage.get("spans") or {}
@@ -218,8 +219,14 @@ def _ownership(series: Series, coverage: dict[str, Any]) -> str:
     members = sorted({p for held in spans.values() for p, _, _ in held}, key=str)
     colour = {p: PALETTE[i % len(PALETTE)] for i, p in enumerate(members)}
     n = max(len(keys), 1)
+    share = coverage.get("mode") == "share"
+    title = (
+        "Who was handed each key's records (a bar per member's deliveries; a gap: nobody)"
+        if share
+        else "Who held each key (a bar per member's hold; a gap: nobody)"
+    )
     chart = Chart(
-        "Who held each key (a bar per member's hold; a gap: nobody)",
+        title,
         series.end_s,
         n - 0.5,
         "time (s)",

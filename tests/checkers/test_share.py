@@ -89,3 +89,26 @@ def test_redeliveries_are_counted_by_cause_and_values_by_deliveries(check):
     assert share["redeliveries"] == causes
     assert share["unacknowledged"] == 1 and share["archived"] == 0
     assert json.loads(result.results_path.read_text())["share"] == share
+
+
+def test_a_share_runs_coverage_is_the_time_its_keys_were_being_delivered(check):
+    """Two deliveries of the key 3 s apart: undelivered for the 2 s past the first one's window,
+    in results.json, the summary and the report's strip (a run of a consumer group has its own)."""
+    from kafka_chaos.checkers.check import format_summary
+
+    h = History()
+    h.send(0, K, [(1, 0), (2, 1)])
+    h.share_poll(1, {K: [(0, 1, 1)]})
+    h.share_ack(1, {K: [(0, "accept")]})
+    h.wait(3.0)
+    h.share_poll(2, {K: [(1, 2, 1)]})
+    h.share_ack(2, {K: [(1, "accept")]})
+    h.share_offsets({K: 2})
+    result = check(h, report=True)
+    c = result.group_coverage
+    assert c["mode"] == "share" and c["polls_with_records"] == 2, c
+    assert c["longest_unheld_s"] == pytest.approx(2.0, abs=0.05), c
+    assert sorted(str(p) for p, _, _ in c["spans"][K]) == ["1", "2"]
+    assert "share coverage: every key delivered" in format_summary(result)
+    page = result.report_path.read_text()
+    assert "handed each key&#x27;s records" in page or "handed each key's records" in page

@@ -1,5 +1,6 @@
-"""A share group (KIP-932) on a real cluster, fault-free: Java members that release, reject,
-stall past the lock and crash without closing. Every acknowledged value is delivered, the run
+"""A share group (KIP-932) on a real cluster, fault-free: members that release, reject, stall
+past the lock and crash without closing, through the Java client and through librdkafka, one
+after the other on one cluster. Every acknowledged value is delivered, the run
 is valid but for the open findings listed below, and its redeliveries show the causes they
 must: releases and locks that ran out.
 
@@ -11,11 +12,11 @@ import pytest
 from kafka_chaos.checkers.check import check_history
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.history.file import read_history
-from kafka_chaos.runs.run import Run
 from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
+from tests.integration.conftest import SharedCluster
 
-pytestmark = [pytest.mark.cluster, pytest.mark.spark]
+pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.xdist_group("share-groups")]
 #: Errors a share run on 4.3.1 may show while they are examined: both were seen in fault-free runs
 #: with stalls, a record handed to a member with a delivery count lower than it had had, after
 #: another member's accept was acknowledged (docs/measurements.md, 2026-11-29). The checker
@@ -23,9 +24,9 @@ pytestmark = [pytest.mark.cluster, pytest.mark.spark]
 FINDINGS = {"share-delivery-count", "share-redelivered-after-ack"}
 
 
-def test_a_share_run_with_crashes_and_stalls_is_valid_and_shows_why_it_redelivered(docker_api, tmp_path):
-    opts = WorkloadOptions(
-        client="java",
+def _options(client: str) -> WorkloadOptions:
+    return WorkloadOptions(
+        client=client,
         consumer="share",
         time_limit=25,
         rate=300,
@@ -35,12 +36,27 @@ def test_a_share_run_with_crashes_and_stalls_is_valid_and_shows_why_it_redeliver
         share_stalls=0.1,
         member_crashes=0.15,  # drawn per poll that acquired records: a slow machine makes few
     )
-    done = Run(RunSpec(ClusterSpec("4.3.1"), opts, seed=5, store=tmp_path)).execute()
+
+
+@pytest.fixture(scope="module")
+def share_cluster(docker_api, tmp_path_factory):
+    """One cluster for the module's runs, with what a share run sets on the brokers (the lock's
+    minimum, the members' heartbeats): the runs of both clients ask for the same."""
+    spec = ClusterSpec("4.3.1")
+    cluster = RunSpec(spec, _options("java")).build_cluster().with_workdir(tmp_path_factory.mktemp("share-cluster"))
+    with cluster.with_log(lambda m: None):
+        yield SharedCluster(spec, cluster)
+
+
+@pytest.mark.parametrize("client", ["java", "librdkafka"])
+def test_a_share_run_with_crashes_and_stalls_is_valid_and_shows_why_it_redelivered(share_cluster, tmp_path, client):
+    done = share_cluster.run(_options(client), tmp_path, seed=5)
     events = list(read_history(done.run_dir / "history.jsonl"))
     ops = {(e["f"], e["type"]) for e in events if e["process"] != "nemesis"}
     assert {("share-poll", "ok"), ("share-ack", "ok"), ("crash", "ok"), ("share-offsets", "ok")} <= ops, ops
     polls = [e for e in events if e["f"] == "share-poll" and e["type"] == "invoke"]
     assert all(e["value"][0][1]["lock_ms"] == 3000 and e["value"][0][1]["delivery_limit"] == 5 for e in polls)
+    assert {e.get("client") for e in polls} == {client}
     sent = {(e["value"][0][1], e["value"][0][2][1]) for e in events if e["f"] == "send" and e["type"] == "ok"}
     got = {
         (key, r[1])
@@ -58,3 +74,5 @@ def test_a_share_run_with_crashes_and_stalls_is_valid_and_shows_why_it_redeliver
     causes = result.share["redeliveries"]
     assert causes["release"] >= 1 and causes["lock expiry"] >= 1, result.share
     assert result.share["leader_changes_known"] is True
+    coverage = result.group_coverage  # measured, not judged: its goals are bench's
+    assert coverage["mode"] == "share" and coverage["polls_with_records"] > 0 and coverage["spans"], coverage

@@ -56,7 +56,10 @@ from kafka_chaos.frontends.cli import main
         (["run", "--nemesis", "kill@leader:chaos"], "target 'leader:chaos': expected a key, topic/partition"),
         (["run", "--nemesis-targets", "controllers"], "--nemesis-targets picks the targets of a random fault list"),
         (["run", "--replication-factor", "5"], "replication factor 5 needs at least as many brokers (3)"),
-        (["run", "--consumer", "share"], "--consumer share needs --client java: kafka-python has no share consumer"),
+        (
+            ["run", "--consumer", "share"],
+            "--consumer share needs --client java or librdkafka: kafka-python has no share consumer",
+        ),
         (["run", "--consumer", "share", "--client", "java", "--kafka", "4.0.2"], "needs Kafka 4.1.0 or later"),
         (["run", "--consumer", "share", "--client", "java", "--group-protocol", "consumer"], "for consumer groups"),
         # run keeps its cluster's files in the run directory: a --workdir it ignored was a silent lie

@@ -13,6 +13,7 @@ from kafka_chaos.frontends.cli import build_parser
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.nemesis.schedule import parse_fault_list
 from kafka_chaos.workloads.clients.api import CLIENTS
+from kafka_chaos.workloads.options import SHARE_CLIENTS, SHARE_GROUPS_GA
 
 WORKFLOW = Path(__file__).parents[2] / ".github" / "workflows" / "nightly.yml"
 
@@ -34,7 +35,7 @@ def commands(job: dict) -> list[str]:
 def argv(line: str, values: dict[str, str], env: dict[str, str]) -> list[str]:
     """The command's arguments, with the matrix values, step outputs and env variables put in."""
     line = re.sub(r"\$\{\{\s*matrix\.(\w+)\s*\}\}", lambda m: values[m.group(1)], line)
-    line = re.sub(r"\$\{\{\s*steps\.cell\.outputs\.slug\s*\}\}", values["nemesis"].replace(",", "-"), line)
+    line = re.sub(r"\$\{\{\s*steps\.cell\.outputs\.slug\s*\}\}", slug(values), line)
     env = {**env, "TIME_LIMIT": "300"}  # its expression falls back to 300
     line = re.sub(r"\$(\w+)", lambda m: env[m.group(1)], line)
     words = []
@@ -45,13 +46,21 @@ def argv(line: str, values: dict[str, str], env: dict[str, str]) -> list[str]:
     return words
 
 
+def slug(values: dict[str, str]) -> str:
+    """The `cell` step's slug, as its shell line makes it."""
+    text = values["nemesis"] + ("-share" if values["workload"] else "")
+    return text.replace(",", "-").translate(str.maketrans(":/@", "___"))
+
+
 def cells(matrix: dict) -> list[dict[str, str]]:
     """The matrix's jobs: its product, and the `include` entries (each a job of its own here: every
-    one sets `cluster`, which the product fixes, so none merges into a cell of the product)."""
+    one sets `cluster` or `workload` to a value the product does not have, so none merges into a
+    cell of the product)."""
     keys = [k for k in matrix if k != "include"]
     product = [dict(zip(keys, values, strict=True)) for values in itertools.product(*(matrix[k] for k in keys))]
     extra = matrix.get("include", [])
-    assert all(e["cluster"] not in matrix["cluster"] and set(e) == set(keys) for e in extra), extra
+    own = lambda e: e["cluster"] not in matrix["cluster"] or e["workload"] not in matrix["workload"]  # noqa: E731
+    assert all(own(e) and set(e) == set(keys) for e in extra), extra
     return product + extra
 
 
@@ -80,6 +89,18 @@ def test_every_command_parses_for_every_matrix_cell(workflow):
                 assert args.client == values["client"]
                 dedicated = "--controllers 3" in values["cluster"]
                 assert (args.controllers, args.nemesis_targets) == ((3, "controllers") if dedicated else (0, "any"))
+                assert args.consumer == ("share" if values["workload"] else "assign")
+        assert not set(slug(values)) & set(' :/@"<>|*?\\'), slug(values)  # an artifact's name
+
+
+def test_share_groups_run_through_every_share_client_on_their_ga_releases(workflow):
+    matrix = workflow["jobs"]["chaos"]["strategy"]["matrix"]
+    share = [c for c in cells(matrix) if c["workload"]]
+    assert {c["client"] for c in share} == set(SHARE_CLIENTS)
+    versions = {KafkaVersion.parse(c["kafka"]) for c in share}
+    assert min(versions) >= SHARE_GROUPS_GA and max(versions) == max(map(KafkaVersion.parse, matrix["kafka"]))
+    for c in share:
+        assert "@leader:" in c["nemesis"] and "@share-coordinator:" in c["nemesis"], c
 
 
 def test_runs_are_uploaded_and_summarized_even_when_they_fail(workflow):

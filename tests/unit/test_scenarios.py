@@ -62,6 +62,18 @@ V = KafkaVersion.parse
         ("controller-disk-loss", "3.8.1", None, LOSS),
         ("controller-disk-loss", "4.3.1", None, LOSS),
         ("controller-disk-loss-kip853", "4.3.1", None, SAFE),
+        ("kafka-19954", "4.1.2", None, LOSS),
+        ("kafka-19954", "4.2.0", None, SAFE),
+        ("kafka-19789", "4.1.2", None, LOSS),
+        ("kafka-19789", "4.2.0", None, SAFE),
+        ("kafka-20634", "3.9.1", None, SAFE),
+        ("kafka-20634", "4.0.2", None, LOSS),
+        ("kafka-20634", "4.1.2", None, LOSS),
+        ("kafka-20634", "4.2.1", None, LOSS),
+        ("kafka-20634", "4.2.2", None, SAFE),
+        ("kafka-20634", "4.3.0", None, LOSS),
+        ("kafka-20634", "4.3.1", None, SAFE),
+        ("kafka-20634", "4.4.0", None, SAFE),
     ],
 )
 def test_expectations(name, version, mv, expected):

@@ -31,6 +31,7 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.workloads.clients.api import ClientConfigError, ClientError, Group, split_key
+from kafka_chaos.workloads.clients.librdkafka_share import JavaAdmin, RdShareConsumer
 from kafka_chaos.workloads.clients.record import ClientRecord
 from kafka_chaos.workloads.clients.settings import RECONNECT_BACKOFF, consumer_timeout_ms, producer_properties
 from kafka_chaos.workloads.options import WorkloadOptions
@@ -361,8 +362,15 @@ class LibrdkafkaClient:
     name = "librdkafka"
     version = f"{confluent_kafka.libversion()[0]} (confluent-kafka {confluent_kafka.version()[0]})"
 
-    def __init__(self, bootstrap: str, opts: WorkloadOptions, log_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        opts: WorkloadOptions,
+        log_dir: Path | None = None,
+        cluster_version: KafkaVersion | None = None,
+    ) -> None:
         self.bootstrap, self.opts = bootstrap, opts
+        self._admin = JavaAdmin(bootstrap, opts, cluster_version, log_dir) if cluster_version is not None else None
         self.logger = logging.getLogger(f"kafka_chaos.librdkafka.{next(_numbers)}")
         self.logger.propagate = False
         self._handler: logging.Handler = (
@@ -377,10 +385,21 @@ class LibrdkafkaClient:
     def consumer(self, client_id: str, isolation_level: str, group: Group | None = None) -> RdConsumer:
         return RdConsumer(self.bootstrap, self.opts, client_id, isolation_level, self.logger, group)
 
+    def share_consumer(self, client_id: str, group_id: str) -> RdShareConsumer:
+        return RdShareConsumer(self.bootstrap, self.opts, client_id, group_id, self.logger)
+
+    def share_admin(self, call: str, group: str, timeout_s: float = 30.0, **args: Any) -> dict[str, Any]:
+        """A share group's admin call, through the Java driver (librdkafka_share.py says why)."""
+        if self._admin is None:
+            raise ClientError("Unsupported", "this client was opened without the cluster's version")
+        return self._admin.call(call, group, timeout_s, **args)
+
     def died(self) -> str | None:
         return None
 
     def close(self) -> None:
+        if self._admin is not None:
+            self._admin.close()
         self.logger.removeHandler(self._handler)
         self._handler.close()
 
@@ -388,7 +407,7 @@ class LibrdkafkaClient:
 def _open(
     bootstrap: str, opts: WorkloadOptions, cluster_version: KafkaVersion, log_dir: Path | None
 ) -> LibrdkafkaClient:
-    return LibrdkafkaClient(bootstrap, opts, log_dir)
+    return LibrdkafkaClient(bootstrap, opts, log_dir, cluster_version)
 
 
 CLIENT = ClientRecord(
