@@ -11,6 +11,8 @@ min.insync.replicas; and, in a fault-free run too, a record handed to a member w
 count after another member's accept was acknowledged. The checker reports them as the errors
 they are; this test lists them, and fails on anything else."""
 
+import json
+
 import pytest
 
 from kafka_chaos.history.file import read_history
@@ -46,6 +48,8 @@ def test_a_share_group_keeps_its_guarantees_when_its_partitions_leader_is_killed
     paused = [e for e in events if e["process"] == "nemesis" and e["type"] == "ok" and e["f"] == "pause"]
     assert any(e["value"].get("target") == "share-coordinator:chaos/0" for e in paused), paused
     assert result.workload["final_read_complete"], result.workload
+    results = json.loads(RunDir(result.run_dir).results.read_text())
+    assert results["share"]["leader_changes_known"] is True  # the run's own metadata log was read
     # The group delivered while the faults went on, not only in the drain.
     acked = [e for e in events if e["f"] == "share-ack" and e["type"] == "ok" and e.get("phase") != "final"]
     assert len(acked) >= 10, len(acked)

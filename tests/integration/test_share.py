@@ -73,6 +73,9 @@ def test_a_share_run_with_crashes_and_stalls_is_valid_and_shows_why_it_redeliver
     assert result.valid is (not errors), result.anomalies
     causes = result.share["redeliveries"]
     assert causes["release"] >= 1 and causes["lock expiry"] >= 1, result.share
-    assert result.share["leader_changes_known"] is True
+    # A shared cluster's metadata log is not the run's: judged as if no leader changed, and said
+    # (the chaos run, on a cluster of its own, reads its leader changes: tests/chaos/test_share.py).
+    assert result.share["leader_changes_known"] is False
+    assert any("as if no partition's leader changed" in w for w in result.warnings), result.warnings
     coverage = result.group_coverage  # measured, not judged: its goals are bench's
     assert coverage["mode"] == "share" and coverage["polls_with_records"] > 0 and coverage["spans"], coverage
