@@ -39,6 +39,7 @@ class ShareKey:
     acks: pd.DataFrame  # op, process, itime, ctime, offset, ack (ACK_TYPES' id), outcome
     start: int | None  # the share-partition start offset in the last share-offsets
     changes: np.ndarray  # the key's leader changes (ns, sorted)
+    slack_ns: float = 0.0  # the control plane's slack S (context.py)
 
     def changed(self, start: pd.Series, end: pd.Series) -> np.ndarray:
         """Whether the key's leader changed between each `start` and `end` (inclusive)."""
@@ -72,7 +73,8 @@ def build(rows: pd.DataFrame, ctx: ShareContext | None) -> ShareKey | None:
     d = d.assign(member_end=np.asarray(ends, dtype="float64"))
     d = d.assign(hold_end=_hold_ends(d, acks, ctx))
     start = int(starts.sort_values("op")["offset"].iat[-1]) if len(starts) else None
-    return ShareKey(d.reset_index(drop=True), acks, start, np.asarray(sorted(ctx.changes_of(key)), dtype="float64"))
+    changes = np.asarray(sorted(ctx.changes_of(key)), dtype="float64")
+    return ShareKey(d.reset_index(drop=True), acks, start, changes, float(ctx.slack_ns))
 
 
 def _hold_ends(d: pd.DataFrame, acks: pd.DataFrame, ctx: ShareContext) -> np.ndarray:
@@ -120,7 +122,9 @@ def tallies(k: Any) -> list[pd.DataFrame]:  # k: data_plane.version_order.KeyVie
 def _causes(s: ShareKey, d: pd.DataFrame) -> np.ndarray:
     """Each redelivery's cause (CAUSES' index), the first that applies: the previous holder
     released it (an ok release between the two); its member ended first (crash, close, or its
-    last operation `info`); the key's leader changed between them; the lock ran out first."""
+    last operation `info`); the key's leader changed between them; the lock may have run out
+    first (the later delivery completed after the earlier poll's invoke + L - S: a client hands
+    out records it fetched ahead, up to S before the poll, as the hold's end allows for)."""
     prev = d.groupby("value").shift(1)
     again = prev["op"].notna().to_numpy()
     if not again.any():
@@ -138,6 +142,6 @@ def _causes(s: ShareKey, d: pd.DataFrame) -> np.ndarray:
     release[hits["pos"].to_numpy(dtype="int64")] = True
     member_end = a["member_end"].to_numpy(dtype="float64") <= b["itime"].to_numpy(dtype="float64")
     changed = s.changed(a["itime"], b["ctime"])
-    lock_end = a["itime"].to_numpy(dtype="float64") + a["lock_ms"].to_numpy(dtype="float64") * 1e6
+    lock_end = a["itime"].to_numpy(dtype="float64") + a["lock_ms"].to_numpy(dtype="float64") * 1e6 - s.slack_ns
     expired = b["ctime"].to_numpy(dtype="float64") >= np.where(np.isnan(lock_end), np.inf, lock_end)
     return np.select([release, member_end, changed, expired], [0, 1, 2, 3], default=4)

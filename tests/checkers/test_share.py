@@ -112,3 +112,22 @@ def test_a_share_runs_coverage_is_the_time_its_keys_were_being_delivered(check):
     assert "share coverage: every key delivered" in format_summary(result)
     page = result.report_path.read_text()
     assert "handed each key&#x27;s records" in page or "handed each key's records" in page
+
+
+@pytest.mark.parametrize(
+    ("after_s", "cause", "errors"), [(6.0, "lock expiry", {}), (4.0, "unexplained", {"share-concurrent-delivery": 1})]
+)
+def test_a_redelivery_the_lock_may_explain_is_a_lock_expiry(check, after_s, cause, errors):
+    """A 10 s lock: another delivery after 10 - 5 s (the slack: a client may hand out what it
+    fetched up to 5 s before its poll) is put down to the lock; one before it, while the first
+    hold surely lasted, is concurrent and has no cause."""
+    h = History()
+    h.send(0, K, [(1, 0)])
+    h.share_poll(1, {K: [(0, 1, 1)]})
+    h.wait(after_s)
+    h.share_poll(2, {K: [(0, 1, 2)]})
+    h.share_ack(2, {K: [(0, "accept")]})
+    h.share_offsets({K: 1})
+    result = check(h)
+    assert {n: a["count"] for n, a in result.anomalies.items() if a["errors"]} == errors, result.anomalies
+    assert {c: n for c, n in result.share["redeliveries"].items() if n} == {cause: 1}

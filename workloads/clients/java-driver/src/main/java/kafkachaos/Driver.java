@@ -143,9 +143,22 @@ public final class Driver {
     Runtime.getRuntime().halt(0);
   }
 
+  /** kafka-clients' version: its manifest's, else the properties file it ships (the class that
+   * reads that file, AppInfoParser, left org.apache.kafka.common.utils in 4.4). */
   private static String clientsVersion() {
     String v = KafkaProducer.class.getPackage().getImplementationVersion();
-    return v != null ? v : org.apache.kafka.common.utils.AppInfoParser.getVersion();
+    if (v != null) {
+      return v;
+    }
+    try (java.io.InputStream in = KafkaProducer.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+      java.util.Properties props = new java.util.Properties();
+      if (in != null) {
+        props.load(in);
+      }
+      return props.getProperty("version", "unknown");
+    } catch (java.io.IOException e) {
+      return "unknown";
+    }
   }
 
   private static void dispatch(JsonNode cmd) {
