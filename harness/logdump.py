@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +32,9 @@ _BATCH_EPOCH = re.compile(r"\bpartitionLeaderEpoch: (-?\d+)")
 _BODY = re.compile(r"headerKeys: \[[^\]]*\]\s?(.*)$")
 _LABELLED = re.compile(r"^(\w+): (.*)$")
 _CONTROL_TYPE = re.compile(r"^(\w+)\(-?\d+\)$")
-#: The tool's class: in the broker's core jar through 3.x, in kafka-tools from 4.0 on.
+#: The tool's class: in the broker's core jar through 4.2, in kafka-tools from 4.3 on.
 _CORE, _TOOLS = "kafka.tools.DumpLogSegments", "org.apache.kafka.tools.DumpLogSegments"
+_TOOLS_CLASS = _TOOLS.replace(".", "/") + ".class"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,18 @@ class DumpRequest:
 TOOL_JVM = "-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
+def has_class(jars: Path, entry: str) -> bool:
+    """Whether any jar in the folder `jars` holds the class file `entry`."""
+    for jar in sorted(jars.glob("*.jar")):
+        try:
+            with zipfile.ZipFile(jar) as z:
+                if entry in z.namelist():
+                    return True
+        except zipfile.BadZipFile:
+            continue
+    return False
+
+
 def dump_all(version: KafkaVersion, directory: Path, requests: list[DumpRequest]) -> list[str | RuntimeError]:
     """Each request's output, or the error it ended with: one throwaway container for all of
     them (a container costs the engine more than a JVM costs the machine), one JVM each. The
@@ -61,8 +75,10 @@ def dump_all(version: KafkaVersion, directory: Path, requests: list[DumpRequest]
     volumes = {str(directory.resolve()): {"bind": "/logs", "mode": "ro"}}
     tool, classpath = _CORE, "/opt/kafka/libs/*"
     if version.major >= 4:
-        volumes[str(resolve_tools_jars(version))] = {"bind": "/tools", "mode": "ro"}
-        tool, classpath = _TOOLS, "/opt/kafka/libs/*:/tools/*"
+        tools = resolve_tools_jars(version)
+        if has_class(tools, _TOOLS_CLASS):
+            volumes[str(tools)] = {"bind": "/tools", "mode": "ro"}
+            tool, classpath = _TOOLS, "/opt/kafka/libs/*:/tools/*"
     mark = f"@@kafka-chaos-{uuid.uuid4().hex}"
     script = "".join(
         f"echo '{mark} {i}'; java {TOOL_JVM} -cp '{classpath}' {tool} {' '.join(r.options)} "
