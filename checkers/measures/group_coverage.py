@@ -214,12 +214,17 @@ def measure(m: Members, keys: list[str], spans: bool = False) -> dict[str, Any] 
         "stray_commit_examples": strays[:MAX_STRAY_EXAMPLES],
     }
     if spans:
-        out["spans"] = {
-            k: [[p, round(a, 3), round(b, 3)] for a, b, p in sorted(held[k], key=lambda s: s[:2])[:MAX_SPANS]]
-            for k in keys
-            if held.get(k)
-        }
+        out["spans"] = span_rows(held, keys)
     return out
+
+
+def span_rows(held: dict[str, list[tuple[float, float, Any]]], keys: list[str]) -> dict[str, list[list[Any]]]:
+    """results.json's `spans`: per key, its first MAX_SPANS spans as [member, from s, until s]."""
+    return {
+        k: [[p, round(a, 3), round(b, 3)] for a, b, p in sorted(held[k], key=lambda s: s[:2])[:MAX_SPANS]]
+        for k in keys
+        if held.get(k)
+    }
 
 
 def every_key_share(

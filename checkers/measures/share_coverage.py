@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from kafka_chaos.checkers.measures.group_coverage import _LIVE, MAX_SPANS, sweep
+from kafka_chaos.checkers.measures.group_coverage import _LIVE, span_rows, sweep
 from kafka_chaos.history.events import CLIENT_FS, SHARE_ACK, SHARE_POLL
 
 if TYPE_CHECKING:
@@ -63,11 +63,7 @@ def measure(deliveries: list[tuple[str, Any, float]], keys: list[str], start: fl
     out.pop("double_held_s")
     out["mode"] = MODE
     out["polls_with_records"] = len({(m, t) for _, m, t in deliveries})
-    out["spans"] = {
-        k: [[p, round(a, 3), round(b, 3)] for a, b, p in sorted(held[k], key=lambda s: s[:2])[:MAX_SPANS]]
-        for k in keys
-        if held.get(k)
-    }
+    out["spans"] = span_rows(held, keys)
     return out
 
 
