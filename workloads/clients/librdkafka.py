@@ -31,6 +31,9 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.workloads.clients.api import ClientConfigError, ClientError, Group, split_key
+from kafka_chaos.workloads.clients.librdkafka_base import close_within
+from kafka_chaos.workloads.clients.librdkafka_base import error_of as _error
+from kafka_chaos.workloads.clients.librdkafka_base import from_exception as _from_exception
 from kafka_chaos.workloads.clients.librdkafka_share import JavaAdmin, RdShareConsumer
 from kafka_chaos.workloads.clients.record import ClientRecord
 from kafka_chaos.workloads.clients.settings import RECONNECT_BACKOFF, consumer_timeout_ms, producer_properties
@@ -43,20 +46,6 @@ _numbers = itertools.count()
 def _offsets(offsets: dict[str, int]) -> list[TopicPartition]:
     """{key: next offset} as librdkafka commits it (a consumer's commit, a transaction's)."""
     return [TopicPartition(*split_key(k), o) for k, o in offsets.items()]
-
-
-def _error(err: KafkaError | None, refused: bool = False) -> ClientError:
-    if err is None:
-        return ClientError("UNKNOWN", "no error object", refused=refused)
-    return ClientError(err.name(), err.str(), refused=refused)
-
-
-def _from_exception(exc: BaseException, refused: bool = False) -> ClientError:
-    if isinstance(exc, KafkaException) and exc.args and isinstance(exc.args[0], KafkaError):
-        return _error(exc.args[0], refused)
-    if isinstance(exc, BufferError):  # the local queue is full: produce() took nothing
-        return ClientError("_QUEUE_FULL", str(exc), refused=refused)
-    return ClientError(type(exc).__name__, str(exc), refused=refused)
 
 
 def producer_config(opts: WorkloadOptions) -> dict[str, Any]:
@@ -345,17 +334,8 @@ class RdConsumer:
             raise _from_exception(exc) from exc
 
     def close(self) -> None:
-        # A member leaves its group (committing first under auto-commit); bounded, it must not
-        # hold the run.
-        thread = threading.Thread(target=self._close, daemon=True)
-        thread.start()
-        thread.join(5.0)
-
-    def _close(self) -> None:
-        try:
-            self.consumer.close()
-        except Exception:
-            pass
+        # A member leaves its group (committing first under auto-commit).
+        close_within(self.consumer, 5.0)
 
 
 class LibrdkafkaClient:

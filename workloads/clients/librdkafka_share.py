@@ -24,6 +24,7 @@ from confluent_kafka import AcknowledgeType, KafkaException
 
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.workloads.clients.api import ClientError, split_key
+from kafka_chaos.workloads.clients.librdkafka_base import close_within, error_of, from_exception
 from kafka_chaos.workloads.clients.settings import RECONNECT_BACKOFF, consumer_timeout_ms
 from kafka_chaos.workloads.options import WorkloadOptions
 
@@ -44,12 +45,6 @@ def share_config(opts: WorkloadOptions, client_id: str, group_id: str) -> dict[s
     }
 
 
-def _error(exc: BaseException) -> ClientError:
-    if isinstance(exc, KafkaException) and exc.args and isinstance(exc.args[0], confluent_kafka.KafkaError):
-        return ClientError(exc.args[0].name(), exc.args[0].str())
-    return ClientError(type(exc).__name__, str(exc))
-
-
 class RdShareConsumer:
     """A member of a share group (workloads/clients/api.py ShareConsumer) over librdkafka."""
 
@@ -63,18 +58,17 @@ class RdShareConsumer:
         try:
             self.consumer.subscribe(topics)
         except KafkaException as exc:
-            raise _error(exc) from exc
+            raise from_exception(exc) from exc
 
     def poll(self, timeout_ms: int) -> dict[str, list[tuple[int, bytes | None, int | None]]]:
         try:
             messages = self.consumer.poll(timeout_ms / 1000)
         except (KafkaException, RuntimeError) as exc:
-            raise _error(exc) from exc
+            raise from_exception(exc) from exc
         got: dict[str, list[tuple[int, bytes | None, int | None]]] = {}
         for msg in messages:
             if msg.error() is not None:
-                err = msg.error()
-                raise ClientError(err.name(), err.str())
+                raise error_of(msg.error())
             got.setdefault(f"{msg.topic()}/{msg.partition()}", []).append(
                 (msg.offset(), msg.value(), msg.delivery_count())
             )
@@ -88,7 +82,7 @@ class RdShareConsumer:
                     self.consumer.acknowledge_offset(topic, partition, offset, KINDS[kind])
             answers = self.consumer.commit_sync(timeout_ms / 1000)
         except (KafkaException, RuntimeError) as exc:
-            raise _error(exc) from exc
+            raise from_exception(exc) from exc
         by_key = {f"{tp.topic}/{tp.partition}": err for tp, err in (answers or {}).items()}
         out: dict[str, ClientError | None] = {}
         for key in acks:
@@ -96,20 +90,12 @@ class RdShareConsumer:
                 out[key] = ClientError("NoOutcome", f"the commit returned no outcome for {key}")
             else:
                 err = by_key[key]
-                out[key] = None if err is None else _error(err)
+                out[key] = None if err is None else from_exception(err)
         return out
 
     def close(self, timeout_s: float = 2.0) -> None:
-        # close() commits what is marked and leaves the group; bounded, it must not hold the run.
-        thread = threading.Thread(target=self._close, daemon=True)
-        thread.start()
-        thread.join(timeout_s + 3.0)
-
-    def _close(self) -> None:
-        try:
-            self.consumer.close()
-        except Exception:
-            pass
+        # close() commits what is marked and leaves the group.
+        close_within(self.consumer, timeout_s + 3.0)
 
 
 class JavaAdmin:
