@@ -15,8 +15,8 @@ between faults as ratios to the rate before the first fault. Goals (issue 47): i
 between faults >= 0.9; a cell that misses one says so.
 
 `--check-cost`: fault-free runs of the same length, a share run and a queue run (assign) per
-seed, each checked three times in one warm Spark session (`kafka-chaos check` of the kept run
-directory in one process); prints the median check seconds of each and their ratio (goal: a share
+seed, each checked three times in the bench's one warm Spark session (`check_history` of the
+kept run directory); prints the median check seconds of each and their ratio (goal: a share
 run's check costs at most 1.2x a queue run's).
 
 Every run's numbers are appended to --out (JSON lines) as it finishes.
@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 FAULTS = "kill,pause,partition,kill@leader:chaos/0,pause@share-coordinator:chaos/0"
@@ -126,31 +127,23 @@ def table(rows: list[dict]) -> None:
         )
 
 
-def check_seconds(run_dir: str, times: int) -> list[float]:
-    """`times` checks of one run directory in one Python process and Spark session."""
-    code = (
-        "import sys, time, json\n"
-        "from kafka_chaos.checkers.check import check_history\n"
-        "from kafka_chaos.checkers.spark import session\n"
-        "s = session()\n"
-        "out = []\n"
-        f"for _ in range({times}):\n"
-        "    t = time.monotonic()\n"
-        "    check_history(sys.argv[1], report=False, session=s)\n"
-        "    out.append(time.monotonic() - t)\n"
-        "print(json.dumps(out))\n"
-    )
-    done = subprocess.run(
-        [str(ROOT / ".venv/bin/python"), "-c", code, str(Path(run_dir) / "history.jsonl")],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def check_seconds(run_dir: str, session: Any, times: int) -> list[float]:
+    """`times` checks of one run directory in this process's one Spark session."""
+    from kafka_chaos.checkers.check import check_history
+
+    out = []
+    for _ in range(times):
+        started = time.monotonic()
+        check_history(Path(run_dir) / "history.jsonl", report=False, session=session)
+        out.append(time.monotonic() - started)
+    return out
 
 
 def check_cost(args: argparse.Namespace, store: Path) -> None:
+    from kafka_chaos.checkers.spark import session as spark_session
+
     version = args.kafka.split(",")[0]
+    session = spark_session()
     share, queue = [], []
     for seed in range(1, args.runs + 1):
         for kind, into, extra, client in (
@@ -161,7 +154,7 @@ def check_cost(args: argparse.Namespace, store: Path) -> None:
             if "error" in got:
                 print(f"{kind} seed {seed}: {got['error']}", file=sys.stderr)
                 continue
-            seconds = check_seconds(got["run_dir"], 3)
+            seconds = check_seconds(got["run_dir"], session, 3)
             into.append(statistics.median(seconds[1:]))  # warm checks: the first starts the JVM's caches
             print(f"{kind} seed {seed}: checks {[round(s, 2) for s in seconds]} s", file=sys.stderr)
     s, q = median(share), median(queue)

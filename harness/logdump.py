@@ -9,6 +9,7 @@ dicts: `offset`, `create_time_ms` and `payload` (the text after "payload: ", or 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import uuid
@@ -50,8 +51,10 @@ class DumpRequest:
 TOOL_JVM = "-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
+@functools.cache
 def has_class(jars: Path, entry: str) -> bool:
-    """Whether any jar in the folder `jars` holds the class file `entry`."""
+    """Whether any jar in the folder `jars` holds the class file `entry`; asked once per folder
+    (a version's resolved jars do not change), not at every run's decode."""
     for jar in sorted(jars.glob("*.jar")):
         try:
             with zipfile.ZipFile(jar) as z:
