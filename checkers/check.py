@@ -423,6 +423,9 @@ def build_report(
             result.warnings.append(
                 "share groups judged as if no partition's leader changed: the run left no metadata log to read"
             )
+        blind = facts.share.blind_to_concurrency()
+        if blind:
+            result.warnings.append(blind)
     if facts.run["groups"] or facts.run["shares"]:
         measured = group_coverage if facts.run["groups"] else share_coverage
         result.group_coverage = measured.from_rows(got, config.keys)

@@ -115,8 +115,12 @@ class WorkloadOptions:
         metadata=flag("--group-protocol", "subscribe: classic or consumer (KIP-848: java, librdkafka; Kafka 4.0+)"),
     )
     #: --consumer share: the group's record lock (share.record.lock.duration.ms) and delivery
-    #: limit (share.delivery.count.limit), set on the brokers and the group for the run.
-    share_lock_ms: int = field(default=5000, metadata=flag("--share-lock-ms", "share: record lock, ms (default 5000)"))
+    #: limit (share.delivery.count.limit), set on the brokers and the group for the run. Only a
+    #: lock longer than the checker's slack S (history/kraft.py) lets `share-concurrent-delivery`
+    #: fire (checkers/share/context.py); the check warns when no lock was.
+    share_lock_ms: int = field(
+        default=10000, metadata=flag("--share-lock-ms", "share: record lock, ms (default 10000)")
+    )
     share_delivery_limit: int = field(
         default=5, metadata=flag("--share-delivery-limit", "share: deliveries before a record is archived (default 5)")
     )

@@ -46,6 +46,18 @@ class ShareContext:
     def changes_of(self, key: str) -> list[int]:
         return (self.changes or {}).get(key, [])
 
+    def blind_to_concurrency(self) -> str | None:
+        """Why `share-concurrent-delivery` could not fire, if it could not: a hold surely lasts
+        from its poll's completion until at most *i* + *L* − *S*, empty unless L > S. None when
+        some poll's lock was longer than the slack (or no poll said its lock)."""
+        locks = [lock for lock, _ in self.settings.values() if lock is not None]
+        if not locks or max(locks) * 1e6 > self.slack_ns:
+            return None
+        return (
+            f"share-concurrent-delivery could not fire: no share-poll's lock ({max(locks) / 1000:g} s) was"
+            f" longer than the slack S ({self.slack_ns / NS:g} s), so no hold surely lasted past its poll"
+        )
+
 
 def queries(ops: DataFrame) -> dict[str, DataFrame]:
     """The context's Spark queries, for one collect (checkers/parts.py)."""

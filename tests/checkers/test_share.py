@@ -131,3 +131,21 @@ def test_a_redelivery_the_lock_may_explain_is_a_lock_expiry(check, after_s, caus
     result = check(h)
     assert {n: a["count"] for n, a in result.anomalies.items() if a["errors"]} == errors, result.anomalies
     assert {c: n for c, n in result.share["redeliveries"].items() if n} == {cause: 1}
+
+
+@pytest.mark.parametrize(("lock_ms", "blind"), [(5000, True), (6000, False)])
+def test_a_lock_no_longer_than_the_slack_cannot_show_a_concurrent_delivery_and_says_so(check, lock_ms, blind):
+    """The same second delivery 0.5 s after the first: with a 6 s lock the first hold surely
+    lasts until 1 s after its poll, so it is concurrent; with a 5 s lock (the slack S) no hold
+    surely lasts at all, and the check warns that the rule could not fire."""
+    h = History()
+    h.send(0, K, [(1, 0)])
+    h.share_poll(1, {K: [(0, 1, 1)]}, lock_ms=lock_ms)
+    h.wait(0.5)
+    h.share_poll(2, {K: [(0, 1, 2)]}, lock_ms=lock_ms)
+    h.share_ack(2, {K: [(0, "accept")]})
+    h.share_offsets({K: 1})
+    result = check(h)
+    warned = [w for w in result.warnings if w.startswith("share-concurrent-delivery could not fire")]
+    assert bool(warned) is blind, result.warnings
+    assert ("share-concurrent-delivery" in result.anomalies) is not blind, result.anomalies

@@ -22,6 +22,7 @@ from kafka_chaos.nemesis.schedule import parse_script
 from kafka_chaos.runs.run import run
 from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
+from tests.chaos.traffic import NOT_WEDGED
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -48,8 +49,8 @@ def test_a_wedged_producer_is_replaced_and_writes_resume_after_the_fault(tmp_pat
     reasons = " ".join(summary.replaced_producers)
     # The fault outlasted the delivery timeout, so the producer wedged and was replaced...
     assert "no producer id" in reasons or "outlived the delivery timeout" in reasons, summary.replaced_producers
-    # ...and the 20 s after the resume wrote at more than half the rate before the pause.
+    # ...and the 20 s after the resume wrote again: not wedged (how fast is bench's question).
     assert live["first_fault_s"] == pytest.approx(6, abs=1)
-    assert live["ratios"]["writes_per_s"]["between_faults"] >= 0.5, live
+    assert live["ratios"]["writes_per_s"]["between_faults"] >= NOT_WEDGED, live
     assert live["warning"] is None, live
     assert summary.counts["send:ok"] > 0 and summary.counts.get("send:info", 0) > 0
