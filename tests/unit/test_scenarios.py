@@ -12,6 +12,7 @@ from kafka_chaos.checkers.control_plane.causes import explain
 from kafka_chaos.checkers.result import CheckResult
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.harness.names import coordinator_partition
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.nemesis.partition import cut
 from kafka_chaos.nemesis.schedule import parse_script
@@ -22,6 +23,7 @@ from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.scenarios import files
 from kafka_chaos.scenarios.base import LOSS, SAFE
 from kafka_chaos.scenarios.files import from_dict, load
+from kafka_chaos.scenarios.kafka_20634 import neighbour
 from kafka_chaos.scenarios.registry import SCENARIOS, get
 from kafka_chaos.scenarios.script import Script
 
@@ -367,3 +369,11 @@ def test_a_measure_that_names_no_anomaly_is_contradicted_by_any():
     broken = outcome("4.3.1", SAFE, 0, anomalies={"quorum-split-brain": 1}, shows=())
     assert (clean.reproduced, clean.as_expected) == (False, True)
     assert (broken.reproduced, broken.as_expected) == (True, False)
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 50])
+def test_kafka_20634s_neighbour_group_shares_the_groups_offsets_partition(partitions):
+    group = "kafka-chaos-0123456789"
+    other = neighbour(group, partitions)
+    assert other != group
+    assert coordinator_partition(other, partitions) == coordinator_partition(group, partitions)
