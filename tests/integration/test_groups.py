@@ -176,7 +176,7 @@ def test_mixed_consumers_assign_and_subscribe_side_by_side(group_run):
     # assigning readers are new processes, so look at the first C only).
     assert {p for p in by_f["subscribe"] if p < 6} == {0, 2, 4}
     assert {p for p in by_f["assign"] if p < 6} == {1, 3, 5}
-    _valid_but_for_known(check_history(done.run_dir, report=False), "kafka-python")
+    _valid_but_for_known(check_history(done.run_dir, report=False), config["client"])
 
 
 @pytest.mark.parametrize("client", CLIENTS)
