@@ -7,16 +7,20 @@ die with it: what a run leaves in the C heap does not pile up over a campaign of
 
 The child owns its cluster (the pid in the containers' labels). An interrupt of the campaign,
 Ctrl-C or SIGTERM, becomes one SIGTERM to the child, which tears its cluster down as `run` does,
-while the campaign waits for it. If the campaign is killed with SIGKILL, the fork server ends and
-the kernel sends the child SIGTERM (PR_SET_PDEATHSIG): it still tears its cluster down itself.
+while the campaign waits for it. If the campaign is killed with SIGKILL, the child learns it from
+the pipe to the campaign, whose far end is then closed, and sends itself the same SIGTERM: it
+still tears its cluster down itself. The fork server's death cannot tell it: the child holds the
+server's "alive" pipe (multiprocessing passes it on), so the server outlives the campaign for as
+long as the run lasts.
 """
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
+import select
 import signal
+import threading
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from types import FrameType
@@ -24,7 +28,6 @@ from typing import Any
 
 from kafka_chaos.runs.spec import RunSpec
 
-PR_SET_PDEATHSIG = 1
 #: What the fork server imports once, so that each run's process starts without importing them.
 PRELOAD = ["kafka_chaos.runs.run"]
 
@@ -105,12 +108,19 @@ def _wait_out(child: Any) -> None:
             continue
 
 
-def _die_with_parent() -> None:
-    """SIGTERM from the kernel when the fork server (which ends with the campaign) ends."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):  # not Linux: an orphan finishes its run and cleans up then
-        pass
+def _watch_campaign(theirs: Connection, said: threading.Event) -> None:
+    """SIGTERM to this process once the campaign's end of the pipe is closed before the run said
+    its outcome: the campaign died (a write end polls as an error once no reader is left)."""
+
+    def watch() -> None:
+        poller = select.poll()
+        poller.register(theirs.fileno(), 0)  # POLLERR and POLLHUP are always reported
+        while not said.is_set():
+            if poller.poll(1000) and not said.is_set():
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+
+    threading.Thread(target=watch, name="campaign-watch", daemon=True).start()
 
 
 def _child(spec: RunSpec, status: StatusLine | None, theirs: Connection) -> None:
@@ -118,10 +128,11 @@ def _child(spec: RunSpec, status: StatusLine | None, theirs: Connection) -> None
     from kafka_chaos.runs.run import Run
 
     interrupted = False
+    said_it = threading.Event()
 
     def terminate(signum: int, frame: FrameType | None) -> None:
         nonlocal interrupted
-        if not interrupted:  # once: a second one would cut the clean-up short
+        if not interrupted and not said_it.is_set():  # once: a second would cut the clean-up short
             interrupted = True
             raise KeyboardInterrupt
 
@@ -129,12 +140,9 @@ def _child(spec: RunSpec, status: StatusLine | None, theirs: Connection) -> None
     # A terminal's Ctrl-C reaches the whole process group; the campaign decides and sends SIGTERM.
     # A handler, not SIG_IGN, which the programs a run starts would inherit.
     signal.signal(signal.SIGINT, lambda signum, frame: None)
-    _die_with_parent()
-    if os.getppid() == 1:  # the fork server ended before the line above
-        theirs.send(Executed(None, "the campaign ended before its run started"))
-        return
     progress = LiveProgress(tty=status.tty, every=status.every, prefix=status.prefix) if status else None
     job = Run(spec, _Voice(progress))
+    _watch_campaign(theirs, said_it)  # a campaign that died before this point: SIGTERM at once
     try:
         job.execute()
         said = Executed(_dir_of(job))
@@ -145,6 +153,7 @@ def _child(spec: RunSpec, status: StatusLine | None, theirs: Connection) -> None
     finally:
         if progress is not None:
             progress.close()
+    said_it.set()
     try:
         theirs.send(said)
     except OSError:  # the campaign is gone (killed): nobody to tell
