@@ -15,7 +15,7 @@ from kafka_chaos.history import versions as history_versions
 from kafka_chaos.history.versions import release_key
 
 #: Newest release whose artifacts all resolve from Maven Central when this was written.
-DEFAULT_VERSION = "4.3.1"
+DEFAULT_VERSION = "4.4.0"
 #: The oldest supported line, used by tests of the oldest supported cluster.
 OLDEST_SUPPORTED = "3.4.1"
 MINIMUM = (3, 4, 0)
