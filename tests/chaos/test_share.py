@@ -4,12 +4,12 @@ No acknowledged write is lost, no record is delivered to two members at once, th
 everything, and the traffic comes back between faults. A redelivery across a leader change is
 reported (`share-redelivered-on-failover`).
 
-Two errors are open findings on 4.3.1, not accepted silently (docs/measurements.md,
-2026-11-29): delivery counts that did not grow after a share partition was loaded again without
-a leader change of its partition, while the group's state topic was below its
-min.insync.replicas; and, in a fault-free run too, a record handed to a member with a lower
-count after another member's accept was acknowledged. The checker reports them as the errors
-they are; this test lists them, and fails on anything else."""
+Two errors are Kafka's, examined in docs/history.md ("Under faults"), not accepted silently:
+delivery counts that did not grow after the leader dropped its share partition on a failed state
+write and loaded it again without a leader change (KIP-932: acquisitions are not written), and
+records a client handed out again after their acquisition was lost, which another member had
+accepted. The checker reports them as the errors the contract makes them; this test lists them,
+and fails on anything else."""
 
 import json
 
@@ -18,7 +18,7 @@ import pytest
 from kafka_chaos.history.file import read_history
 from kafka_chaos.history.run_dir import RunDir
 
-#: Errors this run may show while they are examined (docs/measurements.md, 2026-11-29).
+#: Errors this run may show, examined in docs/history.md.
 FINDINGS = {"share-delivery-count", "share-redelivered-after-ack"}
 
 

@@ -17,10 +17,11 @@ from kafka_chaos.workloads.options import WorkloadOptions
 from tests.integration.conftest import SharedCluster
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.xdist_group("share-groups")]
-#: Errors a share run on 4.3.1 may show while they are examined: both were seen in fault-free runs
-#: with stalls, a record handed to a member with a delivery count lower than it had had, after
-#: another member's accept was acknowledged (docs/measurements.md, 2026-11-29). The checker
-#: reports them as the errors they are; this test lists them, and fails on anything else.
+#: Errors a share run may show, examined in docs/history.md ("Under faults"): both were seen on
+#: 4.3.1 in fault-free runs with stalls, a record handed to a member with a delivery count lower
+#: than it had had, after another member's accept was acknowledged (docs/measurements.md,
+#: 2026-11-29). The checker reports them as the errors they are; this test lists them, and fails
+#: on anything else.
 FINDINGS = {"share-delivery-count", "share-redelivered-after-ack"}
 
 
