@@ -109,6 +109,12 @@ def _add_cluster_options(p: argparse.ArgumentParser, workdir: bool = True) -> No
         help=f"{PAGE_CACHE} (the host's folder, the default) or {FSYNC_TRACKED} (a FUSE layer, so that "
         "lose-unflushed drops exactly what was not fsynced; needs root and libfuse2)",
     )
+    p.add_argument(
+        "--tiered",
+        action="store_true",
+        help="tiered storage (KIP-405, Kafka 3.6.0 on): the brokers share one remote storage, Kafka's "
+        "LocalTieredStorage over a folder of the run",
+    )
     p.add_argument("--port-base", type=_int, help="publish brokers on 127.0.0.1:PORT, PORT+1, ...")
     if workdir:
         p.add_argument("--workdir", type=Path, help="where configs, data and logs go (default store/<command>/<time>/)")
@@ -215,6 +221,7 @@ def _cluster_spec(args: argparse.Namespace) -> ClusterSpec:
         metadata_version=args.metadata_version,
         quorum=args.quorum,
         disk=args.disk,
+        tiered=args.tiered,
     )
 
 

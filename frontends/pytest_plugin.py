@@ -57,7 +57,7 @@ log = logging.getLogger("kafka_chaos")
 FIXTURES = ("kafka_version", "kafka_spec", "kafka_cluster", "chaos_run")
 _RESULTS = pytest.StashKey[list]()  # an item's RunResults
 _ALL = pytest.StashKey[list]()  # (nodeid, RunResult) of the session
-_SHAPE_KEYS = ("nodes", "controllers", "brokers", "config", "metadata_version", "quorum", "disk")
+_SHAPE_KEYS = ("nodes", "controllers", "brokers", "config", "metadata_version", "quorum", "disk", "tiered")
 _MARKER_KEYS = {"version", "versions", "min_version", "max_version", *_SHAPE_KEYS}
 
 
@@ -86,7 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "kafka(versions=[...], version=, min_version=, max_version=, nodes=, controllers=, brokers=, config={}, "
-        "metadata_version=, quorum=, disk=): the Kafka cluster of a chaos test (kafka-chaos)",
+        "metadata_version=, quorum=, disk=, tiered=): the Kafka cluster of a chaos test (kafka-chaos)",
     )
     config.addinivalue_line("markers", "chaos: starts real Kafka clusters (added by kafka-chaos to tests using them)")
     config.stash[_ALL] = []

@@ -36,6 +36,7 @@ from kafka_chaos.harness.interrupts import held_interrupts
 from kafka_chaos.harness.names import new_run_id
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.harness.ports import allocate
+from kafka_chaos.harness.tiered import check_tiered, resolve_plugin
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
 from kafka_chaos.history.kraft import DYNAMIC, STATIC
 from kafka_chaos.history.reporter import Reporter
@@ -73,6 +74,9 @@ class KafkaCluster:
         self.metadata_version: str | None = None
         self.quorum = STATIC
         self.disk = PAGE_CACHE
+        self.tiered = False
+        #: A tiered cluster's LocalTieredStorage: the release its jar is from (harness/tiered.py).
+        self.tiered_release: str | None = None
         self.heap = "-Xms512m -Xmx512m"
         self.jvm_options = NODE_JVM_OPTIONS
         self.port_base: int | None = None
@@ -120,6 +124,19 @@ class KafkaCluster:
         check_disk(disk)
         self.disk = disk
         return self
+
+    def with_tiered(self, tiered: bool = True) -> KafkaCluster:
+        """Tiered storage (KIP-405, 3.6.0 on): the brokers share one remote storage, a folder of
+        the workdir (`remote_dir`), through Kafka's LocalTieredStorage (harness/tiered.py)."""
+        if tiered:
+            check_tiered(self.version)
+        self.tiered = tiered
+        return self
+
+    @property
+    def remote_dir(self) -> Path | None:
+        """A tiered cluster's remote storage on the host (kept with the workdir)."""
+        return self.workdir / "remote" if self.tiered and self.workdir is not None else None
 
     def with_heap(self, heap_opts: str) -> KafkaCluster:
         self.heap = heap_opts
@@ -227,10 +244,15 @@ class KafkaCluster:
         if reaped:
             self.log(reaped.describe())
         self.image = ensure_image(client, self.version, self.log)
+        plugin = None
+        if self.tiered:
+            plugin, self.tiered_release = resolve_plugin(self.version)
         if self.workdir is None:
             self.workdir = temporary_workdir(self.run_id)
             self._own_workdir = True
         self.workdir.mkdir(parents=True, exist_ok=True)
+        if self.remote_dir is not None:
+            self.remote_dir.mkdir(exist_ok=True)
         specs = self.shape.nodes()
         broker_specs = [s for s in specs if s.is_broker]
         ports = dict(zip((s.node_id for s in broker_specs), allocate(len(broker_specs), self.port_base), strict=True))
@@ -260,11 +282,13 @@ class KafkaCluster:
                     quorum=self.quorum,
                     initial_controllers=voters,
                     disk=self.disk,
+                    tiered=(self.remote_dir, plugin, self.tiered_release) if plugin is not None else None,
                 )
             )
         quorum = ", a dynamic quorum" if self.quorum != STATIC else ""
         disk = f", {self.disk} disks" if self.disk != PAGE_CACHE else ""
-        self.log(f"starting Kafka {self.version}: {self.shape.describe()}{quorum}{disk} (run {self.run_id})")
+        tiered = f", tiered storage ({self.tiered_release}'s LocalTieredStorage)" if self.tiered else ""
+        self.log(f"starting Kafka {self.version}: {self.shape.describe()}{quorum}{disk}{tiered} (run {self.run_id})")
         for node in self.nodes:
             node.start()
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.config import check_quorum
 from kafka_chaos.harness.fsync_disk import PAGE_CACHE, check_disk
+from kafka_chaos.harness.tiered import check_tiered
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
 from kafka_chaos.history.kraft import STATIC
 
@@ -27,11 +28,14 @@ class ClusterSpec:
     metadata_version: str | None = None
     quorum: str = STATIC  # or "dynamic" (KIP-853)
     disk: str = PAGE_CACHE  # or "fsync-tracked" (harness/fsync_disk.py)
+    tiered: bool = False  # tiered storage, one remote storage for every broker (harness/tiered.py)
 
     def __post_init__(self) -> None:
-        KafkaVersion.parse(self.version)  # a malformed version is a UsageError here, not in a container
+        version = KafkaVersion.parse(self.version)  # a malformed version is a UsageError here, not in a container
         check_quorum(self.quorum, self.version, self.metadata_version)
         check_disk(self.disk)
+        if self.tiered:
+            check_tiered(version)
 
     def build(self, extra_config: dict[str, str] | None = None) -> KafkaCluster:
         cluster = KafkaCluster(self.version)
@@ -42,7 +46,7 @@ class ClusterSpec:
         cluster.with_config({**self.config, **(extra_config or {})})
         if self.metadata_version:
             cluster.with_metadata_version(self.metadata_version)
-        return cluster.with_quorum(self.quorum).with_disk(self.disk)
+        return cluster.with_quorum(self.quorum).with_disk(self.disk).with_tiered(self.tiered)
 
     def describe(self) -> str:
         shape = (
@@ -53,4 +57,5 @@ class ClusterSpec:
             + (f", metadata {self.metadata_version}" if self.metadata_version else "")
             + (f", a {self.quorum} quorum" if self.quorum != STATIC else "")
             + (f", {self.disk} disks" if self.disk != PAGE_CACHE else "")
+            + (", tiered storage" if self.tiered else "")
         )

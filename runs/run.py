@@ -35,6 +35,8 @@ from kafka_chaos.harness.logdump import DumpRequest, dump_all
 from kafka_chaos.harness.metadata_log import node_logs_request, timeline_request, write_node_logs, write_timeline
 from kafka_chaos.harness.names import group_id, new_run_id
 from kafka_chaos.harness.replica_logs import replicas_request, write_replicas
+from kafka_chaos.harness.tiered import ReadSources, local_log_starts, retention_margin
+from kafka_chaos.harness.tiered import topic_config as tiered_topic_config
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.reporter import Reporter
@@ -75,10 +77,14 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def create_topic(cluster: KafkaCluster, opts: WorkloadOptions) -> None:
-    """The workload's topic: one partition per key; it must not exist yet."""
+def create_topic(cluster: KafkaCluster, opts: WorkloadOptions) -> dict[str, str]:
+    """The workload's topic: one partition per key; it must not exist yet. On a tiered cluster
+    it is tiered, with retention that cannot delete what the run writes (harness/tiered.py)."""
     configs = {"min.insync.replicas": str(opts.min_insync_replicas)}
+    if cluster.tiered:
+        configs.update(tiered_topic_config(opts.rate, opts.time_limit))
     cluster.create_topic(opts.topic, opts.keys, opts.replication_factor, configs, timeout_ms=15000, exist_ok=False)
+    return configs
 
 
 class WorkloadPhase:
@@ -113,10 +119,13 @@ class WorkloadPhase:
         self.schedule: Schedule | None = None
         #: The run's consumer group (config.json's group_id), when its consumers subscribe.
         self.group_id: str | None = None
+        #: A tiered run's proof that retention could delete nothing (config.json's tiered.retention).
+        self.tiered_retention: dict[str, Any] | None = None
 
     def run(self) -> WorkloadSummary:
         workload = get_workload(self.opts.workload)
-        create_topic(self.cluster, self.opts)
+        started = time.monotonic()
+        topic_config = create_topic(self.cluster, self.opts)
         if workload.prepare is not None:
             workload.prepare(self.cluster.bootstrap_servers, self.opts, self.run_id)
         if self.opts.grouped:
@@ -130,6 +139,9 @@ class WorkloadPhase:
             coverage = group_coverage.CoverageCounter(self.opts.key_names) if self.opts.grouped else None
             if coverage is not None:
                 taps.append(coverage.add)
+            sources = ReadSources() if self.cluster.tiered else None
+            if sources is not None:
+                taps.append(sources.add)
             sampler = None
             if self.control_plane:
                 sampler = ControlPlaneSampler(self.cluster, self.run_dir, self.reporter or print)
@@ -155,18 +167,34 @@ class WorkloadPhase:
                 if self.plan is not None:
                     nemesis = Nemesis(self.cluster, history, self.seed, reporter=self.reporter)
                     self.schedule = self.plan.schedule(nemesis, self.seed)
-                summary = Runner(ctx, self.reporter, self.seed, self.schedule).run()
+                before_final = self._tiered_starts(sources) if sources is not None else None
+                summary = Runner(ctx, self.reporter, self.seed, self.schedule, before_final=before_final).run()
         finally:
             client.close()
         # Counted as the history was written, as the checker counts it from the file (checkers/measures/liveness.py).
         summary.liveness = liveness.measure(counter.counts())
         if summary.liveness["warning"] and self.reporter is not None:
             self.reporter(f"warning: {summary.liveness['warning']}")
+        if sources is not None:
+            summary.tiered_reads = sources.measure()
+            data_dirs = [node.data_dir for node in self.cluster.brokers]
+            self.tiered_retention = retention_margin(
+                topic_config, data_dirs, self.cluster.remote_dir, self.opts.key_names, time.monotonic() - started
+            )
+            if not self.tiered_retention["nothing_deletable"] and self.reporter is not None:
+                self.reporter(
+                    f"warning: retention could have deleted what this tiered run wrote: {self.tiered_retention}"
+                )
         if coverage is not None:
             summary.group_coverage = coverage.measure()
             if summary.group_coverage and summary.group_coverage["warning"] and self.reporter is not None:
                 self.reporter(f"warning: {summary.group_coverage['warning']}")
         return summary
+
+    def _tiered_starts(self, sources: ReadSources) -> Callable[[], None]:
+        """What tells `sources` the local log starts as the final read begins."""
+        data_dirs = [node.data_dir for node in self.cluster.brokers]
+        return lambda: sources.begin(local_log_starts(data_dirs, self.opts.key_names))
 
 
 class Run:
@@ -245,6 +273,8 @@ class Run:
             config["client"], config["client_version"] = phase.client
         if phase.group_id is not None:
             config["group_id"] = phase.group_id
+        if phase.tiered_retention is not None and config.get("tiered"):
+            config["tiered"] = {**config["tiered"], "retention": phase.tiered_retention}
         if result.summary is not None:
             config["effective_producer_config"] = result.summary.effective_producer_config
             config["effective_consumer_config"] = result.summary.effective_consumer_config

@@ -45,6 +45,7 @@ def scenario_spec(
         metadata_version=mv,
         quorum=scenario.quorum,
         disk=scenario.disk,
+        tiered=scenario.tiered,
     )
     plan = NemesisPlan(
         custom=lambda nemesis: ScenarioSchedule(nemesis, scenario.script, opts.topic), label=scenario.name

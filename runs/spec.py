@@ -131,6 +131,7 @@ class RunSpec:
             ("the metadata version", wanted.metadata_version, cluster.metadata_version),
             ("the quorum", wanted.quorum, cluster.quorum),
             ("the disk", wanted.disk, cluster.disk),
+            ("tiered storage", wanted.tiered, cluster.tiered),
         ):
             if asked != there:
                 raise UsageError(f"the run asks for {what} {asked}, the shared cluster has {there}")
@@ -147,6 +148,7 @@ class RunSpec:
             "metadata_version": cluster.metadata_version,
             "quorum": cluster.quorum,
             "disk": cluster.disk,
+            "tiered": {"storage": "LocalTieredStorage", "release": cluster.tiered_release} if cluster.tiered else None,
             "workload": self.workload.to_dict(),
             "nemesis": self.nemesis.describe() if self.nemesis else {},
             "seed": self.seed,

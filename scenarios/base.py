@@ -61,6 +61,8 @@ class Scenario:
     quorum: str = STATIC
     #: "page-cache" or "fsync-tracked" (a power loss drops exactly what was not fsynced).
     disk: str = PAGE_CACHE
+    #: Tiered storage: the brokers share one remote storage (harness/tiered.py).
+    tiered: bool = False
     #: LOSS or SAFE for a version (and the metadata version it is formatted at, None = newest).
     expect: Callable[[KafkaVersion, str | None], str] = lambda version, mv: LOSS
     #: The error anomalies that show the scenario's loss (any of them counts as reproduced);

@@ -54,13 +54,19 @@ class WorkloadSummary:
     #: A group run's coverage: for how much of the workload its members held every key, some key
     #: (checkers/measures/group_coverage.py); None without group members.
     group_coverage: dict[str, Any] | None = None
+    #: A tiered run's final read: how many records came from remote storage and how many from
+    #: local logs (harness/tiered.py ReadSources); absent from summary.json for other runs.
+    tiered_reads: dict[str, Any] | None = None
 
     @property
     def ops_per_s(self) -> float:
         return self.operations / self.workload_s if self.workload_s > 0 else 0.0
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "ops_per_s": round(self.ops_per_s, 1)}
+        out = {**asdict(self), "ops_per_s": round(self.ops_per_s, 1)}
+        if out["tiered_reads"] is None:
+            del out["tiered_reads"]
+        return out
 
 
 #: What makes one logical process's client: (run context, shared producers, slot, process number).
@@ -93,10 +99,13 @@ class Runner:
         seed: int | None = None,
         faults: FaultSchedule | None = None,
         client_factory: ClientFactory | None = None,
+        before_final: Callable[[], None] | None = None,
     ) -> None:
         """`client_factory` makes each process's client; by default the workload's record's
-        (workloads/registry.py)."""
+        (workloads/registry.py). `before_final` is called once every fault is healed, as the
+        final read begins."""
         self.ctx = ctx
+        self.before_final = before_final
         self.make_client: ClientFactory = (
             client_factory if client_factory is not None else get(ctx.opts.workload).client
         )
@@ -269,6 +278,8 @@ class Runner:
                 healed = True
             workload_counts = dict(self.ctx.counts)
             targets = dict(self.ctx.max_offsets)
+            if self.before_final is not None:
+                self.before_final()
             self.in_final = True
             self.ctx.phase = "final"
             final_started = time.monotonic()

@@ -19,6 +19,8 @@ from kafka_chaos.frontends.cli import main
         (["up", "--config", "novalue"], "malformed config override"),
         (["up", "--disk", "tmpfs"], "disk 'tmpfs': expected one of page-cache, fsync-tracked"),
         (["run", "--disk", "lazy"], "disk 'lazy': expected one of page-cache, fsync-tracked"),
+        (["run", "--kafka", "3.5.2", "--tiered"], "--tiered needs Kafka 3.6.0 or later (tiered storage, KIP-405)"),
+        (["up", "--kafka", "3.4.1", "--tiered"], "--tiered needs Kafka 3.6.0 or later"),
         (["images", "build", "--kafka", "4"], "malformed Kafka version"),
         (["explode"], "invalid choice"),
         (["demo", "--records", "0"], "--records must be at least 1"),

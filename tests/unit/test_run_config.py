@@ -29,7 +29,10 @@ def test_what_a_run_wrote_reads_back_whole(tmp_path):
     written = config.to_json()
     assert {k: v for k, v in WRITTEN.items() if v is not None}.items() <= written.items()
     assert "cluster_id" not in written and "client" not in written  # never learned: not written
+    assert "tiered" not in written  # no tiered storage: not written
     assert RunConfig.from_json(written) == config
+    tiered = {"storage": "LocalTieredStorage", "release": "4.3.1", "retention": {"nothing_deletable": True}}
+    assert RunConfig.from_json({**WRITTEN, "tiered": tiered}).to_json()["tiered"] == tiered
 
 
 def test_a_bare_history_has_the_empty_config(tmp_path):

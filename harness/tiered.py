@@ -1,0 +1,243 @@
+"""Tiered storage (KIP-405) for a chaos cluster: one remote storage that every broker shares.
+
+The remote storage is Kafka's own for tests, `LocalTieredStorage`, a RemoteStorageManager over a
+folder. It ships in the `kafka-storage` test jar on Maven Central, resolved here like the broker's
+jars and mounted read-only into every broker with the folder itself (a host folder under the
+cluster's workdir, the same path in every container). The remote log metadata stays Kafka's
+default, the `__remote_log_metadata` topic.
+
+The broker settings make a minute's run tier most of what it writes: the remote log manager's
+task runs every second, and retention (which is what deletes local segments once they are
+remote) is checked every second. The topics' own settings are `topic_config`'s.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+import urllib.request
+from pathlib import Path
+from xml.etree import ElementTree
+
+from kafka_chaos.harness.errors import KafkaChaosError, UsageError
+from kafka_chaos.harness.maven import first_error, resolve_once
+from kafka_chaos.harness.paths import RECIPES, cache_dir
+from kafka_chaos.harness.versions import KafkaVersion
+
+#: The first release with tiered storage (early access); production-ready from 3.9.0.
+FIRST = (3, 6, 0)
+PRODUCTION = (3, 9, 0)
+RSM_CLASS = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
+#: Where every broker sees the shared remote storage and the jar that implements it.
+REMOTE_DIR = "/var/lib/kafka-chaos/remote"
+PLUGIN_DIR = "/opt/kafka-chaos/tiered"
+#: LocalTieredStorage keeps its segments under this folder of its `dir`.
+STORAGE_ROOT = "kafka-tiered-storage"
+#: More than a workload's record takes in a log (its batch's header shared or not).
+RECORD_BYTES = 200
+METADATA = "https://repo.maven.apache.org/maven2/org/apache/kafka/kafka-storage/maven-metadata.xml"
+
+
+def check_tiered(version: KafkaVersion) -> None:
+    """UsageError for a release without tiered storage."""
+    if version.tuple < FIRST:
+        raise UsageError(f"--tiered needs Kafka 3.6.0 or later (tiered storage, KIP-405); {version} has none")
+
+
+def plugin_jar(release: str) -> str:
+    """The test jar's file name, as Maven copies it."""
+    return f"kafka-storage-{release}-test.jar"
+
+
+def broker_config(broker_count: int, release: str) -> dict[str, str]:
+    """What a broker of a tiered cluster sets over the harness's defaults; `release` is the one
+    whose LocalTieredStorage the brokers load (`resolve_plugin`)."""
+    return {
+        "remote.log.storage.system.enable": "true",
+        "remote.log.storage.manager.class.name": RSM_CLASS,
+        "remote.log.storage.manager.class.path": f"{PLUGIN_DIR}/{plugin_jar(release)}",
+        "remote.log.storage.manager.impl.prefix": "rsm.config.",
+        "rsm.config.dir": REMOTE_DIR,
+        "remote.log.metadata.manager.impl.prefix": "rlmm.config.",
+        "remote.log.metadata.manager.listener.name": "PLAINTEXT",
+        "rlmm.config.remote.log.metadata.topic.replication.factor": str(min(3, broker_count)),
+        "remote.log.manager.task.interval.ms": "1000",
+        "log.retention.check.interval.ms": "1000",
+    }
+
+
+def topic_config(rate: float, seconds: float) -> dict[str, str]:
+    """A tiered topic whose segments roll every second, whose local copy is deleted a second
+    after its segment is remote, and whose retention cannot delete anything a run of `rate`
+    operations/s for `seconds` writes: `retention.bytes` and `retention.ms` a hundred times what
+    such a run could write (at `RECORD_BYTES` a record) and lasts."""
+    most = int(rate * max(seconds, 60) * RECORD_BYTES)
+    return {
+        "remote.storage.enable": "true",
+        "segment.ms": "1000",
+        "local.retention.ms": "1000",
+        "retention.bytes": str(max(most, 1 << 20) * 100),
+        "retention.ms": str(int(max(seconds, 60) * 1000) * 100),
+    }
+
+
+def remote_segments(remote_dir: Path) -> dict[str, list[tuple[int, Path]]]:
+    """The remote storage's log segments per partition folder (`<topic id>-<partition>-<topic>`):
+    (base offset, path), lowest first. LocalTieredStorage names a segment's log
+    `<base offset, 20 digits>-<segment id>.log`."""
+    out: dict[str, list[tuple[int, Path]]] = {}
+    root = remote_dir / STORAGE_ROOT
+    if not root.is_dir():
+        return out
+    for partition in sorted(p for p in root.iterdir() if p.is_dir()):
+        logs = []
+        for log in partition.glob("*.log"):
+            match = re.match(r"(\d{20})-", log.name)
+            if match:
+                logs.append((int(match.group(1)), log))
+        out[partition.name] = sorted(logs)
+    return out
+
+
+def _release_versions(upto: KafkaVersion) -> list[str]:
+    """kafka-storage's releases on Maven Central at or below `upto` in its major line, newest first."""
+    with urllib.request.urlopen(METADATA, timeout=30) as answer:
+        tree = ElementTree.fromstring(answer.read())
+    found = []
+    for node in tree.iter("version"):
+        text = (node.text or "").strip()
+        if re.fullmatch(r"\d+\.\d+\.\d+", text):
+            key = tuple(int(x) for x in text.split("."))
+            if key <= upto.tuple and key[0] == upto.major and key >= FIRST:
+                found.append(key)
+    return [".".join(map(str, k)) for k in sorted(found, reverse=True)]
+
+
+def _fetch_test_jar(release: str, dest: Path) -> bool:
+    """kafka-storage's test jar of `release` into `dest`; False when Maven Central lacks it."""
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise UsageError("Maven (mvn) is not installed; it resolves Kafka's jars (apt-get install maven)")
+    dependency = (
+        "    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-storage</artifactId>"
+        f"<version>{release}</version><classifier>test</classifier>"
+        "<exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions>"
+        "</dependency>"
+    )
+    template = (RECIPES / "kafka" / "pom.xml.in").read_text()
+    with tempfile.TemporaryDirectory(prefix="kafka-chaos-mvn-") as work:
+        pom = Path(work) / "pom.xml"
+        pom.write_text(template.replace("@DEPENDENCIES@", dependency))
+        cmd = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies", f"-DoutputDirectory={dest}"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode == 0:
+        return True
+    out = proc.stdout + proc.stderr
+    if re.search(r"Could not find artifact|was not found in", out):
+        return False
+    raise KafkaChaosError(f"Maven could not resolve kafka-storage {release}'s test jar: {first_error(out)}")
+
+
+def resolve_plugin(version: KafkaVersion) -> tuple[Path, str]:
+    """The folder holding LocalTieredStorage's jar for `version`, and the release it is from.
+
+    The version's own test jar when Maven Central has it; else the newest earlier release of the
+    same major line that has one (the RemoteStorageManager interface it implements is public and
+    stable), said in the run's config.json. Resolved once per version, then cached."""
+    dest = cache_dir() / "jars" / f"{version}-tiered"
+
+    def resolve(into: Path) -> None:
+        if _fetch_test_jar(str(version), into):
+            (into / "release").write_text(str(version))
+            return
+        for release in _release_versions(version):
+            if release != str(version) and _fetch_test_jar(release, into):
+                (into / "release").write_text(release)
+                return
+        raise UsageError(f"no kafka-storage test jar (LocalTieredStorage) on Maven Central for Kafka {version}")
+
+    resolve_once(dest, version, resolve)
+    return dest, (dest / "release").read_text().strip()
+
+
+def local_log_starts(data_dirs: list[Path], keys: list[str]) -> dict[str, int | None]:
+    """Per key (`topic/partition`): the lowest base offset of any local segment on any of the
+    brokers' data folders (None when no broker holds a segment of it). A record below it is on
+    no broker's disk: a read of it is served from remote storage."""
+    out: dict[str, int | None] = {}
+    for key in keys:
+        topic, partition = key.rsplit("/", 1)
+        bases = [
+            int(log.stem)
+            for data in data_dirs
+            for log in (data / f"{topic}-{partition}").glob("*.log")
+            if log.stem.isdigit()
+        ]
+        out[key] = min(bases) if bases else None
+    return out
+
+
+class ReadSources:
+    """Where the final read's records came from: a tap on the history (runs/run.py) that, once
+    `begin` has the local log starts of the moment the final read began, counts each record a
+    `poll` returned as read from remote storage (below its key's start) or from a local log."""
+
+    def __init__(self) -> None:
+        self.starts: dict[str, int | None] | None = None
+        self.remote = 0
+        self.local = 0
+
+    def begin(self, starts: dict[str, int | None]) -> None:
+        self.starts = starts
+
+    def add(self, event: dict) -> None:
+        if self.starts is None or event.get("f") != "poll" or event.get("type") != "ok":
+            return
+        for key, records in (event["value"][0][1] or {}).items():
+            start = self.starts.get(key)
+            for record in records:
+                if start is not None and record[0] < start:
+                    self.remote += 1
+                else:
+                    self.local += 1
+
+    def measure(self) -> dict[str, object]:
+        """summary.json's `tiered_reads`."""
+        return {
+            "from_remote": self.remote,
+            "from_local": self.local,
+            "local_log_start": self.starts,
+            "how": "a record below every broker's lowest local segment when the final read began is "
+            "counted as read from remote storage",
+        }
+
+
+def retention_margin(topic: dict[str, str], data_dirs: list[Path], remote_dir: Path, keys: list[str], wall_s: float):
+    """config.json's proof that retention could not delete anything the run wrote: per key, the
+    bytes of its remote segments plus the largest local copy, against `retention.bytes`; the
+    run's wall time against `retention.ms`."""
+    remote = remote_segments(remote_dir)
+    largest = 0
+    for key in keys:
+        topic_name, partition = key.rsplit("/", 1)
+        remote_bytes = sum(
+            log.stat().st_size
+            for folder, logs in remote.items()
+            if folder.endswith(f"-{partition}-{topic_name}")
+            for _, log in logs
+        )
+        local_bytes = max(
+            (sum(log.stat().st_size for log in (d / f"{topic_name}-{partition}").glob("*.log")) for d in data_dirs),
+            default=0,
+        )
+        largest = max(largest, remote_bytes + local_bytes)
+    retention_bytes, retention_ms = int(topic["retention.bytes"]), int(topic["retention.ms"])
+    return {
+        "retention_bytes": retention_bytes,
+        "retention_ms": retention_ms,
+        "largest_partition_bytes": largest,
+        "run_s": round(wall_s, 1),
+        "nothing_deletable": largest < retention_bytes and wall_s * 1000 < retention_ms,
+    }
