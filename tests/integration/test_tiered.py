@@ -1,7 +1,8 @@
 """A tiered cluster (harness/tiered.py) on a real Kafka: what its brokers write goes to the one
 remote storage they share, their local copies are deleted, and a read from the start gets every
 acknowledged record back from remote storage. And a tiered run: valid, most of its final read
-from remote storage, with retention shown unable to delete what it wrote."""
+from remote storage, with retention shown unable to delete what it wrote. One cluster for both
+(fault-free)."""
 
 from __future__ import annotations
 
@@ -13,69 +14,75 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from kafka_chaos.checkers.check import check_history
+from kafka_chaos.harness.cleanup import find_by_label
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.tiered import remote_segments, topic_config
 from kafka_chaos.harness.versions import DEFAULT_VERSION
-from kafka_chaos.runs.run import Run
-from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
-from tests.integration.leftovers import assert_no_leftovers
+from tests.integration.conftest import SharedCluster
 
-pytestmark = [pytest.mark.cluster, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(600), pytest.mark.xdist_group("tiered")]
 TOPIC = "tiered"
 
 
-def _local_start(cluster, node) -> int | None:
+def _local_start(node) -> int | None:
     """The lowest base offset of the node's local segments of TOPIC-0 (None: no folder yet)."""
     folder = node.data_dir / f"{TOPIC}-0"
     bases = [int(p.stem) for p in folder.glob("*.log")] if folder.is_dir() else []
     return min(bases) if bases else None
 
 
-def test_a_tiered_cluster_serves_a_read_from_the_start_out_of_remote_storage(docker_api, tmp_path):
-    cluster = ClusterSpec(DEFAULT_VERSION, tiered=True).build().with_workdir(tmp_path / "cluster")
-    with cluster:
-        assert cluster.tiered_release is not None and cluster.remote_dir.is_dir()
-        cluster.create_topic(TOPIC, 1, 3, {**topic_config(100, 30), "min.insync.replicas": "2"})
-        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", linger_ms=5)
-        sent = []
-        with closing(producer):
-            for second in range(8):  # segments roll every second: one or more a second
-                futures = [producer.send(TOPIC, f"{second}-{i}".encode(), partition=0) for i in range(200)]
-                producer.flush()
-                sent += [f.get(timeout=10).offset for f in futures]
-                time.sleep(1)
-        assert sent == list(range(len(sent)))
+@pytest.fixture(scope="module")
+def tiered_cluster(docker_api, tmp_path_factory):
+    spec = ClusterSpec(DEFAULT_VERSION, tiered=True)
+    cluster = spec.build().with_workdir(tmp_path_factory.mktemp("tiered-cluster"))
+    with cluster.with_log(lambda m: None):
+        yield SharedCluster(spec, cluster)
+    containers, networks = find_by_label(docker_api, cluster.run_id)
+    assert containers == [] and networks == []
 
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            remote = remote_segments(cluster.remote_dir)
-            starts = [_local_start(cluster, n) for n in cluster.brokers]
-            if sum(len(s) for s in remote.values()) >= 3 and all(s and s > 0 for s in starts):
-                break
+
+def test_a_tiered_cluster_serves_a_read_from_the_start_out_of_remote_storage(tiered_cluster):
+    cluster = tiered_cluster.cluster
+    assert cluster.tiered_release is not None and cluster.remote_dir.is_dir()
+    cluster.create_topic(TOPIC, 1, 3, {**topic_config(100, 30), "min.insync.replicas": "2"})
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", linger_ms=5)
+    sent = []
+    with closing(producer):
+        for second in range(8):  # segments roll every second: one or more a second
+            futures = [producer.send(TOPIC, f"{second}-{i}".encode(), partition=0) for i in range(200)]
+            producer.flush()
+            sent += [f.get(timeout=10).offset for f in futures]
             time.sleep(1)
-        assert sum(len(s) for s in remote.values()) >= 3, remote
-        assert all(s and s > 0 for s in starts), starts  # every local copy begins past offset 0
+    assert sent == list(range(len(sent)))
 
-        consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False)
-        with closing(consumer):
-            tp = TopicPartition(TOPIC, 0)
-            consumer.assign([tp])
-            consumer.seek_to_beginning(tp)
-            got: list[int] = []
-            deadline = time.monotonic() + 60
-            while len(got) < len(sent) and time.monotonic() < deadline:
-                for records in consumer.poll(timeout_ms=1000).values():
-                    got += [r.offset for r in records]
-        assert got == sent  # offsets below every local start: served from remote storage
-    assert_no_leftovers(docker_api)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        remote = remote_segments(cluster.remote_dir)
+        starts = [_local_start(n) for n in cluster.brokers]
+        if sum(len(s) for s in remote.values()) >= 3 and all(s and s > 0 for s in starts):
+            break
+        time.sleep(1)
+    assert sum(len(s) for s in remote.values()) >= 3, remote
+    assert all(s and s > 0 for s in starts), starts  # every local copy begins past offset 0
+
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False)
+    with closing(consumer):
+        tp = TopicPartition(TOPIC, 0)
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        got: list[int] = []
+        deadline = time.monotonic() + 60
+        while len(got) < len(sent) and time.monotonic() < deadline:
+            for records in consumer.poll(timeout_ms=1000).values():
+                got += [r.offset for r in records]
+    assert got == sent  # offsets below every local start: served from remote storage
 
 
 @pytest.mark.spark
-def test_a_tiered_run_reads_most_of_its_writes_back_from_remote_storage_and_is_valid(docker_api, tmp_path):
+def test_a_tiered_run_reads_most_of_its_writes_back_from_remote_storage_and_is_valid(tiered_cluster, tmp_path):
     opts = WorkloadOptions(time_limit=25, rate=300, concurrency=4, keys=2)
-    spec = RunSpec(ClusterSpec(DEFAULT_VERSION, tiered=True), opts, seed=3, store=tmp_path, control_plane=False)
-    done = Run(spec, lambda m: None).execute()
+    done = tiered_cluster.run(opts, tmp_path, seed=3)
     config = json.loads((done.run_dir / "config.json").read_text())
     tiered = config["tiered"]
     assert tiered["storage"] == "LocalTieredStorage" and tiered["release"]
@@ -84,4 +91,3 @@ def test_a_tiered_run_reads_most_of_its_writes_back_from_remote_storage_and_is_v
     assert reads["from_remote"] > reads["from_local"] > 0, reads  # the active segments stay local
     result = check_history(done.run_dir, report=False)
     assert result.valid, result.anomalies
-    assert_no_leftovers(docker_api)
