@@ -84,9 +84,9 @@ def topic_config(rate: float, seconds: float) -> dict[str, str]:
 
 
 def remote_segments(remote_dir: Path) -> dict[str, list[tuple[int, Path]]]:
-    """The remote storage's log segments per partition folder (`<topic id>-<partition>-<topic>`):
-    (base offset, path), lowest first. LocalTieredStorage names a segment's log
-    `<base offset, 20 digits>-<segment id>.log`."""
+    """The remote storage's log segments per partition folder (`<topic>-<partition>-<topic id>`,
+    the id 22 characters): (base offset, path), lowest first. LocalTieredStorage names a
+    segment's log `<base offset, 20 digits>-<segment id>.log`."""
     out: dict[str, list[tuple[int, Path]]] = {}
     root = remote_dir / STORAGE_ROOT
     if not root.is_dir():
@@ -101,8 +101,16 @@ def remote_segments(remote_dir: Path) -> dict[str, list[tuple[int, Path]]]:
     return out
 
 
+def partition_of_folder(folder: str) -> tuple[str, str] | None:
+    """(topic, partition) of a remote partition folder's name, `<topic>-<partition>-<topic id>`."""
+    match = re.fullmatch(r"(.+)-(\d+)-[A-Za-z0-9_-]{22}", folder)
+    return (match.group(1), match.group(2)) if match else None
+
+
 def _release_versions(upto: KafkaVersion) -> list[str]:
-    """kafka-storage's releases on Maven Central at or below `upto` in its major line, newest first."""
+    """kafka-storage's releases on Maven Central at or below `upto` in its minor line (4.2.0 to
+    4.2.2 for 4.2.2), newest first: a patch release does not move the classes the test jar uses,
+    a minor one may (4.3.1's LocalTieredStorage does not load in 4.4.0, whose LogContext moved)."""
     with urllib.request.urlopen(METADATA, timeout=30) as answer:
         tree = ElementTree.fromstring(answer.read())
     found = []
@@ -110,7 +118,7 @@ def _release_versions(upto: KafkaVersion) -> list[str]:
         text = (node.text or "").strip()
         if re.fullmatch(r"\d+\.\d+\.\d+", text):
             key = tuple(int(x) for x in text.split("."))
-            if key <= upto.tuple and key[0] == upto.major and key >= FIRST:
+            if key <= upto.tuple and key[:2] == upto.tuple[:2] and key >= FIRST:
                 found.append(key)
     return [".".join(map(str, k)) for k in sorted(found, reverse=True)]
 
@@ -143,9 +151,9 @@ def _fetch_test_jar(release: str, dest: Path) -> bool:
 def resolve_plugin(version: KafkaVersion) -> tuple[Path, str]:
     """The folder holding LocalTieredStorage's jar for `version`, and the release it is from.
 
-    The version's own test jar when Maven Central has it; else the newest earlier release of the
-    same major line that has one (the RemoteStorageManager interface it implements is public and
-    stable), said in the run's config.json. Resolved once per version, then cached."""
+    The version's own test jar when Maven Central has it; else the newest earlier patch release
+    of the same minor line that has one, said in the run's config.json; else a UsageError.
+    Resolved once per version, then cached."""
     dest = cache_dir() / "jars" / f"{version}-tiered"
 
     def resolve(into: Path) -> None:
@@ -156,7 +164,10 @@ def resolve_plugin(version: KafkaVersion) -> tuple[Path, str]:
             if release != str(version) and _fetch_test_jar(release, into):
                 (into / "release").write_text(release)
                 return
-        raise UsageError(f"no kafka-storage test jar (LocalTieredStorage) on Maven Central for Kafka {version}")
+        raise UsageError(
+            f"--tiered needs kafka-storage's test jar (LocalTieredStorage) of Kafka {version} or an earlier "
+            f"{version.major}.{version.minor} release, and Maven Central has none"
+        )
 
     resolve_once(dest, version, resolve)
     return dest, (dest / "release").read_text().strip()
@@ -186,8 +197,7 @@ class ReadSources:
 
     def __init__(self) -> None:
         self.starts: dict[str, int | None] | None = None
-        self.remote = 0
-        self.local = 0
+        self.read: dict[str, set[int]] = {}  # offsets per key, each counted once however often read
 
     def begin(self, starts: dict[str, int | None]) -> None:
         self.starts = starts
@@ -196,18 +206,18 @@ class ReadSources:
         if self.starts is None or event.get("f") != "poll" or event.get("type") != "ok":
             return
         for key, records in (event["value"][0][1] or {}).items():
-            start = self.starts.get(key)
-            for record in records:
-                if start is not None and record[0] < start:
-                    self.remote += 1
-                else:
-                    self.local += 1
+            self.read.setdefault(key, set()).update(record[0] for record in records)
 
     def measure(self) -> dict[str, object]:
-        """summary.json's `tiered_reads`."""
+        """summary.json's `tiered_reads`: distinct records (key, offset) the final read got."""
+        remote = local = 0
+        for key, offsets in self.read.items():
+            start = (self.starts or {}).get(key)
+            below = sum(1 for offset in offsets if start is not None and offset < start)
+            remote, local = remote + below, local + len(offsets) - below
         return {
-            "from_remote": self.remote,
-            "from_local": self.local,
+            "from_remote": remote,
+            "from_local": local,
             "local_log_start": self.starts,
             "how": "a record below every broker's lowest local segment when the final read began is "
             "counted as read from remote storage",
@@ -225,7 +235,7 @@ def retention_margin(topic: dict[str, str], data_dirs: list[Path], remote_dir: P
         remote_bytes = sum(
             log.stat().st_size
             for folder, logs in remote.items()
-            if folder.endswith(f"-{partition}-{topic_name}")
+            if partition_of_folder(folder) == (topic_name, partition)
             for _, log in logs
         )
         local_bytes = max(

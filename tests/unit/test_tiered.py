@@ -12,11 +12,14 @@ from kafka_chaos.harness.tiered import (
     broker_config,
     check_tiered,
     local_log_starts,
+    partition_of_folder,
     remote_segments,
     retention_margin,
     topic_config,
 )
 from kafka_chaos.harness.versions import KafkaVersion
+
+TOPIC_ID = "MZgp-_LYTxKPWwZWlcP6Cw"  # 22 characters, as Kafka writes a topic id
 
 
 @pytest.mark.parametrize("version", ["3.4.1", "3.5.2"])
@@ -51,14 +54,17 @@ def test_a_tiered_topics_retention_is_far_above_what_the_run_writes():
 
 
 def test_remote_segments_are_read_per_partition_lowest_first(tmp_path):
-    folder = tmp_path / STORAGE_ROOT / "AbCd-0-chaos"
+    folder = tmp_path / STORAGE_ROOT / f"chaos-0-{TOPIC_ID}"
     folder.mkdir(parents=True)
     for base in (120, 0, 57):
         (folder / f"{base:020d}-x9.log").write_text("")
         (folder / f"{base:020d}-x9.index").write_text("")
     (folder / "stray.log").write_text("")
     got = remote_segments(tmp_path)
-    assert [b for b, _ in got["AbCd-0-chaos"]] == [0, 57, 120]
+    assert [b for b, _ in got[f"chaos-0-{TOPIC_ID}"]] == [0, 57, 120]
+    assert partition_of_folder(f"chaos-0-{TOPIC_ID}") == ("chaos", "0")
+    assert partition_of_folder(f"my-topic-12-{TOPIC_ID}") == ("my-topic", "12")
+    assert partition_of_folder("chaos-0") is None
     assert remote_segments(tmp_path / "absent") == {}
 
 
@@ -89,6 +95,7 @@ def test_the_final_reads_records_below_the_local_start_came_from_remote():
     sources.add(_poll({"chaos/0": [[0, 1], [1, 2]]}))  # before the final read: not counted
     sources.begin({"chaos/0": 2, "chaos/1": None})
     sources.add(_poll({"chaos/0": [[0, 1], [1, 2], [2, 3]], "chaos/1": [[0, 9]]}))
+    sources.add(_poll({"chaos/0": [[1, 2], [2, 3]]}))  # read again by another process: once
     sources.add(_poll({"chaos/0": [[1, 2]]}, kind="invoke"))
     sources.add(_poll({"chaos/0": [[0, 1]]}, f="share-poll"))
     got = sources.measure()
@@ -99,7 +106,7 @@ def test_the_final_reads_records_below_the_local_start_came_from_remote():
 def test_retention_is_proved_unable_to_delete_from_the_largest_partition(tmp_path):
     data, remote = tmp_path / "data", tmp_path / "remote"
     _segment(data / "chaos-0", 0, 300)
-    remote_folder = remote / STORAGE_ROOT / "AbCd-0-chaos"
+    remote_folder = remote / STORAGE_ROOT / f"chaos-0-{TOPIC_ID}"
     remote_folder.mkdir(parents=True)
     (remote_folder / f"{0:020d}-x9.log").write_bytes(b"x" * 500)
     topic = {"retention.bytes": "801", "retention.ms": "60000"}
