@@ -148,9 +148,8 @@ class RunSpec:
             "metadata_version": cluster.metadata_version,
             "quorum": cluster.quorum,
             "disk": cluster.disk,
-            "tiered": {"storage": "LocalTieredStorage", "release": cluster.tiered_release} if cluster.tiered else None,
             "workload": self.workload.to_dict(),
             "nemesis": self.nemesis.describe() if self.nemesis else {},
             "seed": self.seed,
             "control_plane": self.control_plane,
-        }
+        } | ({"tiered": {"storage": "LocalTieredStorage", "release": cluster.tiered_release}} if cluster.tiered else {})
