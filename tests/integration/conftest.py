@@ -1,3 +1,4 @@
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -57,11 +58,16 @@ class SharedCluster:
         return self.job(opts, store, seed).execute()
 
 
+def serve_shared(spec: ClusterSpec, tmp_path_factory, cluster: KafkaCluster | None = None) -> Iterator[SharedCluster]:
+    """A module fixture's body: `spec`'s cluster (or `cluster`, built from it with more settings)
+    started in a folder of its own, yielded as a SharedCluster, removed after the module."""
+    cluster = (cluster or spec.build()).with_workdir(tmp_path_factory.mktemp("shared-cluster"))
+    with cluster.with_log(lambda m: None):
+        yield SharedCluster(spec, cluster)
+
+
 @pytest.fixture(scope="module")
 def shared_cluster(docker_api, tmp_path_factory):
     """ClusterSpec(DEFAULT_VERSION), started once for the module. Put the module's tests in one
     xdist_group, or each worker that runs one starts its own."""
-    spec = ClusterSpec(DEFAULT_VERSION)
-    cluster = spec.build().with_workdir(tmp_path_factory.mktemp("shared-cluster"))
-    with cluster.with_log(lambda m: None):
-        yield SharedCluster(spec, cluster)
+    yield from serve_shared(ClusterSpec(DEFAULT_VERSION), tmp_path_factory)

@@ -19,7 +19,7 @@ from kafka_chaos.history.file import read_history
 from kafka_chaos.workloads.clients.api import CLIENTS
 from kafka_chaos.workloads.options import KIP_848_CLIENTS, WorkloadOptions
 from tests.chaos.known import KNOWN_FAILOVER_ANOMALIES
-from tests.integration.conftest import SharedCluster
+from tests.integration.conftest import serve_shared
 from tests.integration.history_facts import sent_and_read
 
 # One worker runs the group tests (these and tests/chaos/test_groups.py), one cluster at a time:
@@ -36,10 +36,7 @@ KIP_848_BROKERS = WorkloadOptions(client="java", consumer="subscribe", group_pro
 @pytest.fixture(scope="module")
 def shared_cluster(docker_api, tmp_path_factory):
     """The module's one cluster (tests/integration/conftest.py), with the KIP-848 brokers' settings."""
-    spec = ClusterSpec(DEFAULT_VERSION, config=KIP_848_BROKERS)
-    cluster = spec.build().with_workdir(tmp_path_factory.mktemp("shared-cluster"))
-    with cluster.with_log(lambda m: None):
-        yield SharedCluster(spec, cluster)
+    yield from serve_shared(ClusterSpec(DEFAULT_VERSION, config=KIP_848_BROKERS), tmp_path_factory)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.history.file import read_history
 from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
-from tests.integration.conftest import SharedCluster
+from tests.integration.conftest import serve_shared
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.xdist_group("share-groups")]
 #: Errors a share run may show, examined in docs/history.md ("Under faults"): both were seen on
@@ -44,9 +44,7 @@ def share_cluster(docker_api, tmp_path_factory):
     """One cluster for the module's runs, with what a share run sets on the brokers (the lock's
     minimum, the members' heartbeats): the runs of both clients ask for the same."""
     spec = ClusterSpec("4.3.1")
-    cluster = RunSpec(spec, _options("java")).build_cluster().with_workdir(tmp_path_factory.mktemp("share-cluster"))
-    with cluster.with_log(lambda m: None):
-        yield SharedCluster(spec, cluster)
+    yield from serve_shared(spec, tmp_path_factory, RunSpec(spec, _options("java")).build_cluster())
 
 
 @pytest.mark.parametrize("client", ["java", "librdkafka"])

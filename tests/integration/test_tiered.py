@@ -19,7 +19,7 @@ from kafka_chaos.harness.cleanup import find_by_label
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.tiered import remote_segments, topic_config
 from kafka_chaos.workloads.options import WorkloadOptions
-from tests.integration.conftest import SharedCluster
+from tests.integration.conftest import serve_shared
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(600), pytest.mark.xdist_group("tiered")]
 TOPIC = "tiered"
@@ -35,12 +35,11 @@ def _local_start(node) -> int | None:
 
 @pytest.fixture(scope="module")
 def tiered_cluster(docker_api, tmp_path_factory):
-    spec = ClusterSpec(TIERED_VERSION, tiered=True)
-    cluster = spec.build().with_workdir(tmp_path_factory.mktemp("tiered-cluster"))
-    with cluster.with_log(lambda m: None):
-        yield SharedCluster(spec, cluster)
-    containers, networks = find_by_label(docker_api, cluster.run_id)
-    assert containers == [] and networks == []
+    shared = serve_shared(ClusterSpec(TIERED_VERSION, tiered=True), tmp_path_factory)
+    cluster = next(shared)
+    yield cluster
+    next(shared, None)  # the cluster removed
+    assert find_by_label(docker_api, cluster.cluster.run_id) == ([], [])
 
 
 def test_a_tiered_cluster_serves_a_read_from_the_start_out_of_remote_storage(tiered_cluster):
