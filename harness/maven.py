@@ -28,16 +28,23 @@ def jars_dir(version: KafkaVersion) -> Path:
     return cache_dir() / "jars" / str(version)
 
 
-def _dependency_xml(group: str, artifact: str, version: str, transitive: bool) -> str:
+def dependency_xml(group: str, artifact: str, version: str, transitive: bool, classifier: str | None = None) -> str:
     exclude_all = "<exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion>"
     exclusions = "" if transitive else f"<exclusions>{exclude_all}</exclusions>"
+    kind = f"<classifier>{classifier}</classifier>" if classifier else ""
     return (
         f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
-        f"<version>{version}</version>{exclusions}</dependency>"
+        f"<version>{version}</version>{kind}{exclusions}</dependency>"
     )
 
 
-def _mvn_copy(dependencies: list[str], dest: Path, version: KafkaVersion) -> None:
+class MissingArtifact(UsageError):
+    """Maven Central has no such artifact; the message is Maven's first error."""
+
+
+def copy_artifacts(dependencies: list[str], dest: Path, what: str) -> None:
+    """Maven copies `dependencies` (and what they need) into `dest`. MissingArtifact when Maven
+    Central lacks one of them; KafkaChaosError naming `what` when Maven fails otherwise."""
     mvn = shutil.which("mvn")
     if mvn is None:
         raise UsageError("Maven (mvn) is not installed; it resolves Kafka's jars (apt-get install maven)")
@@ -57,15 +64,22 @@ def _mvn_copy(dependencies: list[str], dest: Path, version: KafkaVersion) -> Non
             f"-DoutputDirectory={dest}",
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        out = proc.stdout + proc.stderr
-        missing = re.search(r"(Could not find artifact|was not found in)\s*(\S+)?", out)
-        if missing:
-            raise UsageError(
-                f"Kafka {version} has no complete set of artifacts on Maven Central "
-                f"(org.apache.kafka:kafka_2.13:{version}): {first_error(out)}"
-            )
-        raise KafkaChaosError(f"Maven could not resolve Kafka {version}: {first_error(out)}")
+    if proc.returncode == 0:
+        return
+    out = proc.stdout + proc.stderr
+    if re.search(r"Could not find artifact|was not found in", out):
+        raise MissingArtifact(first_error(out))
+    raise KafkaChaosError(f"Maven could not resolve {what}: {first_error(out)}")
+
+
+def _mvn_copy(dependencies: list[str], dest: Path, version: KafkaVersion) -> None:
+    try:
+        copy_artifacts(dependencies, dest, f"Kafka {version}")
+    except MissingArtifact as missing:
+        raise UsageError(
+            f"Kafka {version} has no complete set of artifacts on Maven Central "
+            f"(org.apache.kafka:kafka_2.13:{version}): {missing}"
+        ) from None
 
 
 def first_error(output: str) -> str:
@@ -113,8 +127,8 @@ def resolve_broker_jars(version: KafkaVersion) -> Path:
     """The directory holding every jar the broker needs; resolved once per version, then cached."""
 
     def resolve(dest: Path) -> None:
-        _mvn_copy([_dependency_xml("org.apache.kafka", "kafka_2.13", str(version), True)], dest, version)
-        binding = [_dependency_xml(g, a, v, False) for g, a, v in logging_binding(dest)]
+        _mvn_copy([dependency_xml("org.apache.kafka", "kafka_2.13", str(version), True)], dest, version)
+        binding = [dependency_xml(g, a, v, False) for g, a, v in logging_binding(dest)]
         _mvn_copy(binding, dest, version)
 
     return resolve_once(jars_dir(version), version, resolve)
@@ -123,6 +137,6 @@ def resolve_broker_jars(version: KafkaVersion) -> Path:
 def resolve_tools_jars(version: KafkaVersion) -> Path:
     """Kafka's command-line tools (kafka-tools and what it needs), which the broker image does
     not hold: from 4.0 on, DumpLogSegments lives there. Resolved once per version, then cached."""
-    dependency = _dependency_xml("org.apache.kafka", "kafka-tools", str(version), True)
+    dependency = dependency_xml("org.apache.kafka", "kafka-tools", str(version), True)
     dest = cache_dir() / "jars" / f"{version}-tools"
     return resolve_once(dest, version, lambda d: _mvn_copy([dependency], d, version))

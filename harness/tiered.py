@@ -14,21 +14,17 @@ remote) is checked every second. The topics' own settings are `topic_config`'s.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import tempfile
 import urllib.request
 from pathlib import Path
 from xml.etree import ElementTree
 
-from kafka_chaos.harness.errors import KafkaChaosError, UsageError
-from kafka_chaos.harness.maven import first_error, resolve_once
-from kafka_chaos.harness.paths import RECIPES, cache_dir
+from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.harness.maven import MissingArtifact, copy_artifacts, dependency_xml, resolve_once
+from kafka_chaos.harness.paths import cache_dir
 from kafka_chaos.harness.versions import KafkaVersion
 
-#: The first release with tiered storage (early access); production-ready from 3.9.0.
+#: The first release with tiered storage (early access; production-ready from 3.9.0).
 FIRST = (3, 6, 0)
-PRODUCTION = (3, 9, 0)
 RSM_CLASS = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
 #: Where every broker sees the shared remote storage and the jar that implements it.
 REMOTE_DIR = "/var/lib/kafka-chaos/remote"
@@ -125,27 +121,12 @@ def _release_versions(upto: KafkaVersion) -> list[str]:
 
 def _fetch_test_jar(release: str, dest: Path) -> bool:
     """kafka-storage's test jar of `release` into `dest`; False when Maven Central lacks it."""
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise UsageError("Maven (mvn) is not installed; it resolves Kafka's jars (apt-get install maven)")
-    dependency = (
-        "    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-storage</artifactId>"
-        f"<version>{release}</version><classifier>test</classifier>"
-        "<exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions>"
-        "</dependency>"
-    )
-    template = (RECIPES / "kafka" / "pom.xml.in").read_text()
-    with tempfile.TemporaryDirectory(prefix="kafka-chaos-mvn-") as work:
-        pom = Path(work) / "pom.xml"
-        pom.write_text(template.replace("@DEPENDENCIES@", dependency))
-        cmd = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies", f"-DoutputDirectory={dest}"]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode == 0:
-        return True
-    out = proc.stdout + proc.stderr
-    if re.search(r"Could not find artifact|was not found in", out):
+    jar = dependency_xml("org.apache.kafka", "kafka-storage", release, False, classifier="test")
+    try:
+        copy_artifacts([jar], dest, f"kafka-storage {release}'s test jar")
+    except MissingArtifact:
         return False
-    raise KafkaChaosError(f"Maven could not resolve kafka-storage {release}'s test jar: {first_error(out)}")
+    return True
 
 
 def resolve_plugin(version: KafkaVersion) -> tuple[Path, str]:

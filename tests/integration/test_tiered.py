@@ -17,20 +17,13 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka_chaos.checkers.check import check_history
 from kafka_chaos.harness.cleanup import find_by_label
 from kafka_chaos.harness.cluster_spec import ClusterSpec
-from kafka_chaos.harness.tiered import remote_segments, topic_config
+from kafka_chaos.harness.tiered import local_log_starts, remote_segments, topic_config
 from kafka_chaos.workloads.options import WorkloadOptions
 from tests.integration.conftest import serve_shared
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(600), pytest.mark.xdist_group("tiered")]
 TOPIC = "tiered"
 TIERED_VERSION = "4.3.1"
-
-
-def _local_start(node) -> int | None:
-    """The lowest base offset of the node's local segments of TOPIC-0 (None: no folder yet)."""
-    folder = node.data_dir / f"{TOPIC}-0"
-    bases = [int(p.stem) for p in folder.glob("*.log")] if folder.is_dir() else []
-    return min(bases) if bases else None
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +52,7 @@ def test_a_tiered_cluster_serves_a_read_from_the_start_out_of_remote_storage(tie
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         remote = remote_segments(cluster.remote_dir)
-        starts = [_local_start(n) for n in cluster.brokers]
+        starts = [local_log_starts([n.data_dir], [f"{TOPIC}/0"])[f"{TOPIC}/0"] for n in cluster.brokers]
         if sum(len(s) for s in remote.values()) >= 3 and all(s and s > 0 for s in starts):
             break
         time.sleep(1)
