@@ -60,8 +60,9 @@ class Fact:
     ok_poll: bool = True  # whether the run had an ok poll (known only once every key was checked)
 
 
-#: Where an anomaly's evidence is: the history's operations, or the run's control-plane evidence.
-DATA, CONTROL = "data", "control"
+#: Where an anomaly's evidence is: the history's operations, the run's control-plane evidence, or
+#: a tiered run's log start offsets (checkers/tiered.py).
+DATA, CONTROL, TIERED = "data", "control", "tiered"
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,11 @@ class Anomaly:
     holds_when: str
     policy: Policy = ERROR
     #: DATA: a per-key rule over the history (checkers/data_plane/per_key.py runs its module); CONTROL: a rule
-    #: over the control-plane evidence (checkers/control_plane/judge.py).
+    #: over the control-plane evidence (checkers/control_plane/judge.py); TIERED: over a tiered run's log
+    #: start offsets (checkers/tiered.py).
     plane: str = DATA
+    #: Whether ../shared/anomalies.md defines it; the project's own rules are said so in docs/checker.md.
+    contract: bool = True
 
     @property
     def error(self) -> str:
@@ -264,8 +268,20 @@ ANOMALIES: tuple[Anomaly, ...] = (
         " new, for longer than 30 s + S",
         plane=CONTROL,
     ),
+    Anomaly(
+        "log-start-moved",
+        "tiered",
+        "in a tiered run whose retention could delete nothing, a replica's log start offset, or the lowest"
+        " offset of the partition's segments in remote storage, is above 0 at the end of the run",
+        plane=TIERED,
+        contract=False,
+    ),
 )
 NAMES = tuple(a.name for a in ANOMALIES)
+#: The anomalies ../shared/anomalies.md defines (the others are kafka-chaos's own).
+CONTRACT_NAMES = tuple(a.name for a in ANOMALIES if a.contract)
+#: The anomalies whose instances are facts of the run's evidence, not keys and values of its history.
+EVIDENCE_NAMES = tuple(a.name for a in ANOMALIES if a.plane != DATA)
 #: The anomalies of the control plane (../shared/anomalies.md, "Control plane").
 CONTROL_NAMES = tuple(a.name for a in ANOMALIES if a.plane == CONTROL)
 BY_NAME = {a.name: a for a in ANOMALIES}
@@ -403,11 +419,15 @@ def step_instances(key: str, rows: pd.DataFrame, skip: str, back: str) -> list[p
     return out
 
 
+OWN = " (kafka-chaos's own)"  # the table's word for a rule that is not the contract's
+
+
 def markdown_table() -> str:
     """The table docs/checker.md shows (a test keeps the two in step)."""
     rows = ["| anomaly | kind | rule in | holds when |", "|---|---|---|---|"]
     rows += [
-        f"| `{a.name}` | {a.policy.describe()} | `checkers/{a.module.replace('.', '/')}.py` | {a.holds_when} |"
+        f"| `{a.name}` | {a.policy.describe()}{'' if a.contract else OWN} "
+        f"| `checkers/{a.module.replace('.', '/')}.py` | {a.holds_when} |"
         for a in ANOMALIES
     ]
     return "\n".join(rows)

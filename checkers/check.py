@@ -22,7 +22,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kafka_chaos.checkers import load, parts, spark, stats, tables
+from kafka_chaos.checkers import load, parts, spark, stats, tables, tiered
 from kafka_chaos.checkers.anomalies import INSTANCES, NAMES, Fact, is_error, pending_warnings
 from kafka_chaos.checkers.control_plane import judge as control_plane
 from kafka_chaos.checkers.data_plane import per_key, tallies
@@ -34,6 +34,7 @@ from kafka_chaos.checkers.report import root_cause, series
 from kafka_chaos.checkers.result import (
     CONTROL_PLANE_INCOMPLETE,
     NOTHING_PROVED,
+    TIERED_INCOMPLETE,
     UNKNOWN,
     CheckResult,
     control_plane_skipped,
@@ -152,17 +153,24 @@ def with_run_facts(anomalies: dict[str, dict[str, Any]], ok_poll: bool) -> dict[
 
 
 def verdict(
-    anomalies: dict[str, dict[str, Any]], acknowledged: int, ok_poll: bool, control_incomplete: bool = False
+    anomalies: dict[str, dict[str, Any]],
+    acknowledged: int,
+    ok_poll: bool,
+    control_incomplete: bool = False,
+    tiered_incomplete: bool = False,
 ) -> tuple[bool | str, str | None]:
     """The verdict rules of ../shared/anomalies.md, in order, over anomalies judged `with_run_facts`,
     and why it is "unknown" (checkers/result.py UNKNOWN_REASONS; None when it is not).
-    `control_incomplete`: the run expected its control plane checked, and a rule could not be."""
+    `control_incomplete`: the run expected its control plane checked, and a rule could not be;
+    `tiered_incomplete`: a tiered run's log starts could not be judged (checkers/tiered.py)."""
     if any(a["errors"] for a in anomalies.values()):
         return False, None
     if not acknowledged or not ok_poll:
         return UNKNOWN, NOTHING_PROVED
     if control_incomplete:
         return UNKNOWN, CONTROL_PLANE_INCOMPLETE
+    if tiered_incomplete:
+        return UNKNOWN, TIERED_INCOMPLETE
     return True, None
 
 
@@ -247,10 +255,14 @@ def _check(
     anomalies = with_run_facts(count_instances(facts, say), facts.ok_poll)
     anomalies, control = check_control_plane(facts, anomalies, run_dir, config)
     incomplete = bool(control.summary.get("expected") and control_plane_skipped(control.summary))
-    valid, why = verdict(anomalies, facts.counts["acknowledged"], facts.ok_poll, incomplete)
+    moved, tiered_summary = tiered.judge(run_dir, config)
+    anomalies = _in_order({**anomalies, **moved})
+    tiered_incomplete = tiered_summary is not None and not tiered_summary["checked"]
+    valid, why = verdict(anomalies, facts.counts["acknowledged"], facts.ok_poll, incomplete, tiered_incomplete)
     result, plots = build_report(loaded, facts, anomalies, valid, report, say, run_dir, config)
     result.unknown_reason = why
     result.control_plane = control.summary
+    result.tiered = tiered_summary
     if plots is not None:
         plots.control = control.timelines
     return result, plots
@@ -480,6 +492,9 @@ def format_summary(result: CheckResult) -> str:
         lines.append(group_coverage.format_coverage(result.group_coverage))
     if result.share:
         lines.append(format_share(result.share))
+    if result.tiered is not None:
+        said = (tiered.format_reads(result.tiered.get("reads")), tiered.format_status(result.tiered))
+        lines += [line for line in said if line]
     for name, a in result.anomalies.items():
         ex = a["examples"][0]
         if "edges" in ex:

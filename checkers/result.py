@@ -17,17 +17,20 @@ from kafka_chaos.history.run_dir import REPORT
 UNKNOWN = "unknown"
 #: Why a verdict is "unknown" (results.json's `unknown_reason`, ../shared/anomalies.md "Verdict"
 #: step 2): nothing could be proved (no acknowledged send or no ok poll), or the run's control-plane
-#: evidence was expected and a control-plane rule could not be checked. The first wins when both hold.
+#: evidence was expected and a control-plane rule could not be checked; or (kafka-chaos's own) a
+#: tiered run's log starts could not be judged (checkers/tiered.py). The first wins when several hold.
 NOTHING_PROVED, CONTROL_PLANE_INCOMPLETE = "nothing-proved", "control-plane-incomplete"
-UNKNOWN_REASONS = (NOTHING_PROVED, CONTROL_PLANE_INCOMPLETE)
-#: Each verdict's exit code; "unknown" has one per reason (README.md, "Exit codes").
-EXIT_CODES = {True: 0, False: 1, NOTHING_PROVED: 3, CONTROL_PLANE_INCOMPLETE: 4}
+TIERED_INCOMPLETE = "tiered-incomplete"
+UNKNOWN_REASONS = (NOTHING_PROVED, CONTROL_PLANE_INCOMPLETE, TIERED_INCOMPLETE)
+#: Each verdict's exit code (README.md, "Exit codes"): an expected rule not checked is 4, whichever.
+EXIT_CODES = {True: 0, False: 1, NOTHING_PROVED: 3, CONTROL_PLANE_INCOMPLETE: 4, TIERED_INCOMPLETE: 4}
 #: The verdict in words, for the summary and the pytest plugin.
 LABELS = {
     True: "VALID",
     False: "INVALID: anomalies found",
     NOTHING_PROVED: "UNKNOWN: nothing could be proved",
     CONTROL_PLANE_INCOMPLETE: "UNKNOWN: the control plane could not be fully checked",
+    TIERED_INCOMPLETE: "UNKNOWN: the tiered run's log start offsets could not be checked",
 }
 
 
@@ -55,6 +58,9 @@ class CheckResult:
     #: A share group's deliveries: per value, redeliveries by cause, archived, never
     #: acknowledged (checkers/share/summary.py); None for a run without share consumers.
     share: dict[str, Any] | None = None
+    #: A tiered run's log starts at its end and whether `log-start-moved` could judge them
+    #: (checkers/tiered.py); None for a run that is not tiered.
+    tiered: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.valid == UNKNOWN and self.unknown_reason is None:
@@ -93,6 +99,7 @@ class CheckResult:
             data.get("group_coverage"),
             data.get("unknown_reason"),  # absent from a result written before it was kept
             data.get("share"),
+            data.get("tiered"),
         )
 
     @property
@@ -151,6 +158,7 @@ class CheckResult:
             "control_plane": self.control_plane,
             "group_coverage": self.group_coverage,
             **({"share": self.share} if self.share is not None else {}),
+            **({"tiered": self.tiered} if self.tiered is not None else {}),
             "history": str(self.history) if self.history else None,
             **({"root_cause": self.root_cause} if self.root_cause is not None else {}),
         }

@@ -303,6 +303,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from kafka_chaos.checkers.errors import BadHistory
     from kafka_chaos.checkers.measures.group_coverage import format_coverage
     from kafka_chaos.checkers.measures.liveness import format_liveness
+    from kafka_chaos.checkers.tiered import format_reads
     from kafka_chaos.runs.run import run
 
     spec = _run_spec(args)
@@ -326,6 +327,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         line += "\n" + format_liveness(summary.liveness)
     if summary.group_coverage:
         line += "\n" + format_coverage(summary.group_coverage)
+    if summary.tiered_reads:
+        line += "\n" + format_reads(summary.tiered_reads)
     out: dict[str, Any] = {"run_dir": str(run_dir), "workload": summary.to_json()}
     checked = result.check
     if checked is not None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from kafka import KafkaAdminClient
 from kafka.protocol.admin import DescribeQuorumRequest
+from kafka.protocol.consumer.offsets import ListOffsetsRequest
 from kafka.protocol.metadata import MetadataRequest
 
 METADATA_TOPIC = "__cluster_metadata"
@@ -81,3 +82,49 @@ def describe_quorum(admin: KafkaAdminClient) -> dict[str, Any]:
             code = p.pop("error_code", 0)
             p["error"] = f"error code {code}" if code else None
     return answer
+
+
+#: ListOffsets' replica id that lets a follower answer for its own copy (Kafka's
+#: ListOffsetsRequest.DEBUGGING_REPLICA_ID); a consumer's -1 is answered by the leader only.
+DEBUGGING_REPLICA_ID = -2
+#: ListOffsets' timestamps for the log start offset, and (tiered storage, v8+) the local log's start.
+EARLIEST, EARLIEST_LOCAL = -2, -4
+
+
+def log_starts_from(admin: KafkaAdminClient, node_id: int, partitions: dict[str, list[int]]) -> dict[str, Any]:
+    """One broker's own replicas' log start offsets: per `topic/partition`, `log_start` (the
+    partition's start, remote storage included) and `local_log_start` (its local log's), each None
+    when that broker answered with an error (its code in `error`).
+
+    A follower's copy is asked for with the debugging replica id, so the answer is that broker's
+    own view, not its leader's; kafka-python 3.0 has no public way to ask one broker, so this goes
+    through its connection manager like `topic_metadata_from`."""
+
+    async def ask(timestamp: int) -> dict:
+        topic = ListOffsetsRequest.ListOffsetsTopic
+        request = ListOffsetsRequest(
+            replica_id=DEBUGGING_REPLICA_ID,
+            isolation_level=0,
+            topics=[
+                topic(
+                    name=name,
+                    partitions=[topic.ListOffsetsPartition(partition_index=p, timestamp=timestamp) for p in ps],
+                )
+                for name, ps in partitions.items()
+            ],
+        )
+        response = await admin._manager.send(request, node_id=node_id)
+        return response.to_dict()
+
+    out: dict[str, dict[str, Any]] = {}
+    for field, timestamp in (("log_start", EARLIEST), ("local_log_start", EARLIEST_LOCAL)):
+        answer = admin._manager.run(ask, timestamp)
+        for t in answer.get("topics", []):
+            for p in t.get("partitions", []):
+                key = f"{t['name']}/{p['partition_index']}"
+                entry = out.setdefault(key, {"log_start": None, "local_log_start": None})
+                if p.get("error_code"):
+                    entry.setdefault("error", {})[field] = p["error_code"]
+                else:
+                    entry[field] = p["offset"]
+    return out

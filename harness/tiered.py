@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 from kafka_chaos.harness.errors import UsageError
@@ -231,4 +233,42 @@ def retention_margin(topic: dict[str, str], data_dirs: list[Path], remote_dir: P
         "largest_partition_bytes": largest,
         "run_s": round(wall_s, 1),
         "nothing_deletable": largest < retention_bytes and wall_s * 1000 < retention_ms,
+    }
+
+
+#: ListOffsets' error code for a broker that holds no replica of the partition.
+UNKNOWN_TOPIC_OR_PARTITION = 3
+
+
+def log_starts(ask: Callable[[int], dict[str, Any]], broker_ids: list[int], keys: list[str], remote_dir: Path):
+    """log-starts.json: where each partition of the run begins at its end, on every replica and in
+    remote storage. `ask(broker_id)` is that broker's own answer (harness/admin.py
+    `log_starts_from`); a broker that could not answer is listed in `unanswered` with why, and a
+    broker with no replica of a key is left out of that key's replicas.
+
+    With retention that could delete nothing, every one of them is 0 (the topic is new); the
+    checker's `log-start-moved` (checkers/tiered.py) reads this."""
+    partitions: dict[str, dict[str, Any]] = {key: {"replicas": {}, "remote": {}} for key in keys}
+    unanswered: dict[str, str] = {}
+    for broker in broker_ids:
+        try:
+            answer = ask(broker)
+        except Exception as exc:  # noqa: BLE001 - said in the file: the checker cannot judge that replica
+            unanswered[str(broker)] = f"{type(exc).__name__}: {exc}"
+            continue
+        for key in keys:
+            entry = answer.get(key)
+            if entry is None or entry.get("error", {}).get("log_start") == UNKNOWN_TOPIC_OR_PARTITION:
+                continue
+            partitions[key]["replicas"][str(broker)] = entry
+    remote = remote_segments(remote_dir)
+    for key in keys:
+        topic, partition = key.rsplit("/", 1)
+        mine = [logs for folder, logs in remote.items() if partition_of_folder(folder) == (topic, partition)]
+        bases = [base for logs in mine for base, _ in logs]
+        partitions[key]["remote"] = {"segments": len(bases), "lowest_offset": min(bases) if bases else None}
+    return {
+        "taken": "after the final read, from every broker (ListOffsets for its own replica) and the remote folder",
+        "partitions": partitions,
+        "unanswered": unanswered,
     }

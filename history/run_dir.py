@@ -19,6 +19,9 @@ REPORT = "report.html"  # the check's page
 SCENARIO = "scenario.json"  # a scenario's script: its steps, roles and outcome
 TIMELINE = "metadata-timeline.json"  # the KRaft metadata log, decoded (harness/metadata_log.py)
 REPLICAS = "replicas.json"  # each replica's log against what clients saw (harness/replica_logs.py)
+LOG_STARTS = (
+    "log-starts.json"  # a tiered run's log start offsets at its end, per replica and remote (harness/tiered.py)
+)
 CLUSTER = "cluster"  # one folder per node: config/, data/, logs/
 CONTROL_PLANE = "control-plane"  # the quorum and the metadata log, on the history's clock (harness/control_plane.py)
 CONTROL_PLANE_NODES = "nodes.json"  # every node's id and roles, the voters, the timing settings
@@ -70,6 +73,10 @@ class RunDir:
     @property
     def replicas(self) -> Path:
         return self.path / REPLICAS
+
+    @property
+    def log_starts(self) -> Path:
+        return self.path / LOG_STARTS
 
     @property
     def cluster(self) -> Path:

@@ -28,6 +28,7 @@ from typing import Any
 
 from kafka_chaos.checkers.check import check_history
 from kafka_chaos.checkers.measures import group_coverage, liveness
+from kafka_chaos.harness.admin import log_starts_from
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.control_plane import ControlPlaneSampler
 from kafka_chaos.harness.evidence_gaps import record_gap, undecoded_logs
@@ -35,7 +36,7 @@ from kafka_chaos.harness.logdump import DumpRequest, dump_all
 from kafka_chaos.harness.metadata_log import node_logs_request, timeline_request, write_node_logs, write_timeline
 from kafka_chaos.harness.names import group_id, new_run_id
 from kafka_chaos.harness.replica_logs import replicas_request, write_replicas
-from kafka_chaos.harness.tiered import ReadSources, local_log_starts, retention_margin
+from kafka_chaos.harness.tiered import ReadSources, local_log_starts, log_starts, retention_margin
 from kafka_chaos.harness.tiered import topic_config as tiered_topic_config
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.history.file import HistoryWriter
@@ -177,6 +178,7 @@ class WorkloadPhase:
             self.reporter(f"warning: {summary.liveness['warning']}")
         if sources is not None:
             summary.tiered_reads = sources.measure()
+            self._record_log_starts()
             data_dirs = [node.data_dir for node in self.cluster.brokers]
             self.tiered_retention = retention_margin(
                 topic_config, data_dirs, self.cluster.remote_dir, self.opts.key_names, time.monotonic() - started
@@ -190,6 +192,27 @@ class WorkloadPhase:
             if summary.group_coverage and summary.group_coverage["warning"] and self.reporter is not None:
                 self.reporter(f"warning: {summary.group_coverage['warning']}")
         return summary
+
+    def _record_log_starts(self) -> None:
+        """log-starts.json: each replica's and remote storage's start of every partition, now that
+        the final read is done (harness/tiered.py `log_starts`)."""
+        brokers = [node.node_id for node in self.cluster.brokers]
+        try:
+            admin = self.cluster.admin(request_timeout_ms=8000)
+        except Exception as exc:  # noqa: BLE001 - every broker is then unanswered, and the file says why
+            admin, failed = None, exc
+
+        def ask(broker: int) -> dict[str, Any]:
+            if admin is None:
+                raise failed
+            return log_starts_from(admin, broker, {self.opts.topic: list(range(self.opts.keys))})
+
+        try:
+            starts = log_starts(ask, brokers, self.opts.key_names, self.cluster.remote_dir)
+        finally:
+            if admin is not None:
+                admin.close()
+        self.run_dir.log_starts.write_text(json.dumps(starts, indent=2, sort_keys=True) + "\n")
 
     def _tiered_starts(self, sources: ReadSources) -> Callable[[], None]:
         """What tells `sources` the local log starts as the final read begins."""

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from kafka_chaos.checkers.anomalies import BY_NAME, CONTROL_NAMES
+from kafka_chaos.checkers.anomalies import BY_NAME, EVIDENCE_NAMES
 from kafka_chaos.checkers.report import svg
 from kafka_chaos.checkers.report.svg import PALETTE, Chart
 from kafka_chaos.checkers.result import control_plane_skipped, describe_cycle
+from kafka_chaos.checkers.tiered import format_reads, format_status
 
 if TYPE_CHECKING:
     from kafka_chaos.checkers.report.series import Series
@@ -72,7 +73,7 @@ def _anomaly_tables(anomalies: dict[str, dict[str, Any]]) -> str:
     )
     parts = [_table(summary)]
     for name, a in anomalies.items():
-        if name in CONTROL_NAMES:  # facts of the control plane, not keys and values
+        if name in EVIDENCE_NAMES:  # facts of the control plane or the log starts, not keys and values
             parts.append(f'<h3 id="a-{escape(name)}">{escape(name)}: {a["count"]} ({a["errors"]} errors)</h3>')
             parts.append(_table(pd.DataFrame([{k: _cell(v) for k, v in ex.items()} for ex in a["examples"]])))
             continue
@@ -398,6 +399,24 @@ def _root_cause(rc: dict[str, Any], series: Series | None) -> str:
     return "".join(out)
 
 
+def _tiered(tiered: dict[str, Any]) -> str:
+    """Where the final read's records came from, and each partition's log starts at the end."""
+    out = [f"<p>{escape(line)}</p>" for line in (format_reads(tiered.get("reads")), format_status(tiered)) if line]
+    rows = [
+        {"partition": key, "where": f"broker {broker}", **{k: v for k, v in replica.items() if k != "error"}}
+        for key, partition in sorted(tiered.get("partitions", {}).items())
+        for broker, replica in sorted(partition.get("replicas", {}).items())
+    ]
+    rows += [
+        {"partition": key, "where": "remote", "log_start": partition["remote"].get("lowest_offset")}
+        for key, partition in sorted(tiered.get("partitions", {}).items())
+        if partition.get("remote")
+    ]
+    if rows:
+        out.append(_table(pd.DataFrame(rows)))
+    return "".join(out)
+
+
 def render(result: CheckResult, series: Series | None) -> str:
     run = PurePosixPath(urllib.parse.urlparse(str(result.history)).path).parent.name if result.history else ""
     title = f"kafka-chaos check: {run}"
@@ -414,6 +433,8 @@ def render(result: CheckResult, series: Series | None) -> str:
         if series.timelines:
             body += ["<h2>Anomalous keys</h2>", _timelines(series, result.anomalies)]
     body += ['<h2 id="control-plane">Control plane</h2>', _control_plane(result, series)]
+    if result.tiered is not None:
+        body += ['<h2 id="tiered">Tiered storage</h2>', _tiered(result.tiered)]
     if result.root_cause:
         body += ["<h2>Root cause</h2>", _root_cause(result.root_cause, series)]
     body.append(_stats_tables(result.stats))

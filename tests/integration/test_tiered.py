@@ -82,5 +82,13 @@ def test_a_tiered_run_reads_most_of_its_writes_back_from_remote_storage_and_is_v
     assert tiered["retention"]["nothing_deletable"] is True, tiered
     reads = json.loads((done.run_dir / "summary.json").read_text())["tiered_reads"]
     assert reads["from_remote"] > reads["from_local"] > 0, reads  # the active segments stay local
+    # Every replica was asked for its own start (the debugging replica id), and none moved.
+    starts = json.loads((done.run_dir / "log-starts.json").read_text())
+    assert starts["unanswered"] == {}, starts
+    for key, partition in starts["partitions"].items():
+        assert sorted(partition["replicas"]) == ["1", "2", "3"], (key, partition)
+        assert all(r["log_start"] == 0 and r["local_log_start"] > 0 for r in partition["replicas"].values()), partition
+        assert partition["remote"]["lowest_offset"] == 0 and partition["remote"]["segments"] > 0, partition
     result = check_history(done.run_dir, report=False)
-    assert result.valid, result.anomalies
+    assert result.valid is True, result.anomalies
+    assert result.tiered["checked"] and result.tiered["reads"] == reads

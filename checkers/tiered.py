@@ -1,0 +1,92 @@
+"""`log-start-moved`: a tiered run's partitions must still begin at offset 0 when retention could
+delete nothing.
+
+A tiered run sets retention far above what it writes and proves it (config.json's
+`tiered.retention.nothing_deletable`). A log start offset that moved anyway is data deleted that
+retention did not ask for: KAFKA-20732's false size breach moves it on the new leader, and every
+replica follows. The history can show such a loss only for the records the final read missed;
+the log starts show the deletion itself, on which replica and in remote storage. They are read at
+the end of the run from each broker and the remote folder (log-starts.json, harness/tiered.py).
+
+A tiered run whose log starts are missing, or that a broker did not answer, could not be judged:
+results.json's `tiered` says why, and the verdict is "unknown" unless an error was found. A run
+whose retention could delete something is not judged (a moved start may be legitimate).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from kafka_chaos.checkers.anomalies import Fact, is_error
+from kafka_chaos.history.run_config import RunConfig
+from kafka_chaos.history.run_dir import RunDir
+
+NAME = "log-start-moved"
+MAX_EXAMPLES = 10
+
+
+def moved(starts: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every start above 0 in log-starts.json: one example per (key, where), where a broker id or
+    "remote" (the lowest offset of the partition's remote segments)."""
+    out = []
+    for key, partition in sorted(starts.get("partitions", {}).items()):
+        for broker, replica in sorted(partition.get("replicas", {}).items()):
+            if (replica.get("log_start") or 0) > 0:
+                out.append({"partition": key, "where": f"broker {broker}", "log_start": replica["log_start"]})
+        lowest = partition.get("remote", {}).get("lowest_offset")
+        if lowest:
+            out.append({"partition": key, "where": "remote", "log_start": lowest})
+    return out
+
+
+def judge(run_dir: Path | None, config: RunConfig) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
+    """The anomaly's entry (empty when none), and results.json's `tiered` object: None for a run
+    that is not tiered; else `checked` (whether the rule ran), `why` when it did not, each
+    partition's starts, and `reads`, summary.json's `tiered_reads` as the run counted them (for
+    the report)."""
+    if not config.tiered:
+        return {}, None
+    retention = config.tiered.get("retention") or {}
+    files = RunDir(run_dir) if run_dir is not None else None
+    reads = None
+    if files is not None and files.summary.exists():
+        reads = json.loads(files.summary.read_text()).get("tiered_reads")
+    if files is None or not files.log_starts.exists():
+        return {}, {"checked": False, "why": "no log-starts.json: the run ended before its final read", "reads": reads}
+    starts = json.loads(files.log_starts.read_text())
+    summary: dict[str, Any] = {"partitions": starts.get("partitions", {}), "reads": reads}
+    if not retention.get("nothing_deletable"):
+        return {}, {**summary, "checked": False, "why": "retention could delete what the run wrote"}
+    found = moved(starts)
+    unanswered = starts.get("unanswered") or {}
+    if unanswered and not found:
+        why = "; ".join(f"broker {b}: {reason}" for b, reason in sorted(unanswered.items()))
+        return {}, {**summary, "checked": False, "why": f"not every broker answered: {why}"}
+    summary["checked"] = True
+    if not found:
+        return {}, summary
+    error = is_error(Fact(NAME))
+    examples = [ex if error else {**ex, "allowed": True} for ex in found[:MAX_EXAMPLES]]
+    return {NAME: {"count": len(found), "errors": len(found) if error else 0, "examples": examples}}, summary
+
+
+def format_reads(reads: dict[str, Any] | None) -> str | None:
+    """summary.json's `tiered_reads` in one line, for the run's and the check's summaries."""
+    if not reads:
+        return None
+    return (
+        f"tiered: the final read got {reads['from_remote']} records from remote storage and "
+        f"{reads['from_local']} from local logs"
+    )
+
+
+def format_status(tiered: dict[str, Any] | None) -> str | None:
+    """results.json's `tiered` in one line (None for a run that is not tiered)."""
+    if tiered is None:
+        return None
+    if not tiered.get("checked"):
+        return f"log starts: not checked ({tiered.get('why')})"
+    n = len(tiered.get("partitions", {}))
+    return f"log starts: checked on {n} partitions, every replica and remote storage"
