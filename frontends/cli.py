@@ -112,8 +112,8 @@ def _add_cluster_options(p: argparse.ArgumentParser, workdir: bool = True) -> No
     p.add_argument(
         "--tiered",
         action="store_true",
-        help="tiered storage (KIP-405, Kafka 3.6.0 on): the brokers share one remote storage, Kafka's "
-        "LocalTieredStorage over a folder of the run",
+        help="tiered storage (KIP-405, Kafka 3.6.0 on): the brokers share one remote storage over a folder of "
+        "the run, Kafka's LocalTieredStorage or, where Maven Central lacks it (4.4.0), kafka-chaos's own",
     )
     p.add_argument("--port-base", type=_int, help="publish brokers on 127.0.0.1:PORT, PORT+1, ...")
     if workdir:

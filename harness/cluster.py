@@ -36,7 +36,7 @@ from kafka_chaos.harness.interrupts import held_interrupts
 from kafka_chaos.harness.names import new_run_id
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.harness.ports import allocate
-from kafka_chaos.harness.tiered import check_tiered, resolve_plugin
+from kafka_chaos.harness.tiered import Plugin, check_tiered, resolve_plugin
 from kafka_chaos.harness.versions import DEFAULT_VERSION, KafkaVersion
 from kafka_chaos.history.kraft import DYNAMIC, STATIC
 from kafka_chaos.history.reporter import Reporter
@@ -75,8 +75,8 @@ class KafkaCluster:
         self.quorum = STATIC
         self.disk = PAGE_CACHE
         self.tiered = False
-        #: A tiered cluster's LocalTieredStorage: the release its jar is from (harness/tiered.py).
-        self.tiered_release: str | None = None
+        #: A tiered cluster's RemoteStorageManager, once started: which, from what release (harness/tiered.py).
+        self.tiered_plugin: Plugin | None = None
         self.heap = "-Xms512m -Xmx512m"
         self.jvm_options = NODE_JVM_OPTIONS
         self.port_base: int | None = None
@@ -127,7 +127,7 @@ class KafkaCluster:
 
     def with_tiered(self, tiered: bool = True) -> KafkaCluster:
         """Tiered storage (KIP-405, 3.6.0 on): the brokers share one remote storage, a folder of
-        the workdir (`remote_dir`), through Kafka's LocalTieredStorage (harness/tiered.py)."""
+        the workdir (`remote_dir`), through Kafka's LocalTieredStorage or ours (harness/tiered.py)."""
         if tiered:
             check_tiered(self.version)
         self.tiered = tiered
@@ -244,9 +244,8 @@ class KafkaCluster:
         if reaped:
             self.log(reaped.describe())
         self.image = ensure_image(client, self.version, self.log)
-        plugin = None
         if self.tiered:
-            plugin, self.tiered_release = resolve_plugin(self.version)
+            self.tiered_plugin = resolve_plugin(self.version, self.log)
         if self.workdir is None:
             self.workdir = temporary_workdir(self.run_id)
             self._own_workdir = True
@@ -282,12 +281,12 @@ class KafkaCluster:
                     quorum=self.quorum,
                     initial_controllers=voters,
                     disk=self.disk,
-                    tiered=(self.remote_dir, plugin, self.tiered_release) if plugin is not None else None,
+                    tiered=(self.remote_dir, self.tiered_plugin) if self.tiered_plugin is not None else None,
                 )
             )
         quorum = ", a dynamic quorum" if self.quorum != STATIC else ""
         disk = f", {self.disk} disks" if self.disk != PAGE_CACHE else ""
-        tiered = f", tiered storage ({self.tiered_release}'s LocalTieredStorage)" if self.tiered else ""
+        tiered = f", tiered storage ({self.tiered_plugin})" if self.tiered_plugin is not None else ""
         self.log(f"starting Kafka {self.version}: {self.shape.describe()}{quorum}{disk}{tiered} (run {self.run_id})")
         for node in self.nodes:
             node.start()

@@ -9,6 +9,8 @@ log4j-core versions), then resolved by Maven too, without its dependencies.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import re
 import shutil
 import subprocess
@@ -121,6 +123,25 @@ def resolve_once(dest: Path, version: KafkaVersion, resolve: Callable[[Path], No
         raise
     (dest / _COMPLETE).write_text(str(version))
     return dest
+
+
+def resolve_once_locked(dest: Path, version: KafkaVersion, resolve: Callable[[Path], None]) -> Path:
+    """`resolve_once` under a lock beside `dest`: processes started together (pytest's workers,
+    parallel runs) would otherwise remove each other's half-built directory."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(dest.with_name(dest.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return resolve_once(dest, version, resolve)
+
+
+def source_digest(source: Path) -> str:
+    """A short digest of a Maven project's files (its build output left out): what we build
+    from our own Java source is cached per digest, so an edit rebuilds it."""
+    digest = hashlib.sha256()
+    for path in sorted(source.rglob("*")):
+        if path.is_file() and "target" not in path.parts:
+            digest.update(path.relative_to(source).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:8]
 
 
 def resolve_broker_jars(version: KafkaVersion) -> Path:

@@ -39,7 +39,7 @@ from kafka_chaos.harness.config import (
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.fsync_disk import FSYNC_TRACKED, PAGE_CACHE, FsyncDisk
 from kafka_chaos.harness.interrupts import held_interrupts
-from kafka_chaos.harness.tiered import PLUGIN_DIR, REMOTE_DIR
+from kafka_chaos.harness.tiered import PLUGIN_DIR, REMOTE_DIR, Plugin
 from kafka_chaos.harness.tiered import broker_config as tiered_broker_config
 from kafka_chaos.history.kraft import DYNAMIC, STATIC
 
@@ -65,10 +65,10 @@ class KafkaNode(DockerContainer):
         quorum: str = STATIC,
         initial_controllers: str | None = None,
         disk: str = PAGE_CACHE,
-        tiered: tuple[Path, Path, str] | None = None,
+        tiered: tuple[Path, Plugin] | None = None,
     ) -> None:
-        """`tiered`: the remote storage's folder, the folder of LocalTieredStorage's jar and the
-        release it is from, mounted into a broker with the settings that use them."""
+        """`tiered`: the remote storage's folder and the RemoteStorageManager over it
+        (harness/tiered.py), mounted into a broker with the settings that use them."""
         super().__init__(image)
         self.spec = spec
         self.run_id = run_id
@@ -84,11 +84,11 @@ class KafkaNode(DockerContainer):
         self.peers = tuple(peers)  # every node of the cluster, this one included
         self.config = dict(config)  # broker settings over the harness's defaults
         if tiered is not None and spec.is_broker:
-            remote, plugin, release = tiered
+            remote, plugin = tiered
             brokers = sum(1 for p in peers if p.is_broker)
-            self.config = {**tiered_broker_config(brokers, release), **self.config}
+            self.config = {**tiered_broker_config(brokers, plugin), **self.config}
             self.with_volume_mapping(str(remote), REMOTE_DIR, "rw")
-            self.with_volume_mapping(str(plugin), PLUGIN_DIR, "ro")
+            self.with_volume_mapping(str(plugin.folder), PLUGIN_DIR, "ro")
         self.metadata_version = metadata_version
         env = {"KAFKA_CLUSTER_ID": cluster_id, "KAFKA_HEAP_OPTS": heap}
         if metadata_version:

@@ -1,10 +1,13 @@
 """Tiered storage (KIP-405) for a chaos cluster: one remote storage that every broker shares.
 
-The remote storage is Kafka's own for tests, `LocalTieredStorage`, a RemoteStorageManager over a
-folder. It ships in the `kafka-storage` test jar on Maven Central, resolved here like the broker's
-jars and mounted read-only into every broker with the folder itself (a host folder under the
-cluster's workdir, the same path in every container). The remote log metadata stays Kafka's
-default, the `__remote_log_metadata` topic.
+The remote storage is a RemoteStorageManager over a folder: Kafka's own for tests,
+`LocalTieredStorage`, when the `kafka-storage` test jar of the release (or of an earlier patch
+release of its minor line) is on Maven Central; else ours, `FolderRemoteStorageManager`
+(tiered-rsm/, built with Maven against the release's kafka-storage-api once, then cached), which
+keeps LocalTieredStorage's folder layout, so what reads the folder here reads either. The jar is
+mounted read-only into every broker with the folder itself (a host folder under the cluster's
+workdir, the same path in every container). The remote log metadata stays Kafka's default, the
+`__remote_log_metadata` topic.
 
 The broker settings make a minute's run tier most of what it writes: the remote log manager's
 task runs every second, and retention (which is what deletes local segments once they are
@@ -14,24 +17,39 @@ remote) is checked every second. The topics' own settings are `topic_config`'s.
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import tempfile
 import urllib.request
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-from kafka_chaos.harness.errors import UsageError
-from kafka_chaos.harness.maven import MissingArtifact, copy_artifacts, dependency_xml, resolve_once
+from kafka_chaos.harness.errors import KafkaChaosError, UsageError
+from kafka_chaos.harness.maven import (
+    MissingArtifact,
+    copy_artifacts,
+    dependency_xml,
+    first_error,
+    resolve_once_locked,
+    source_digest,
+)
 from kafka_chaos.harness.paths import cache_dir
 from kafka_chaos.harness.versions import KafkaVersion
 
 #: The first release with tiered storage (early access; production-ready from 3.9.0).
 FIRST = (3, 6, 0)
 RSM_CLASS = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
+#: Ours, for a release without LocalTieredStorage on Maven Central: its source and class.
+OWN_SOURCE = Path(__file__).parent / "tiered-rsm"  # not a Python name: setuptools ships it as data
+OWN_CLASS = "kafkachaos.tiered.FolderRemoteStorageManager"
+OWN_JAR = "kafka-chaos-rsm.jar"
 #: Where every broker sees the shared remote storage and the jar that implements it.
 REMOTE_DIR = "/var/lib/kafka-chaos/remote"
 PLUGIN_DIR = "/opt/kafka-chaos/tiered"
-#: LocalTieredStorage keeps its segments under this folder of its `dir`.
+#: LocalTieredStorage keeps its segments under this folder of its `dir` (and so does ours).
 STORAGE_ROOT = "kafka-tiered-storage"
 #: More than a workload's record takes in a log (its batch's header shared or not).
 RECORD_BYTES = 200
@@ -49,13 +67,44 @@ def plugin_jar(release: str) -> str:
     return f"kafka-storage-{release}-test.jar"
 
 
-def broker_config(broker_count: int, release: str) -> dict[str, str]:
-    """What a broker of a tiered cluster sets over the harness's defaults; `release` is the one
-    whose LocalTieredStorage the brokers load (`resolve_plugin`)."""
+@dataclass(frozen=True)
+class Plugin:
+    """The RemoteStorageManager a tiered cluster's brokers load (`resolve_plugin`)."""
+
+    folder: Path  # on the host, holding `jar`; mounted at PLUGIN_DIR
+    jar: str
+    class_name: str
+    #: What config.json's `tiered.storage` calls it: LocalTieredStorage or FolderRemoteStorageManager.
+    storage: str
+    #: The Kafka release the jar is from (LocalTieredStorage) or was built against (ours).
+    release: str
+
+    @classmethod
+    def local_tiered_storage(cls, folder: Path, release: str) -> Plugin:
+        return cls(folder, plugin_jar(release), RSM_CLASS, RSM_CLASS.rsplit(".", 1)[1], release)
+
+    @classmethod
+    def own(cls, folder: Path, release: str) -> Plugin:
+        return cls(folder, OWN_JAR, OWN_CLASS, OWN_CLASS.rsplit(".", 1)[1], release)
+
+    def describe(self) -> dict[str, str]:
+        """config.json's `tiered` block (the run adds `retention`)."""
+        return {"storage": self.storage, "release": self.release}
+
+    def __str__(self) -> str:
+        """For the cluster's start line."""
+        if self.class_name == RSM_CLASS:
+            return f"{self.release}'s LocalTieredStorage"
+        return f"kafka-chaos's {self.storage}, built against {self.release}"
+
+
+def broker_config(broker_count: int, plugin: Plugin) -> dict[str, str]:
+    """What a broker of a tiered cluster sets over the harness's defaults to load `plugin`
+    (`resolve_plugin`) over the remote folder."""
     return {
         "remote.log.storage.system.enable": "true",
-        "remote.log.storage.manager.class.name": RSM_CLASS,
-        "remote.log.storage.manager.class.path": f"{PLUGIN_DIR}/{plugin_jar(release)}",
+        "remote.log.storage.manager.class.name": plugin.class_name,
+        "remote.log.storage.manager.class.path": f"{PLUGIN_DIR}/{plugin.jar}",
         "remote.log.storage.manager.impl.prefix": "rsm.config.",
         "rsm.config.dir": REMOTE_DIR,
         "remote.log.metadata.manager.impl.prefix": "rlmm.config.",
@@ -83,8 +132,8 @@ def topic_config(rate: float, seconds: float) -> dict[str, str]:
 
 def remote_segments(remote_dir: Path) -> dict[str, list[tuple[int, Path]]]:
     """The remote storage's log segments per partition folder (`<topic>-<partition>-<topic id>`,
-    the id 22 characters): (base offset, path), lowest first. LocalTieredStorage names a
-    segment's log `<base offset, 20 digits>-<segment id>.log`."""
+    the id 22 characters): (base offset, path), lowest first. LocalTieredStorage (and ours) names
+    a segment's log `<base offset, 20 digits>-<segment id>.log`."""
     out: dict[str, list[tuple[int, Path]]] = {}
     root = remote_dir / STORAGE_ROOT
     if not root.is_dir():
@@ -131,29 +180,70 @@ def _fetch_test_jar(release: str, dest: Path) -> bool:
     return True
 
 
-def resolve_plugin(version: KafkaVersion) -> tuple[Path, str]:
-    """The folder holding LocalTieredStorage's jar for `version`, and the release it is from.
+#: In a resolved plugin folder: the release whose test jar it holds, or that it holds none.
+_RELEASE = "release"
+_NO_TEST_JAR = "no-test-jar"
 
-    The version's own test jar when Maven Central has it; else the newest earlier patch release
-    of the same minor line that has one, said in the run's config.json; else a UsageError.
-    Resolved once per version, then cached."""
+
+def resolve_plugin(version: KafkaVersion, log: Callable[[str], None] | None = None) -> Plugin:
+    """The remote storage of a tiered cluster of `version`.
+
+    LocalTieredStorage from the version's own test jar when Maven Central has it; else from the
+    newest earlier patch release of the same minor line that has one; else ours, built against
+    the version's kafka-storage-api (`build_own`). config.json's `tiered` says which. What Maven
+    has is asked once per version, then cached."""
     dest = cache_dir() / "jars" / f"{version}-tiered"
 
     def resolve(into: Path) -> None:
         if _fetch_test_jar(str(version), into):
-            (into / "release").write_text(str(version))
+            (into / _RELEASE).write_text(str(version))
             return
         for release in _release_versions(version):
             if release != str(version) and _fetch_test_jar(release, into):
-                (into / "release").write_text(release)
+                (into / _RELEASE).write_text(release)
                 return
-        raise UsageError(
-            f"--tiered needs kafka-storage's test jar (LocalTieredStorage) of Kafka {version} or an earlier "
-            f"{version.major}.{version.minor} release, and Maven Central has none"
-        )
+        line = f"{version.major}.{version.minor}"
+        (into / _NO_TEST_JAR).write_text(f"no kafka-storage test jar of {line} up to {version}")
 
-    resolve_once(dest, version, resolve)
-    return dest, (dest / "release").read_text().strip()
+    resolve_once_locked(dest, version, resolve)
+    if (dest / _RELEASE).exists():
+        return Plugin.local_tiered_storage(dest, (dest / _RELEASE).read_text().strip())
+    return Plugin.own(build_own(version, log), str(version))
+
+
+def own_dir(version: KafkaVersion) -> Path:
+    return cache_dir() / "tiered" / f"rsm-{version}-{source_digest(OWN_SOURCE)}"
+
+
+def build_own(version: KafkaVersion, log: Callable[[str], None] | None = None) -> Path:
+    """The folder holding our RemoteStorageManager's jar, built with Maven against
+    kafka-storage-api `version` once per version and source, then cached. UsageError when Maven
+    Central has no such kafka-storage-api."""
+
+    def build(dest: Path) -> None:
+        mvn = shutil.which("mvn")
+        if mvn is None or shutil.which("javac") is None:
+            raise UsageError(
+                f"--tiered on Kafka {version} builds kafka-chaos's remote storage, which needs Maven and a JDK "
+                "(apt-get install maven openjdk-17-jdk-headless)"
+            )
+        if log is not None:
+            log(f"building kafka-chaos's remote storage against kafka-storage-api {version} (once; cached)")
+        with tempfile.TemporaryDirectory(prefix="kafka-chaos-rsm-") as work:
+            shutil.copytree(OWN_SOURCE, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns("target"))
+            cmd = [mvn, "-B", "-q", "-f", f"{work}/pom.xml", f"-Dkafka.version={version}", "package"]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                out = proc.stdout + proc.stderr
+                if "Could not find artifact" in out or "was not found in" in out:
+                    raise UsageError(
+                        f"--tiered on Kafka {version} needs kafka-storage's test jar (LocalTieredStorage) or "
+                        f"kafka-storage-api {version} to build ours, and Maven Central has neither: {first_error(out)}"
+                    )
+                raise KafkaChaosError(f"Maven could not build kafka-chaos's remote storage: {first_error(out)}")
+            shutil.copy(f"{work}/target/{OWN_JAR}", dest / OWN_JAR)
+
+    return resolve_once_locked(own_dir(version), version, build)
 
 
 def local_log_starts(data_dirs: list[Path], keys: list[str]) -> dict[str, int | None]:

@@ -65,8 +65,9 @@ class RunConfig:
     effective_producer_config: dict[str, Any] | None = None
     effective_consumer_config: dict[str, Any] | None = None
     effective_member_config: dict[str, Any] | None = None
-    #: a tiered cluster's remote storage (harness/tiered.py): what implements it, from which
-    #: release's jar; absent when the cluster had none
+    #: a tiered cluster's remote storage (harness/tiered.py): `storage`, what implements it
+    #: (LocalTieredStorage, or FolderRemoteStorageManager, ours), `release`, the Kafka release its
+    #: jar is from or was built against, and `retention`; absent when the cluster had none
     tiered: dict[str, Any] | None = None
     #: fields this class does not name, kept as written
     extra: dict[str, Any] = field(default_factory=dict)

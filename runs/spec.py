@@ -152,4 +152,11 @@ class RunSpec:
             "nemesis": self.nemesis.describe() if self.nemesis else {},
             "seed": self.seed,
             "control_plane": self.control_plane,
-        } | ({"tiered": {"storage": "LocalTieredStorage", "release": cluster.tiered_release}} if cluster.tiered else {})
+        } | ({"tiered": _tiered(cluster)} if cluster.tiered else {})
+
+
+def _tiered(cluster: KafkaCluster) -> dict[str, Any]:
+    """config.json's `tiered`: which remote storage, from what release; both None when the
+    cluster did not get as far as choosing it (harness/tiered.py resolve_plugin)."""
+    plugin = cluster.tiered_plugin
+    return plugin.describe() if plugin is not None else {"storage": None, "release": None}

@@ -4,6 +4,7 @@ checkout: a folder left out installs nothing, and fails only where the wheel is 
 from fnmatch import fnmatch
 from pathlib import Path
 
+import pytest
 import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,10 +33,13 @@ def test_every_listed_package_is_a_folder():
     assert missing == []
 
 
-def test_every_java_driver_source_is_shipped():
-    patterns = SETUPTOOLS["package-data"]["kafka_chaos.workloads.clients"]
-    clients = _folder_of("kafka_chaos.workloads.clients")
-    sources = [p.relative_to(clients).as_posix() for p in (clients / "java-driver").rglob("*") if p.is_file()]
+@pytest.mark.parametrize(
+    "package, project", [("kafka_chaos.workloads.clients", "java-driver"), ("kafka_chaos.harness", "tiered-rsm")]
+)
+def test_every_java_source_is_shipped(package, project):
+    patterns = SETUPTOOLS["package-data"][package]
+    clients = _folder_of(package)
+    sources = [p.relative_to(clients).as_posix() for p in (clients / project).rglob("*") if p.is_file()]
     sources = [s for s in sources if s.endswith((".java", "pom.xml")) and "/target/" not in f"/{s}"]
     unshipped = [s for s in sources if not any(fnmatch(s, pat) and s.count("/") == pat.count("/") for pat in patterns)]
     assert sources and unshipped == []

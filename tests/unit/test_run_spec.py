@@ -165,7 +165,7 @@ class ClusterThatDoesNotStart:
         self.version, self.shape, self.config = real.version, real.shape, real.config
         self.metadata_version, self.cluster_id, self.run_id = None, "cid", "rid"
         self.quorum, self.disk, self.workdir = real.quorum, real.disk, None
-        self.tiered, self.tiered_release = real.tiered, real.tiered_release
+        self.tiered, self.tiered_plugin = real.tiered, real.tiered_plugin
 
     def with_workdir(self, path):
         self.workdir = path
@@ -208,7 +208,7 @@ class StartedCluster:
         self.version, self.shape, self.config = real.version, real.shape, real.config
         self.metadata_version, self.cluster_id, self.run_id = real.metadata_version, "cid", "shared1234"
         self.quorum, self.disk = real.quorum, real.disk
-        self.tiered, self.tiered_release = real.tiered, real.tiered_release
+        self.tiered, self.tiered_plugin = real.tiered, real.tiered_plugin
         self.nodes, self.bootstrap_servers, self.entered = ["kafka-1"], "127.0.0.1:1", 0
         self._topics = set(topics)
 

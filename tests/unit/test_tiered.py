@@ -1,13 +1,22 @@
-"""Tiered storage's pure facts (harness/tiered.py): which releases have it, what a broker and a
-topic set, and how the remote storage's segments are read."""
+"""Tiered storage's pure facts (harness/tiered.py): which releases have it, which remote storage
+a release gets, what a broker and a topic set, and how the remote storage's segments are read."""
+
+import re
+from pathlib import Path
 
 import pytest
 
+from kafka_chaos.harness import tiered
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.tiered import (
+    OWN_CLASS,
+    OWN_JAR,
+    OWN_SOURCE,
+    PLUGIN_DIR,
     RSM_CLASS,
     STORAGE_ROOT,
+    Plugin,
     ReadSources,
     broker_config,
     check_tiered,
@@ -37,11 +46,94 @@ def test_a_release_from_3_6_has_it(version):
 
 
 def test_a_broker_loads_the_named_releases_local_tiered_storage():
-    config = broker_config(3, "4.3.1")
+    plugin = Plugin.local_tiered_storage(Path("/cache/4.3.1-tiered"), "4.3.1")
+    config = broker_config(3, plugin)
     assert config["remote.log.storage.manager.class.name"] == RSM_CLASS
-    assert config["remote.log.storage.manager.class.path"].endswith("/kafka-storage-4.3.1-test.jar")
+    assert config["remote.log.storage.manager.class.path"] == f"{PLUGIN_DIR}/kafka-storage-4.3.1-test.jar"
     assert config["rlmm.config.remote.log.metadata.topic.replication.factor"] == "3"
-    assert broker_config(1, "4.3.1")["rlmm.config.remote.log.metadata.topic.replication.factor"] == "1"
+    assert broker_config(1, plugin)["rlmm.config.remote.log.metadata.topic.replication.factor"] == "1"
+    assert plugin.describe() == {"storage": "LocalTieredStorage", "release": "4.3.1"}
+    assert str(plugin) == "4.3.1's LocalTieredStorage"
+
+
+def test_a_broker_loads_ours_by_its_own_class_and_jar():
+    plugin = Plugin.own(Path("/cache/rsm-4.4.0-abc"), "4.4.0")
+    config = broker_config(3, plugin)
+    assert config["remote.log.storage.manager.class.name"] == OWN_CLASS
+    assert config["remote.log.storage.manager.class.path"] == f"{PLUGIN_DIR}/{OWN_JAR}"
+    assert config["rsm.config.dir"] == tiered.REMOTE_DIR
+    assert plugin.describe() == {"storage": "FolderRemoteStorageManager", "release": "4.4.0"}
+    assert "FolderRemoteStorageManager, built against 4.4.0" in str(plugin)
+
+
+def test_our_java_source_is_what_the_harness_names_and_reads():
+    """The class, the jar and the root folder are written in Java and in Python: they must agree."""
+    package, name = OWN_CLASS.rsplit(".", 1)
+    source = OWN_SOURCE / "src" / "main" / "java" / Path(*package.split(".")) / f"{name}.java"
+    java = source.read_text()
+    assert f"package {package};" in java and f"public final class {name} " in java
+    assert f'ROOT = "{STORAGE_ROOT}"' in java
+    # The name remote_segments reads: 20-digit base offset, then the segment id.
+    assert '"%020d-%s%s"' in java and 'LOG(".log")' in java
+    pom = (OWN_SOURCE / "pom.xml").read_text()
+    assert re.search(rf"<finalName>{re.escape(OWN_JAR.removesuffix('.jar'))}</finalName>", pom)
+
+
+class FakeMaven:
+    """Stands in for Maven Central: the releases with a kafka-storage test jar, and our builds."""
+
+    def __init__(self, monkeypatch, tmp_path, test_jars: set[str], releases: list[str]):
+        monkeypatch.setenv("KAFKA_CHAOS_CACHE", str(tmp_path))
+        self.asked: list[str] = []
+        self.built: list[str] = []
+
+        def fetch(release, dest):
+            self.asked.append(release)
+            if release in test_jars:
+                (dest / tiered.plugin_jar(release)).write_text("jar")
+            return release in test_jars
+
+        def build(version, log=None):
+            self.built.append(str(version))
+            return tmp_path / "own"
+
+        monkeypatch.setattr(tiered, "_fetch_test_jar", fetch)
+        monkeypatch.setattr(tiered, "_release_versions", lambda upto: releases)
+        monkeypatch.setattr(tiered, "build_own", build)
+
+
+def test_a_release_with_its_own_test_jar_gets_its_local_tiered_storage(monkeypatch, tmp_path):
+    maven = FakeMaven(monkeypatch, tmp_path, {"3.9.1"}, ["3.9.1", "3.9.0"])
+    plugin = tiered.resolve_plugin(KafkaVersion.parse("3.9.1"))
+    assert (plugin.class_name, plugin.release) == (RSM_CLASS, "3.9.1")
+    assert (plugin.folder / plugin.jar).is_file() and maven.built == []
+
+
+def test_without_its_own_test_jar_a_release_gets_an_earlier_patchs(monkeypatch, tmp_path):
+    maven = FakeMaven(monkeypatch, tmp_path, {"4.2.1", "4.2.0"}, ["4.2.2", "4.2.1", "4.2.0"])
+    plugin = tiered.resolve_plugin(KafkaVersion.parse("4.2.2"))
+    assert (plugin.class_name, plugin.release, plugin.jar) == (RSM_CLASS, "4.2.1", "kafka-storage-4.2.1-test.jar")
+    assert maven.asked == ["4.2.2", "4.2.1"] and maven.built == []
+
+
+def test_without_any_test_jar_of_its_minor_line_a_release_gets_ours_and_maven_is_asked_once(monkeypatch, tmp_path):
+    maven = FakeMaven(monkeypatch, tmp_path, {"4.3.1"}, ["4.4.0"])
+    plugin = tiered.resolve_plugin(KafkaVersion.parse("4.4.0"))
+    assert plugin == Plugin(tmp_path / "own", OWN_JAR, OWN_CLASS, "FolderRemoteStorageManager", "4.4.0")
+    assert maven.asked == ["4.4.0"]
+    tiered.resolve_plugin(KafkaVersion.parse("4.4.0"))
+    assert maven.asked == ["4.4.0"] and maven.built == ["4.4.0", "4.4.0"]  # the build is cached in build_own
+
+
+def test_our_build_is_cached_per_version_and_source(tmp_path, monkeypatch):
+    monkeypatch.setenv("KAFKA_CHAOS_CACHE", str(tmp_path))
+    before = tiered.own_dir(KafkaVersion(4, 4, 0))
+    assert before.parent == tmp_path / "tiered" and before.name.startswith("rsm-4.4.0-")
+    source = tmp_path / "rsm"
+    source.mkdir()
+    (source / "pom.xml").write_text("<project/>")
+    monkeypatch.setattr(tiered, "OWN_SOURCE", source)
+    assert tiered.own_dir(KafkaVersion(4, 4, 0)) != before
 
 
 def test_a_tiered_topics_retention_is_far_above_what_the_run_writes():

@@ -12,8 +12,6 @@ above) goes to `client-java.log` in the run directory. Its record, `CLIENT`, end
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import itertools
 import json
 import shutil
@@ -24,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
-from kafka_chaos.harness.maven import first_error, resolve_once
+from kafka_chaos.harness.maven import first_error, resolve_once_locked, source_digest
 from kafka_chaos.harness.paths import cache_dir
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.workloads.clients.api import ClientConfigError, ClientDied, ClientError, Group, split_key
@@ -84,16 +82,8 @@ REPORTED_SHARE = (
 CLASSIC_ONLY = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
 
 
-def _source_digest() -> str:
-    digest = hashlib.sha256()
-    for path in sorted(SOURCE.rglob("*")):
-        if path.is_file() and "target" not in path.parts:
-            digest.update(path.relative_to(SOURCE).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:8]
-
-
 def driver_dir(version: KafkaVersion) -> Path:
-    return cache_dir() / "clients" / f"java-{version}-{_source_digest()}"
+    return cache_dir() / "clients" / f"java-{version}-{source_digest(SOURCE)}"
 
 
 def build_driver(version: KafkaVersion, log: Any = None) -> Path:
@@ -128,13 +118,7 @@ def build_driver(version: KafkaVersion, log: Any = None) -> Path:
             shutil.copy(f"{work}/target/driver.jar", dest / "driver.jar")
             shutil.copytree(f"{work}/target/lib", dest / "lib")
 
-    dest = driver_dir(version)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    # One build at a time per driver: processes started together (pytest's workers, parallel
-    # runs) would otherwise remove each other's half-built directory.
-    with open(dest.with_name(dest.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return resolve_once(dest, version, build)
+    return resolve_once_locked(driver_dir(version), version, build)
 
 
 class _Pending:
