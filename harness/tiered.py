@@ -112,6 +112,9 @@ def broker_config(broker_count: int, plugin: Plugin) -> dict[str, str]:
         "rlmm.config.remote.log.metadata.topic.replication.factor": str(min(3, broker_count)),
         "remote.log.manager.task.interval.ms": "1000",
         "log.retention.check.interval.ms": "1000",
+        # The first retention check, which is what deletes a local copy once it is remote, waits
+        # this long after the broker starts (30 s by default from 3.8; unknown before, and ignored).
+        "log.initial.task.delay.ms": "1000",
     }
 
 
