@@ -3,7 +3,8 @@
 The remote storage is Kafka's own for tests, `LocalTieredStorage`, a RemoteStorageManager over a
 folder. It ships in the `kafka-storage` test jar on Maven Central, resolved here like the broker's
 jars and mounted read-only into every broker with the folder itself (a host folder under the
-cluster's workdir, the same path in every container). The remote log metadata stays Kafka's
+cluster's workdir, the same path in every container, each broker's through a gate of its own that
+the remote-storage faults close or slow: harness/remote_gate.py). The remote log metadata stays Kafka's
 default, the `__remote_log_metadata` topic.
 
 The broker settings make a minute's run tier most of what it writes: the remote log manager's
@@ -26,7 +27,7 @@ from kafka_chaos.harness.versions import KafkaVersion
 #: The first release with tiered storage (early access; production-ready from 3.9.0).
 FIRST = (3, 6, 0)
 RSM_CLASS = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
-#: Where every broker sees the shared remote storage and the jar that implements it.
+#: Where every broker sees the shared remote storage (through its gate) and the jar that implements it.
 REMOTE_DIR = "/var/lib/kafka-chaos/remote"
 PLUGIN_DIR = "/opt/kafka-chaos/tiered"
 #: LocalTieredStorage keeps its segments under this folder of its `dir`.
