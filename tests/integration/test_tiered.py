@@ -1,9 +1,10 @@
 """A tiered cluster (harness/tiered.py) on a real Kafka: what its brokers write goes to the one
 remote storage they share, their local copies are deleted, and a read from the start gets every
 acknowledged record back from remote storage. And a tiered run: valid, most of its final read
-from remote storage, with retention shown unable to delete what it wrote. One cluster for both
-(fault-free), on 4.3.1: Maven Central here has no test jar of the default version, 4.4.0
-(docs/cluster.md)."""
+from remote storage, with retention shown unable to delete what it wrote. And the remote storage
+unavailable to every broker, healed: the copy resumes, nothing is lost, nothing is left behind.
+One cluster for all three (the remote fault heals on it), on 4.3.1: Maven Central here has no
+test jar of the default version, 4.4.0 (docs/cluster.md)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka_chaos.checkers.check import check_history
 from kafka_chaos.harness.cleanup import find_by_label
 from kafka_chaos.harness.cluster_spec import ClusterSpec
+from kafka_chaos.harness.fuse_layer import mounted_under
 from kafka_chaos.harness.tiered import local_log_starts, remote_segments, topic_config
+from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.workloads.options import WorkloadOptions
 from tests.integration.conftest import serve_shared
 
@@ -30,9 +33,13 @@ TIERED_VERSION = "4.3.1"
 def tiered_cluster(docker_api, tmp_path_factory):
     shared = serve_shared(ClusterSpec(TIERED_VERSION, tiered=True), tmp_path_factory)
     cluster = next(shared)
+    workdir, gates = cluster.cluster.workdir, [n.gate for n in cluster.cluster.brokers]
+    assert workdir is not None and len(mounted_under(workdir)) == len(gates) == 3  # a gate per broker
     yield cluster
     next(shared, None)  # the cluster removed
     assert find_by_label(docker_api, cluster.cluster.run_id) == ([], [])
+    assert mounted_under(workdir) == []  # no gate's mount left: not in /proc/mounts
+    assert all(g.process.poll() is not None for g in gates)  # and no gate's process
 
 
 def test_a_tiered_cluster_serves_a_read_from_the_start_out_of_remote_storage(tiered_cluster):
@@ -84,3 +91,68 @@ def test_a_tiered_run_reads_most_of_its_writes_back_from_remote_storage_and_is_v
     assert reads["from_remote"] > reads["from_local"] > 0, reads  # the active segments stay local
     result = check_history(done.run_dir, report=False)
     assert result.valid, result.anomalies
+
+
+def _produce(producer: KafkaProducer, topic: str, seconds: int, tag: str) -> list[int]:
+    """Two hundred records a second for `seconds`, acknowledged; their offsets."""
+    offsets = []
+    for second in range(seconds):
+        futures = [producer.send(topic, f"{tag}{second}-{i}".encode(), partition=0) for i in range(200)]
+        producer.flush()
+        offsets += [f.get(timeout=10).offset for f in futures]
+        time.sleep(1)
+    return offsets
+
+
+def _remote_logs(cluster, topic: str) -> set[str]:
+    return {
+        log.name
+        for folder, logs in remote_segments(cluster.remote_dir).items()
+        if folder.startswith(f"{topic}-0-")
+        for _, log in logs
+    }
+
+
+def test_remote_storage_unavailable_to_every_broker_heals_and_the_copy_resumes(tiered_cluster):
+    cluster = tiered_cluster.cluster
+    topic = "tiered-remote-fault"
+    cluster.create_topic(topic, 1, 3, {**topic_config(100, 30), "min.insync.replicas": "2"})
+    nemesis = Nemesis(cluster, seed=1)
+    brokers = [n.alias for n in cluster.brokers]
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", linger_ms=5)
+    with closing(producer):
+        sent = _produce(producer, topic, 3, "before-")
+        closed = nemesis.run("remote-unavailable", ",".join(brokers))
+        assert closed["nodes"] == brokers and "error" not in closed, closed
+        while_closed = _remote_logs(cluster, topic)
+        sent += _produce(producer, topic, 5, "during-")  # the brokers run and take writes meanwhile
+        assert _remote_logs(cluster, topic) == while_closed  # no segment reached remote storage
+        failed = sum(n.gate.state()["failed"] for n in cluster.brokers)
+        assert failed > 0  # the remote log manager tried, and the gates failed it
+        healed = nemesis.run("remote-heal")
+        assert healed["nodes"] == brokers and not nemesis.open.get("remote-heal"), healed
+        assert all(n.gate.state()["mode"] == "open" for n in cluster.brokers)
+        sent += _produce(producer, topic, 1, "after-")
+    assert sent == list(range(len(sent)))
+
+    deadline = time.monotonic() + 60
+    copied: set[str] = set()
+    while time.monotonic() < deadline:
+        copied = _remote_logs(cluster, topic) - while_closed
+        bases = [int(name[:20]) for name in copied]
+        if bases and max(bases) >= 600:  # past what was written before the fault: the fault's own
+            break
+        time.sleep(1)
+    assert copied and max(int(name[:20]) for name in copied) >= 600, copied  # the copy resumed
+
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False)
+    with closing(consumer):
+        tp = TopicPartition(topic, 0)
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        got: list[int] = []
+        deadline = time.monotonic() + 60
+        while len(got) < len(sent) and time.monotonic() < deadline:
+            for records in consumer.poll(timeout_ms=1000).values():
+                got += [r.offset for r in records]
+    assert got == sent  # every acknowledged record, from remote storage and local logs
