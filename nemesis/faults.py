@@ -26,7 +26,6 @@ from kafka_chaos.history.events import (
     DOWN,
     HEALED,
     HELD,
-    IMPAIRED,
     PAUSED,
     RESTARTED,
     RESTORED,
@@ -38,6 +37,7 @@ from kafka_chaos.nemesis.fault import Fault, NodeFault, Undo
 from kafka_chaos.nemesis.kill import kill, start, wait_stopped
 from kafka_chaos.nemesis.partition import Heal, Partition
 from kafka_chaos.nemesis.pause import pause, resume
+from kafka_chaos.nemesis.remote import HEAL_NAME as REMOTE_HEAL_NAME
 from kafka_chaos.nemesis.remote import Remote, RemoteSlow, open_gate
 from kafka_chaos.nemesis.stall import END_TXN, WRITE_TXN_MARKERS, Stall
 from kafka_chaos.nemesis.stop import stop
@@ -53,7 +53,7 @@ def _restart(node: KafkaNode) -> None:
 START = Undo("start", "start a stopped or killed node's container again", act=_restart, owed="down", effect=STARTED)
 RESUME = Undo("resume", "thaw a paused container", act=resume, owed="paused", effect=RESUMED)
 REMOTE_HEAL = Undo(
-    "remote-heal",
+    REMOTE_HEAL_NAME,
     "open the brokers' gates to the remote storage again",
     act=open_gate,
     owed="behind a closed or slow gate to the remote storage",
@@ -178,22 +178,15 @@ FAULTS: tuple[Fault, ...] = (
         "a tiered cluster's remote storage fails for the target's brokers (a random one by default): every "
         "operation through the broker's own FUSE gate to the shared remote folder fails with EIO, so its copies "
         "to, fetches from and deletes in remote storage fail while it runs and reaches its peers",
-        undone_by=REMOTE_HEAL.name,
         undone_doc="`remote-heal`: opens the gates it owes (or those of the nodes it names)",
-        random=True,
         colour="#c49c94",
-        effect=IMPAIRED,
         mode="unavailable",
     ),
     RemoteSlow(
         "remote-slow",
         "the same gate slow instead: each create, read and write in remote storage waits `delay_ms` (default "
         "200; a random mix draws 50, 200 or 1000)",
-        undone_by=REMOTE_HEAL.name,
-        undone_doc="`remote-heal`",
-        random=True,
         colour="#dbdb8d",
-        effect=IMPAIRED,
         mode="slow",
     ),
     REMOTE_HEAL,

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.harness.remote_gate import OPEN, check_delay
+from kafka_chaos.history.events import IMPAIRED
 from kafka_chaos.nemesis.fault import Aim, Fault, Stage
 from kafka_chaos.nemesis.targets import TargetError, resolve
 
@@ -44,11 +45,19 @@ def open_gate(node: KafkaNode) -> None:
         node.gate.set(OPEN)
 
 
+#: The fault that opens the gates again (nemesis/faults.py REMOTE_HEAL).
+HEAL_NAME = "remote-heal"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Remote(Fault):
-    """Put the gates of the target's brokers in `mode` (harness/remote_gate.py)."""
+    """Put the gates of the target's brokers in `mode` (harness/remote_gate.py): undone by
+    `remote-heal`, in a random mix's reach, on a tiered cluster only."""
 
     mode: str
+    undone_by: str | None = HEAL_NAME
+    random: bool = True
+    effect: str | None = IMPAIRED
     tiered: bool = True
 
     def aim(self, stage: Stage, target: str, args: Mapping[str, Any]) -> Aim:

@@ -66,17 +66,22 @@ def test_a_tiered_cluster_serves_a_read_from_the_start_out_of_remote_storage(tie
     assert sum(len(s) for s in remote.values()) >= 3, remote
     assert all(s and s > 0 for s in starts), starts  # every local copy begins past offset 0
 
+    assert _read_from_start(cluster, TOPIC, len(sent)) == sent  # below every local start: from remote storage
+
+
+def _read_from_start(cluster, topic: str, count: int) -> list[int]:
+    """The offsets of partition 0 read from its start, until `count` came or a minute passed."""
     consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False)
     with closing(consumer):
-        tp = TopicPartition(TOPIC, 0)
+        tp = TopicPartition(topic, 0)
         consumer.assign([tp])
         consumer.seek_to_beginning(tp)
         got: list[int] = []
         deadline = time.monotonic() + 60
-        while len(got) < len(sent) and time.monotonic() < deadline:
+        while len(got) < count and time.monotonic() < deadline:
             for records in consumer.poll(timeout_ms=1000).values():
                 got += [r.offset for r in records]
-    assert got == sent  # offsets below every local start: served from remote storage
+    return got
 
 
 @pytest.mark.spark
@@ -145,14 +150,4 @@ def test_remote_storage_unavailable_to_every_broker_heals_and_the_copy_resumes(t
         time.sleep(1)
     assert copied and max(int(name[:20]) for name in copied) >= 600, copied  # the copy resumed
 
-    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False)
-    with closing(consumer):
-        tp = TopicPartition(topic, 0)
-        consumer.assign([tp])
-        consumer.seek_to_beginning(tp)
-        got: list[int] = []
-        deadline = time.monotonic() + 60
-        while len(got) < len(sent) and time.monotonic() < deadline:
-            for records in consumer.poll(timeout_ms=1000).values():
-                got += [r.offset for r in records]
-    assert got == sent  # every acknowledged record, from remote storage and local logs
+    assert _read_from_start(cluster, topic, len(sent)) == sent  # every acknowledged record
