@@ -544,7 +544,7 @@ def cmd_images_build(args: argparse.Namespace) -> int:
 def cmd_clean(args: argparse.Namespace) -> int:
     from kafka_chaos.harness.cleanup import remove_by_label, remove_workdirs
     from kafka_chaos.harness.engine import docker_client
-    from kafka_chaos.harness.fsync_disk import unmount_stale
+    from kafka_chaos.harness.fuse_layer import unmount_stale
 
     containers, networks, runs = remove_by_label(docker_client(start=False), args.run, everything=args.all)
     stale = unmount_stale()
@@ -552,7 +552,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
     print(
         f"removed {containers} container(s) and {networks} network(s)"
         + (f", {workdirs} temporary workdir(s)" if workdirs else "")
-        + (f", unmounted {stale} dead disk(s)" if stale else "")
+        + (f", unmounted {stale} dead FUSE mount(s)" if stale else "")
     )
     return 0
 

@@ -12,7 +12,8 @@ another cleans up; `--all` removes every kafka-chaos container, live runs' too.
 
 Every cluster's start does what `clean` does first (`reap`), as Testcontainers' reaper would: a
 campaign of runs, or a run after one killed with SIGKILL, finds no leftovers of dead owners
-(containers, networks, dead fsync-tracked mounts, the temporary folders of their clusters). Only
+(containers, networks, dead FUSE mounts of fsync-tracked disks and remote-storage gates, the
+temporary folders of their clusters). Only
 what is provably dead goes: an owner of another boot, or whose pid is gone or names a process
 started at another time. An owner in another pid namespace (a harness in a container sharing the
 engine) cannot be seen, so it counts as alive.
@@ -251,7 +252,8 @@ def reap_lock(exclusive: bool = False, wait_s: float | None = None) -> Iterator[
 @dataclass
 class Reaped:
     """What `reap` removed: dead owners' containers and networks (and the runs they were of), and
-    fsync-tracked mounts whose layer was dead, and the temporary workdirs of the runs reaped."""
+    FUSE mounts (fsync-tracked disks, remote-storage gates) whose layer was dead, and the
+    temporary workdirs of the runs reaped."""
 
     containers: int = 0
     networks: int = 0
@@ -265,7 +267,7 @@ class Reaped:
     def describe(self) -> str:
         parts = [f"{self.containers} container(s)", f"{self.networks} network(s)"]
         if self.mounts:
-            parts.append(f"{self.mounts} dead fsync-tracked mount(s)")
+            parts.append(f"{self.mounts} dead FUSE mount(s)")
         if self.workdirs:
             parts.append(f"{self.workdirs} temporary workdir(s)")
         runs = f" (run {', '.join(self.runs)})" if self.runs else ""
@@ -273,10 +275,10 @@ class Reaped:
 
 
 def reap(client: docker.DockerClient, wait_s: float = REAP_WAIT_S) -> Reaped:
-    """Remove what dead owners left (`leftovers`) and unmount dead fsync-tracked disks: what every
+    """Remove what dead owners left (`leftovers`) and unmount dead FUSE layers: what every
     cluster's start does first, as Testcontainers' reaper would. Never fails the caller: a removal
     the engine refuses is logged, and the leftovers stay for the next reaper or `clean`."""
-    from kafka_chaos.harness.fsync_disk import unmount_stale
+    from kafka_chaos.harness.fuse_layer import unmount_stale
 
     reaped = Reaped()
     with reap_lock(wait_s=wait_s) as taken:

@@ -31,6 +31,7 @@ from kafka_chaos.harness.config import ClusterShape, check_quorum, initial_contr
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.errors import ClusterStartError
 from kafka_chaos.harness.fsync_disk import PAGE_CACHE, check_disk, check_mountable
+from kafka_chaos.harness.fuse_layer import check_fuse
 from kafka_chaos.harness.images import ensure_image
 from kafka_chaos.harness.interrupts import held_interrupts
 from kafka_chaos.harness.names import new_run_id
@@ -127,7 +128,8 @@ class KafkaCluster:
 
     def with_tiered(self, tiered: bool = True) -> KafkaCluster:
         """Tiered storage (KIP-405, 3.6.0 on): the brokers share one remote storage, a folder of
-        the workdir (`remote_dir`), through Kafka's LocalTieredStorage or ours (harness/tiered.py)."""
+        the workdir (`remote_dir`), through Kafka's LocalTieredStorage or ours (harness/tiered.py), each
+        broker through a gate of its own that the remote-storage faults close (harness/remote_gate.py)."""
         if tiered:
             check_tiered(self.version)
         self.tiered = tiered
@@ -238,6 +240,8 @@ class KafkaCluster:
 
     def _start(self) -> None:
         check_mountable(self.disk)  # before any image or container
+        if self.tiered:
+            check_fuse("--tiered (each broker's gate to the remote storage)")
         client = docker_client()
         self._client = client
         reaped = reap(client)  # first what dead owners left, as Testcontainers' reaper would
@@ -366,7 +370,7 @@ class KafkaCluster:
         if client is not None:
             remove_by_label(client, self.run_id)
         for node in self.nodes:
-            node.release_disk()
+            node.release_mounts()
         self.nodes = []
         self.network = None
         if self._own_workdir and self.workdir is not None:

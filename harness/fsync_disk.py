@@ -19,8 +19,9 @@ and an index that came back at its preallocated 10 MB would read as a timestamp 
 retention deletes at once. A size reached by writing is not (ext4 sets it at writeback): a file
 created and not written back comes back empty.
 
-It runs as its own process (`python -m kafka_chaos.harness.fsync_disk BACKING MOUNT SOCKET`),
-because libfuse owns the signals of the process it runs in, and answers on a Unix socket:
+It runs as its own process (`python -m kafka_chaos.harness.fsync_disk BACKING MOUNT SOCKET`,
+harness/fuse_layer.py: the passthrough and its process, shared with the remote storage's gate)
+and answers on a Unix socket:
 `crash` (drop what was not fsynced; only while nothing has the disk open, that is the node is
 down), `sync` and `stats`. The cluster syncs every disk once it is ready: a real cluster is
 not formatted seconds before its power loss, and Kafka's format does not fsync meta.properties.
@@ -30,23 +31,22 @@ not formatted seconds before its power loss, and Kafka's format does not fsync m
 from __future__ import annotations
 
 import errno
-import json
 import os
-import re
-import socket
 import stat
-import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.harness.errors import ClusterStartError, KafkaChaosError, UsageError
+from kafka_chaos.harness import fuse_layer
+from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.harness.fuse_layer import DISK_FSNAME, FuseProcess, Hooks, check_fuse, passthrough, serve
 
 MODULE = "kafka_chaos.harness.fsync_disk"  # the layer's process runs this module
-FSNAME = "kafka-chaos-disk"
+FSNAME = DISK_FSNAME
 PAGE_CACHE = "page-cache"  # a node's disk by default: the host's, where a kill loses nothing
 FSYNC_TRACKED = "fsync-tracked"  # this layer
 DISKS = (PAGE_CACHE, FSYNC_TRACKED)
@@ -86,7 +86,7 @@ def _length(saved: bytes | int) -> int:
     return saved if isinstance(saved, int) else len(saved)
 
 
-class Journal:
+class Journal(Hooks):
     """Per inode of the backing folder, the durable state of each file written since its fsync."""
 
     def __init__(self) -> None:
@@ -184,256 +184,41 @@ class Journal:
             )
 
 
-def _operations(root: Path, journal: Journal):  # noqa: C901 - one passthrough, one method per call
-    from fuse import FuseOSError, Operations
-
-    def real(path: str) -> str:
-        return str(root) + path
-
-    def oserror(fn):
-        def wrapped(*args):
-            try:
-                return fn(*args)
-            except OSError as e:
-                raise FuseOSError(e.errno or errno.EIO) from None
-
-        return wrapped
-
-    class Passthrough(Operations):
-        @oserror
-        def access(self, path, mode):
-            if not os.access(real(path), mode):
-                raise FuseOSError(errno.EACCES)
-
-        @oserror
-        def chmod(self, path, mode):
-            os.chmod(real(path), mode)
-
-        @oserror
-        def chown(self, path, uid, gid):
-            os.chown(real(path), uid, gid)
-
-        @oserror
-        def getattr(self, path, fh=None):
-            st = os.fstat(fh) if fh is not None else os.lstat(real(path))
-            keys = ("st_mode", "st_nlink", "st_uid", "st_gid", "st_size", "st_atime", "st_mtime", "st_ctime")
-            return {k: getattr(st, k) for k in keys}
-
-        @oserror
-        def readdir(self, path, fh):
-            return [".", "..", *os.listdir(real(path))]
-
-        @oserror
-        def readlink(self, path):
-            return os.readlink(real(path))
-
-        @oserror
-        def mknod(self, path, mode, dev):
-            os.mknod(real(path), mode, dev)
-
-        @oserror
-        def mkdir(self, path, mode):
-            os.mkdir(real(path), mode)
-
-        @oserror
-        def rmdir(self, path):
-            os.rmdir(real(path))
-
-        @oserror
-        def unlink(self, path):
-            st = os.lstat(real(path))
-            os.unlink(real(path))
-            if st.st_nlink == 1:
-                journal.forget(st.st_ino)
-
-        @oserror
-        def symlink(self, target, source):
-            os.symlink(source, real(target))
-
-        @oserror
-        def link(self, target, source):
-            os.link(real(source), real(target))
-
-        @oserror
-        def rename(self, old, new):
-            try:
-                replaced = os.lstat(real(new))
-            except FileNotFoundError:
-                replaced = None
-            os.rename(real(old), real(new))
-            if replaced is not None and replaced.st_nlink == 1:
-                journal.forget(replaced.st_ino)
-
-        @oserror
-        def utimens(self, path, times=None):
-            os.utime(real(path), times)
-
-        @oserror
-        def statfs(self, path):
-            sv = os.statvfs(real(path))
-            keys = ("f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail", "f_ffree", "f_files", "f_flag")
-            return {k: getattr(sv, k) for k in (*keys, "f_frsize", "f_namemax")}
-
-        @oserror
-        def open(self, path, flags):
-            # Read-write whatever was asked: a write must first read the durable bytes it replaces.
-            # (The kernel sends O_TRUNC as a truncate of its own unless atomic_o_trunc is on.)
-            if (flags & os.O_ACCMODE) == os.O_WRONLY:
-                flags = (flags & ~os.O_ACCMODE) | os.O_RDWR
-            fd = os.open(real(path), flags & ~(os.O_TRUNC | getattr(os, "O_DIRECT", 0)))
-            if flags & os.O_TRUNC:
-                self.truncate(path, 0, fd)
-            return fd
-
-        @oserror
-        def create(self, path, mode, fi=None):
-            existed = os.path.exists(real(path))
-            fd = os.open(real(path), os.O_RDWR | os.O_CREAT, mode)
-            if not existed:
-                journal.created(fd)
-            return fd
-
-        @oserror
-        def read(self, path, size, offset, fh):
-            return os.pread(fh, size, offset)
-
-        @oserror
-        def write(self, path, data, offset, fh):
-            journal.before_write(fh, offset, len(data))
-            return os.pwrite(fh, data, offset)
-
-        @oserror
-        def truncate(self, path, length, fh=None):
-            fd = fh if fh is not None else os.open(real(path), os.O_RDWR)
-            try:
-                journal.resized(fd, length)
-                os.ftruncate(fd, length)
-            finally:
-                if fh is None:
-                    os.close(fd)
-
-        def flush(self, path, fh):
-            return 0
-
-        @oserror
-        def release(self, path, fh):
-            os.close(fh)
-
-        @oserror
-        def fsync(self, path, datasync, fh):
-            os.fsync(fh)
-            journal.synced(fh)
-
-        def fsyncdir(self, path, datasync, fh):
-            return 0
-
-    return Passthrough()
-
-
-def _serve_control(sock_path: Path, root: Path, journal: Journal) -> None:
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(sock_path))
-    server.listen(4)
-    while True:
-        conn, _ = server.accept()
-        with conn:
-            try:
-                command = conn.makefile().readline().strip()
-                if command == "crash":
-                    reply: dict[str, Any] = {"reverted": journal.crash(root)}
-                elif command == "sync":
-                    reply = {"synced": journal.write_back(expire_s=0)}
-                elif command == "stats":
-                    with journal.lock:
-                        reply = {"unsynced_files": len(journal.files), "saved_bytes": journal.saved_bytes}
-                else:
-                    reply = {"error": f"unknown command {command!r}"}
-            except Exception as exc:  # answered, and the server goes on
-                reply = {"error": f"{command!r} failed: {type(exc).__name__}: {exc}"}
-            try:
-                conn.sendall((json.dumps(reply) + "\n").encode())
-            except OSError:
-                pass  # the asker gave up
-
-
 def _flusher(journal: Journal) -> None:
     while True:
         time.sleep(WRITEBACK_EVERY_S)
         journal.write_back()
 
 
-def _unmount_when_orphaned(mount: Path) -> None:
-    """A harness killed outright leaves no mount behind: unmounting ends the FUSE loop."""
-    parent = os.getppid()
-    while os.getppid() == parent:
-        time.sleep(1)
-    unmount(mount)
+def _answer(root: Path, journal: Journal) -> Callable[[str], dict[str, Any]]:
+    def answer(command: str) -> dict[str, Any]:
+        if command == "crash":
+            return {"reverted": journal.crash(root)}
+        if command == "sync":
+            return {"synced": journal.write_back(expire_s=0)}
+        if command == "stats":
+            with journal.lock:
+                return {"unsynced_files": len(journal.files), "saved_bytes": journal.saved_bytes}
+        return {"error": f"unknown command {command!r}"}
+
+    return answer
 
 
 def main(argv: list[str]) -> None:
-    from fuse import FUSE
-
     backing, mount, sock = (Path(a) for a in argv)
     journal = Journal()
-    threading.Thread(target=_serve_control, args=(sock, backing, journal), daemon=True).start()
-    threading.Thread(target=_unmount_when_orphaned, args=(mount,), daemon=True).start()
     threading.Thread(target=_flusher, args=(journal,), daemon=True).start()
-    FUSE(
-        _operations(backing, journal),
-        str(mount),
-        foreground=True,
-        nothreads=False,
-        allow_other=True,
-        fsname=FSNAME,
-        attr_timeout=0,
-        entry_timeout=0,
-        negative_timeout=0,
-    )
+    serve(passthrough(backing, journal), mount, sock, _answer(backing, journal), FSNAME)
 
 
-class FsyncDisk:
+class FsyncDisk(FuseProcess):
     """The layer of one node: mount MOUNT over BACKING; `crash()` while the node is down."""
 
+    module = MODULE
+    what = "the fsync-tracked disk"
+
     def __init__(self, backing: Path, mount: Path, control: Path) -> None:
-        self.backing, self.mount, self.control = backing, mount, control
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> FsyncDisk:
-        unmount(self.mount)  # a dead layer's mount left at this path
-        self.backing.mkdir(parents=True, exist_ok=True)
-        self.mount.mkdir(parents=True, exist_ok=True)
-        self.control.unlink(missing_ok=True)
-        log_path = self.mount.parent / "fsync-disk.log"
-        with open(log_path, "ab") as log:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    MODULE,
-                    *map(str, (self.backing, self.mount, self.control)),
-                ],
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # a Ctrl-C of the harness must not end the disk under a node
-            )
-        deadline = time.monotonic() + 15
-        while not (self.mount in mounted_under(self.mount) and self.control.exists()):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
-                raise ClusterStartError(f"{self.mount}: the fsync-tracked disk did not mount: {' / '.join(tail)}")
-            time.sleep(0.05)
-        return self
-
-    def ask(self, command: str) -> dict:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(120)
-            s.connect(str(self.control))
-            s.sendall(f"{command}\n".encode())
-            reply = json.loads(s.makefile().readline())
-        if "error" in reply:
-            raise KafkaChaosError(f"{self.mount}: the fsync-tracked disk: {reply['error']}")
-        return reply
+        super().__init__(backing, mount, control, mount.parent / "fsync-disk.log")
 
     def sync(self) -> int:
         """Everything written so far is on the disk now, as after sync(1); how many files were not."""
@@ -442,17 +227,6 @@ class FsyncDisk:
     def crash(self) -> list[dict]:
         """Drop every write not fsynced; call with the node down (nothing may have a file open)."""
         return self.ask("crash")["reverted"]
-
-    def stop(self) -> None:
-        unmount(self.mount)
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.control.unlink(missing_ok=True)
 
 
 def check_disk(disk: str) -> None:
@@ -464,48 +238,12 @@ def check_disk(disk: str) -> None:
 def check_mountable(disk: str) -> None:
     """UsageError unless this machine can mount `disk`: for this layer, root, /dev/fuse, libfuse2."""
     if disk == FSYNC_TRACKED:
-        try:
-            import fuse  # noqa: F401 - loads libfuse.so.2
-        except (ImportError, OSError) as exc:
-            raise UsageError(f"disk {FSYNC_TRACKED} needs libfuse2 (Debian: apt-get install libfuse2): {exc}") from None
-        if not os.path.exists("/dev/fuse") or os.geteuid() != 0:
-            raise UsageError(f"disk {FSYNC_TRACKED} needs /dev/fuse and root, to mount a node's disk")
-
-
-def unmount(mount: Path) -> None:
-    """Lazily: a mount still in use goes once the last user lets go. (No ismount() first: it
-    stats the mount, which fails on a dead one.)"""
-    if mount in mounted_under(mount):
-        subprocess.run(["umount", "-l", str(mount)], check=False, capture_output=True)
-
-
-def unmount_stale() -> int:
-    """Unmount this layer's mounts whose process is gone (killed outright: its mount answers
-    ENOTCONN), every run's; how many. A live layer's mount is its run's, whoever owns it."""
-    stale = 0
-    for mount in mounted_under(Path("/")):
-        try:
-            os.stat(mount)
-        except OSError as exc:
-            if exc.errno == errno.ENOTCONN:
-                unmount(mount)
-                stale += mount not in mounted_under(mount)
-    return stale
+        check_fuse(f"disk {FSYNC_TRACKED}")
 
 
 def mounted_under(folder: Path) -> list[Path]:
-    """This layer's mounts under folder (a run's, or every run's), from /proc/mounts."""
-    try:
-        table = Path("/proc/mounts").read_text()
-    except OSError:
-        return []  # not Linux: nothing of this layer's can be mounted
-    mounts = []
-    for line in table.splitlines():
-        fsname, point = line.split()[:2]
-        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), point)  # \040 is a space
-        if fsname == FSNAME and Path(point).is_relative_to(folder):
-            mounts.append(Path(point))
-    return mounts
+    """This layer's mounts under folder (a run's, or every run's)."""
+    return fuse_layer.mounted_under(folder, (FSNAME,))
 
 
 if __name__ == "__main__":

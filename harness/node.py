@@ -14,7 +14,9 @@ log); a wiped one comes back formatted by the entrypoint as a replaced disk is
 (`--no-initial-controllers`: a new directory id and no voters), so it rejoins as an observer.
 
 With an fsync-tracked disk (harness/fsync_disk.py) the container's data folder is a FUSE layer
-over the data directory, started before the container and unmounted after it is removed.
+over the data directory, started before the container and unmounted after it is removed. A
+tiered cluster's broker sees the shared remote storage through a FUSE gate of its own
+(harness/remote_gate.py), started and unmounted the same way.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from kafka_chaos.harness.config import (
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.fsync_disk import FSYNC_TRACKED, PAGE_CACHE, FsyncDisk
 from kafka_chaos.harness.interrupts import held_interrupts
+from kafka_chaos.harness.remote_gate import RemoteGate
 from kafka_chaos.harness.tiered import PLUGIN_DIR, REMOTE_DIR, Plugin
 from kafka_chaos.harness.tiered import broker_config as tiered_broker_config
 from kafka_chaos.history.kraft import DYNAMIC, STATIC
@@ -68,7 +71,8 @@ class KafkaNode(DockerContainer):
         tiered: tuple[Path, Plugin] | None = None,
     ) -> None:
         """`tiered`: the remote storage's folder and the RemoteStorageManager over it
-        (harness/tiered.py), mounted into a broker with the settings that use them."""
+        (harness/tiered.py), mounted into a broker with the settings that use them (the folder
+        through the broker's gate, `gate`)."""
         super().__init__(image)
         self.spec = spec
         self.run_id = run_id
@@ -83,11 +87,14 @@ class KafkaNode(DockerContainer):
         self.external_port = external_port
         self.peers = tuple(peers)  # every node of the cluster, this one included
         self.config = dict(config)  # broker settings over the harness's defaults
+        #: A tiered cluster's broker reaches the remote storage through its gate (the faults' handle).
+        self.gate: RemoteGate | None = None
         if tiered is not None and spec.is_broker:
             remote, plugin = tiered
             brokers = sum(1 for p in peers if p.is_broker)
             self.config = {**tiered_broker_config(brokers, plugin), **self.config}
-            self.with_volume_mapping(str(remote), REMOTE_DIR, "rw")
+            self.gate = RemoteGate.of(remote, spec.alias)
+            self.with_volume_mapping(str(self.gate.mount), REMOTE_DIR, "rw")
             self.with_volume_mapping(str(plugin.folder), PLUGIN_DIR, "ro")
         self.metadata_version = metadata_version
         env = {"KAFKA_CLUSTER_ID": cluster_id, "KAFKA_HEAP_OPTS": heap}
@@ -129,14 +136,19 @@ class KafkaNode(DockerContainer):
             self._format_initial_voter()
         if self.disk is not None:
             self.disk.start()
+        if self.gate is not None:
+            self.gate.start()
         with held_interrupts():  # the container exists when a Ctrl-C comes: the clean-up finds it
             super().start()
         return self
 
-    def release_disk(self) -> None:
-        """Unmount an fsync-tracked disk (after the container is gone); data_dir keeps the data."""
+    def release_mounts(self) -> None:
+        """Unmount an fsync-tracked disk and a remote storage's gate (after the container is gone);
+        data_dir and the remote folder keep the data."""
         if self.disk is not None:
             self.disk.stop()
+        if self.gate is not None:
+            self.gate.stop()
 
     def _format_initial_voter(self) -> None:
         """Format this controller's storage as one of the dynamic quorum's first voters."""

@@ -6,7 +6,8 @@ release of its minor line) is on Maven Central; else ours, `FolderRemoteStorageM
 (tiered-rsm/, built with Maven against the release's kafka-storage-api once, then cached), which
 keeps LocalTieredStorage's folder layout, so what reads the folder here reads either. The jar is
 mounted read-only into every broker with the folder itself (a host folder under the cluster's
-workdir, the same path in every container). The remote log metadata stays Kafka's default, the
+workdir, the same path in every container, each broker's through a gate of its own that the
+remote-storage faults close or slow: harness/remote_gate.py). The remote log metadata stays Kafka's default, the
 `__remote_log_metadata` topic.
 
 The broker settings make a minute's run tier most of what it writes: the remote log manager's
@@ -46,7 +47,7 @@ RSM_CLASS = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
 OWN_SOURCE = Path(__file__).parent / "tiered-rsm"  # not a Python name: setuptools ships it as data
 OWN_CLASS = "kafkachaos.tiered.FolderRemoteStorageManager"
 OWN_JAR = "kafka-chaos-rsm.jar"
-#: Where every broker sees the shared remote storage and the jar that implements it.
+#: Where every broker sees the shared remote storage (through its gate) and the jar that implements it.
 REMOTE_DIR = "/var/lib/kafka-chaos/remote"
 PLUGIN_DIR = "/opt/kafka-chaos/tiered"
 #: LocalTieredStorage keeps its segments under this folder of its `dir` (and so does ours).

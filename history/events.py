@@ -27,6 +27,9 @@ DOWN, PAUSED = "down", "paused"  # not running until undone (killed or stopped; 
 RESTARTED, WIPED = "restarted", "wiped"  # killed and started again within the operation (a wiped disk)
 STARTED, RESUMED = "started", "resumed"  # undoes down (a start also ends a pause); undoes paused
 CUT, HELD, HEALED = "cut", "held", "healed"  # a partition's grudge; connections held; the network whole
-EFFECTS = (DOWN, PAUSED, RESTARTED, WIPED, STARTED, RESUMED, CUT, HELD, HEALED)
+#: running and reachable, but a storage it uses fails or is slow (a tiered broker's remote storage);
+#: undoes impaired
+IMPAIRED, RESTORED = "impaired", "restored"
+EFFECTS = (DOWN, PAUSED, RESTARTED, WIPED, STARTED, RESUMED, CUT, HELD, HEALED, IMPAIRED, RESTORED)
 #: Operations that are writes: their `ok` completion acknowledged values.
 WRITES = (SEND, TXN)

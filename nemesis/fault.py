@@ -65,6 +65,9 @@ class Fault:
     colour: str | None = None
     #: What it does to the nodes it names (history/events.py EFFECTS), written into its events.
     effect: str | None = None
+    #: Whether it needs a tiered cluster (the remote storage's faults): refused before a run on
+    #: another (faults.check_tiered).
+    tiered: bool = False
 
     #: Its own options and their defaults (a partition's shape); other options are not its own.
     OPTIONS: ClassVar[Mapping[str, Any]] = {}

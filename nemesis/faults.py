@@ -15,16 +15,30 @@ layers above it (tests/unit/test_layers.py), reads both from the run directory.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kafka_chaos.harness.config import EXTERNAL_PORT, INTERNAL_PORT
+from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.node import KafkaNode
-from kafka_chaos.history.events import CUT, DOWN, HEALED, HELD, PAUSED, RESTARTED, RESUMED, STARTED, WIPED
+from kafka_chaos.history.events import (
+    CUT,
+    DOWN,
+    HEALED,
+    HELD,
+    PAUSED,
+    RESTARTED,
+    RESTORED,
+    RESUMED,
+    STARTED,
+    WIPED,
+)
 from kafka_chaos.nemesis.fault import Fault, NodeFault, Undo
 from kafka_chaos.nemesis.kill import kill, start, wait_stopped
 from kafka_chaos.nemesis.partition import Heal, Partition
 from kafka_chaos.nemesis.pause import pause, resume
+from kafka_chaos.nemesis.remote import HEAL_NAME as REMOTE_HEAL_NAME
+from kafka_chaos.nemesis.remote import Remote, RemoteSlow, open_gate
 from kafka_chaos.nemesis.stall import END_TXN, WRITE_TXN_MARKERS, Stall
 from kafka_chaos.nemesis.stop import stop
 from kafka_chaos.nemesis.unflushed import LoseUnflushed
@@ -38,6 +52,14 @@ def _restart(node: KafkaNode) -> None:
 
 START = Undo("start", "start a stopped or killed node's container again", act=_restart, owed="down", effect=STARTED)
 RESUME = Undo("resume", "thaw a paused container", act=resume, owed="paused", effect=RESUMED)
+REMOTE_HEAL = Undo(
+    REMOTE_HEAL_NAME,
+    "open the brokers' gates to the remote storage again",
+    act=open_gate,
+    owed="behind a closed or slow gate to the remote storage",
+    effect=RESTORED,
+    tiered=True,
+)
 HEAL = Heal("heal", "flush every node's `KAFKA-CHAOS` chain: the network whole again", effect=HEALED)
 PARTITION = Partition(
     "partition",
@@ -151,6 +173,23 @@ FAULTS: tuple[Fault, ...] = (
         colour="#e377c2",
         effect=RESTARTED,
     ),
+    Remote(
+        "remote-unavailable",
+        "a tiered cluster's remote storage fails for the target's brokers (a random one by default): every "
+        "operation through the broker's own FUSE gate to the shared remote folder fails with EIO, so its copies "
+        "to, fetches from and deletes in remote storage fail while it runs and reaches its peers",
+        undone_doc="`remote-heal`: opens the gates it owes (or those of the nodes it names)",
+        colour="#c49c94",
+        mode="unavailable",
+    ),
+    RemoteSlow(
+        "remote-slow",
+        "the same gate slow instead: each create, read and write in remote storage waits `delay_ms` (default "
+        "200; a random mix draws 50, 200 or 1000)",
+        colour="#dbdb8d",
+        mode="slow",
+    ),
+    REMOTE_HEAL,
 )
 
 BY_NAME: dict[str, Fault] = {f.name: f for f in FAULTS}
@@ -171,8 +210,11 @@ COLOURS: dict[str, str] = {f.name: f.colour for f in FAULTS if f.colour}
 #: history (the report's fault bands, checkers/measures/faults.py) needs no copy of this table.
 HEALED_BY: dict[str, list[str]] = {heal: [f for f, h in HEALS.items() if h == heal] for heal in HEALS.values()}
 #: What heal_all runs, in order, for each that owes nodes: paused and down nodes back before the
-#: network heals, which reaches running nodes only.
-FINAL: tuple[Fault, ...] = (RESUME, START, HEAL)
+#: network heals, which reaches running nodes only; the remote storage's gates last (they are the
+#: harness's own processes, open whatever the nodes' state).
+FINAL: tuple[Fault, ...] = (RESUME, START, HEAL, REMOTE_HEAL)
+#: The faults that need a tiered cluster.
+TIERED: tuple[str, ...] = tuple(f.name for f in FAULTS if f.tiered)
 #: The options a timed step may carry, with their defaults: each is its fault's own (a partition's
 #: `shape`); a step of another fault may carry one too, and that fault ignores it.
 STEP_OPTIONS: dict[str, Any] = {k: v for f in FAULTS for k, v in f.OPTIONS.items()}
@@ -186,6 +228,16 @@ def named_ends(fault: str) -> dict[str, object]:
     if fault in HEALED_BY:
         return {**effect, "heals": HEALED_BY[fault]}
     return {**effect, "undone_by": HEALS[fault]} if fault in HEALS else effect
+
+
+def check_tiered(faults: Iterable[str], tiered: bool) -> None:
+    """UsageError for a fault of the remote storage planned on a cluster that is not tiered: it
+    would fail at each of its moments, and the run would pass without it."""
+    if tiered:
+        return
+    for fault in faults:
+        if fault in TIERED:
+            raise UsageError(f"fault {fault} needs a tiered cluster (--tiered): only its brokers have remote storage")
 
 
 def check_options(options: Mapping[str, Any]) -> None:

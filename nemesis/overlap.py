@@ -14,6 +14,8 @@ Families, derived from the table of faults (nemesis/faults.py):
   runs no iptables, a network fault whose heal would fall while a pause is held is held until
   just after that pause ends (a heal then would leave the paused node's own rules in place).
 - kill (kill/start), pause (pause/resume): a fault held, healed, a quiet period, again.
+- remote (remote-unavailable, remote-slow; a tiered cluster's): a fault held, healed (`remote-heal`
+  of its own brokers), a quiet period, again; aimed at broker roles, a slow gate's delay drawn.
 - disk (wipe, lose-unflushed): instant faults (the node restarts), spaced wider, at most one per
   node in a run: the number drawn is at most the cluster's nodes, and as a role names its node
   only at the fault's moment, the schedule's guard (`DiskOnce`, asked by the nemesis once the
@@ -31,13 +33,13 @@ from collections.abc import Mapping, Sequence
 
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.faults import BY_NAME as FAULTS
-from kafka_chaos.nemesis.faults import HEAL, HEALS, PARTITION, RESUME, START
+from kafka_chaos.nemesis.faults import HEAL, HEALS, PARTITION, REMOTE_HEAL, RESUME, START
 from kafka_chaos.nemesis.roles import BROKER_ROLES, CONTROLLER_ROLES, DISK_FAULTS, MAX_AT_ONCE, Role
 from kafka_chaos.nemesis.schedule import ScriptedSchedule, Step
 
-NETWORK, KILL, PAUSE, DISK = "network", "kill", "pause", "disk"
+NETWORK, KILL, PAUSE, DISK, REMOTE = "network", "kill", "pause", "disk", "remote"
 #: The families in the order their clocks are drawn (the network's reads the pauses').
-FAMILIES: tuple[str, ...] = (PAUSE, KILL, DISK, NETWORK)
+FAMILIES: tuple[str, ...] = (PAUSE, KILL, DISK, NETWORK, REMOTE)
 #: How long a disk fault counts as in place for the bound: its node's restart and first catch-up.
 DISK_WINDOW_S = 10.0
 #: A network fault held past a pause heals this long after the resume.
@@ -52,7 +54,7 @@ def family_of(fault: str) -> str:
     if fault in DISK_FAULTS:
         return DISK
     undo = HEALS.get(fault)
-    by_undo = {HEAL.name: NETWORK, START.name: KILL, RESUME.name: PAUSE}
+    by_undo = {HEAL.name: NETWORK, START.name: KILL, RESUME.name: PAUSE, REMOTE_HEAL.name: REMOTE}
     if undo not in by_undo:
         raise ValueError(f"{fault!r} is in no family of the overlapping mix")
     return by_undo[undo]
@@ -180,6 +182,9 @@ def draw_overlapping(
                 hold = _past_pauses(at, hold, pauses)
                 if at + hold > duration:
                     break
+            elif family == REMOTE:  # a broker's gate: aimed at a broker role, its options drawn
+                brokers = [r for r in roles if r.name in BROKER_ROLES] or list(roles)
+                target, options = pinned or frng.choice(brokers).resolve(key), FAULTS[fault].draw(frng)
             else:
                 target, options = pinned or frng.choice(list(roles)).resolve(key), {}
             if family == PAUSE and hold is not None:

@@ -109,6 +109,11 @@ class NemesisPlan:
         for target in aimed:
             check_target(target, nodes)
 
+    def fault_names(self) -> list[str]:
+        """The faults this plan may apply (a scenario's own schedule names none beforehand)."""
+        names = [f.partition("@")[0] for f in self.faults]
+        return names + [step.fault for step in [*(self.script or []), *(self.timeline or [])]]
+
     def broker_defaults(self) -> dict[str, str]:
         """Broker settings this plan needs unless the user set them: fast failure detection
         (harness/config.py) for random and scripted faults; a scenario brings its own."""

@@ -34,10 +34,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kafka_chaos.harness.errors import UsageError
-from kafka_chaos.nemesis.faults import HEAL, HEALS, RANDOM
+from kafka_chaos.nemesis.faults import HEAL, HEALS, RANDOM, TIERED
 from kafka_chaos.nemesis.overlap import heals_in_pause
+from kafka_chaos.nemesis.roles import BROKER_ROLES, DISK_FAULTS, MAX_AT_ONCE, roles_for
 from kafka_chaos.nemesis.roles import BY_NAME as ROLES
-from kafka_chaos.nemesis.roles import DISK_FAULTS, MAX_AT_ONCE, roles_for
 from kafka_chaos.nemesis.schedule import Step
 
 #: Today's undirected families, the safe configuration's threats: what `explore` draws from unless
@@ -211,12 +211,18 @@ class Space:
         last = math.floor((self.duration - length) / GRID) * GRID
         return min(max(round(t / GRID) * GRID, first), last)
 
+    def _aims(self, fault: str) -> tuple[str, ...]:
+        """The roles `fault` is drawn at: a remote-storage fault's, the brokers' (a controller has no gate)."""
+        if fault in TIERED:
+            return tuple(r for r in self.roles if r in BROKER_ROLES) or self.roles
+        return self.roles
+
     def draw_move(self, rng: random.Random, near: Sequence[Move] = ()) -> Move:
         """One fault, its role(s), its hold, and its moment: inside another's span (OVERLAP_BIAS)
         when there are others, anywhere in the run otherwise."""
         fault = rng.choice(self.faults)
         shape = None
-        roles: tuple[str, ...] = (rng.choice(self.roles),)
+        roles: tuple[str, ...] = (rng.choice(self._aims(fault)),)
         if fault == "partition":
             shapes = [s for s in SHAPES if s != "quorum-leader" or "controller" in self.roles]
             shape = rng.choice(shapes)

@@ -13,6 +13,7 @@ from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.nemesis.faults import check_tiered
 from kafka_chaos.nemesis.plan import NemesisPlan
 from kafka_chaos.scenarios.base import Scenario
 from kafka_chaos.workloads.options import WorkloadOptions
@@ -97,6 +98,7 @@ class RunSpec:
         self.workload.check_share(version)
         if self.nemesis is not None:
             self.nemesis.check_targets(self.build_cluster().shape.nodes())
+            check_tiered(self.nemesis.fault_names(), self.cluster.tiered)
         return self
 
     def build_cluster(self) -> KafkaCluster:

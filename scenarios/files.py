@@ -4,7 +4,7 @@ library scenario, or a Python file that defines `SCENARIO` (a scenarios.base.Sce
     name: orders-outage-2026-10
     story: Leader of orders/3 lost its disk while the controller was failing over.
     cluster: {controllers: 1, brokers: 3, metadata_version: 3.4-IV0,
-              config: {replica.lag.time.max.ms: "5000"}}
+              config: {replica.lag.time.max.ms: "5000"}}   # tiered: true for remote-* faults
     workload: {keys: 1, replication_factor: 3, min_insync_replicas: 2, time_limit: 120}
     expect: loss            # or safe; what a correct Kafka should do here
     steps:                  # as --nemesis-script (docs/nemesis.md): timed, on live targets
@@ -24,13 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.nemesis.faults import check_tiered
 from kafka_chaos.nemesis.schedule import Step, parse_script, play
 from kafka_chaos.scenarios.base import LOSS, SAFE, Scenario
 from kafka_chaos.scenarios.script import Script
 from kafka_chaos.workloads.options import WorkloadOptions
 
 FIELDS = {"name", "story", "cluster", "workload", "expect", "steps"}
-CLUSTER_FIELDS = {"controllers", "brokers", "config", "metadata_version"}
+CLUSTER_FIELDS = {"controllers", "brokers", "config", "metadata_version", "tiered"}
 TAIL_S = 10.0
 
 
@@ -75,6 +76,10 @@ def from_dict(data: Any, origin: str) -> Scenario:
     if expect not in (LOSS, SAFE):
         raise UsageError(f"{origin}: 'expect' is loss or safe, not {expect!r}")
     steps = parse_script(data["steps"])
+    tiered = cluster.get("tiered", False)
+    if not isinstance(tiered, bool):
+        raise UsageError(f"{origin}: 'cluster.tiered' is true or false, not {tiered!r}")
+    check_tiered((st.fault for st in steps), tiered)
     end = max((st.at + (st.hold or 0) for st in steps), default=0.0)
     workload = {"time_limit": end + TAIL_S + 30.0, **workload}
     return Scenario(
@@ -86,6 +91,7 @@ def from_dict(data: Any, origin: str) -> Scenario:
         broker_config={str(k): str(v) for k, v in (cluster.get("config") or {}).items()},
         workload=workload,
         metadata_version=cluster.get("metadata_version"),
+        tiered=tiered,
         expect=lambda version, mv: expect,
     )
 

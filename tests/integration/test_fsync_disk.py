@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from kafka_chaos.harness.fsync_disk import FsyncDisk, mounted_under, unmount_stale
+from kafka_chaos.harness.fsync_disk import FsyncDisk, mounted_under
+from kafka_chaos.harness.fuse_layer import unmount_stale
 
 
 def test_a_crash_drops_exactly_what_was_not_fsynced(tmp_path):

@@ -85,7 +85,7 @@ def test_a_new_cluster_reaps_what_a_sigkilled_run_left_and_not_a_live_runs(docke
                 cluster.stop()
         assert owned_by(docker_api, killed.pid) == ([], [])
         assert mounted_under(killed_dir) == [] and not killed_dir.exists()
-        assert any(run_id in line and "dead fsync-tracked mount" in line for line in said), said
+        assert any(run_id in line and "dead FUSE mount" in line for line in said), said
         deadline = time.monotonic() + 15  # the orphaned layer ends once no container holds its disk
         while _layers(killed_dir) and time.monotonic() < deadline:
             time.sleep(0.2)

@@ -57,6 +57,7 @@ from kafka_chaos.frontends.cli import main
         (["run", "--controllers", "3", "--brokers", "3", "--nemesis", "pause@kafka-1"], "unknown target 'kafka-1'"),
         (["run", "--nemesis", "kill@leader:chaos"], "target 'leader:chaos': expected a key, topic/partition"),
         (["run", "--nemesis-targets", "controllers"], "--nemesis-targets picks the targets of a random fault list"),
+        (["run", "--nemesis", "remote-unavailable,kill"], "fault remote-unavailable needs a tiered cluster (--tiered)"),
         (["run", "--replication-factor", "5"], "replication factor 5 needs at least as many brokers (3)"),
         (
             ["run", "--consumer", "share"],

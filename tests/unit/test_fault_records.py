@@ -10,8 +10,9 @@ import pytest
 
 from kafka_chaos.checkers.measures.faults import SPARE_COLOURS, colours_of, ends_of, fault_windows
 from kafka_chaos.frontends.cli import build_parser
+from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.history.events import EFFECTS
-from kafka_chaos.nemesis import core, faults, partition, stall
+from kafka_chaos.nemesis import core, faults, partition, remote, stall
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.plan import NemesisPlan, nemesis_plan
 from kafka_chaos.nemesis.schedule import Step, play
@@ -215,15 +216,17 @@ def test_a_partition_reads_its_shape_as_its_own_option_and_no_other_fault_does()
     with pytest.raises(ValueError, match="unknown partition shape 'star'"):
         faults.check_options({"shape": "star"})
     faults.check_options({"shape": "cut"})
-    assert faults.STEP_OPTIONS == {"shape": "isolate"}
+    assert faults.STEP_OPTIONS == {"shape": "isolate", "delay_ms": 200}  # and remote-slow's delay
 
 
 def test_a_random_schedule_draws_every_random_shape_of_a_partition_and_no_cut():
     drawn = [faults.PARTITION.draw(random.Random(seed)) for seed in range(100)]
     assert {d["shape"] for d in drawn} == set(partition.RANDOM_SHAPES) and "cut" not in partition.RANDOM_SHAPES
     assert all(set(d) == {"shape"} for d in drawn)
-    assert {f.name: f.draw(random.Random(1)) for f in faults.FAULTS if f is not faults.PARTITION} == {
-        f.name: {} for f in faults.FAULTS if f is not faults.PARTITION
+    slow = faults.BY_NAME["remote-slow"]
+    assert {d["delay_ms"] for d in (slow.draw(random.Random(seed)) for seed in range(100))} == set(remote.DELAYS_MS)
+    assert {f.name: f.draw(random.Random(1)) for f in faults.FAULTS if f not in (faults.PARTITION, slow)} == {
+        f.name: {} for f in faults.FAULTS if f not in (faults.PARTITION, slow)
     }
 
 
@@ -343,7 +346,68 @@ def test_a_scripts_steps_are_written_to_config_json_with_every_option():
     ]
     plan = nemesis_plan(None, 5, steps)
     assert plan.describe()["script"] == [
-        {"at": 1.0, "fault": "kill", "target": "random", "shape": "isolate", "hold": 2.0},
-        {"at": 4.0, "fault": "partition", "target": "kafka-1|kafka-2", "shape": "cut", "hold": None},
+        {"at": 1.0, "fault": "kill", "target": "random", "shape": "isolate", "delay_ms": 200, "hold": 2.0},
+        {"at": 4.0, "fault": "partition", "target": "kafka-1|kafka-2", "shape": "cut", "delay_ms": 200, "hold": None},
     ]
     assert [s.options for s in plan.script] == [{}, {"shape": "cut"}]
+
+
+class _Gate:
+    def __init__(self) -> None:
+        self.mode, self.delay_ms = "open", 0
+
+    def set(self, mode: str, delay_ms: int = 0) -> None:
+        self.mode, self.delay_ms = mode, delay_ms
+
+
+class _GatedNode:
+    def __init__(self, alias: str, broker: bool = True) -> None:
+        self.alias, self.node_id = alias, int(alias[-1])
+        self.gate = _Gate() if broker else None
+
+
+class _GatedCluster:
+    def __init__(self, *nodes: _GatedNode) -> None:
+        self.nodes = list(nodes)
+
+    def node(self, key):
+        for n in self.nodes:
+            if key in (n.alias, n.node_id):
+                return n
+        raise KeyError(key)
+
+
+def _remote_nemesis(*nodes: _GatedNode) -> Nemesis:
+    return Nemesis(_GatedCluster(*nodes), seed=1)  # type: ignore[arg-type] - a cluster of gates only
+
+
+def test_the_remote_faults_set_their_brokers_gates_and_remote_heal_opens_what_it_owes():
+    k1, k2, c4 = _GatedNode("kafka-1"), _GatedNode("kafka-2"), _GatedNode("kafka-4", broker=False)
+    nemesis = _remote_nemesis(k1, k2, c4)
+    done = nemesis.run("remote-unavailable", "kafka-1")
+    assert done["nodes"] == ["kafka-1"] and done["effect"] == "impaired" and done["undone_by"] == "remote-heal"
+    assert (k1.gate.mode, k2.gate.mode) == ("unavailable", "open")
+    assert nemesis.run("remote-slow", "kafka-2", delay_ms=500)["delay_ms"] == 500
+    assert (k2.gate.mode, k2.gate.delay_ms) == ("slow", 500)
+    assert "names no broker" in nemesis.run("remote-unavailable", "kafka-4")["error"]  # a controller has no gate
+    assert nemesis.run("remote-heal", "kafka-2")["nodes"] == ["kafka-2"]  # a named target: those nodes only
+    assert (k1.gate.mode, k2.gate.mode) == ("unavailable", "open")
+    nemesis.heal_all()  # the final heal opens every gate still owed
+    assert k1.gate.mode == "open" and not nemesis.open.get("remote-heal")
+    assert nemesis.run("remote-slow")["nodes"][0] in ("kafka-1", "kafka-2")  # random: a broker, never kafka-4
+
+
+def test_a_remote_fault_on_a_cluster_without_remote_storage_does_nothing_and_says_so():
+    nemesis = _remote_nemesis(_GatedNode("kafka-1", broker=False))
+    assert "not tiered" in nemesis.run("remote-unavailable")["error"]
+    with pytest.raises(UsageError, match="fault remote-slow needs a tiered cluster"):
+        faults.check_tiered(["kill", "remote-slow"], tiered=False)
+    faults.check_tiered(["kill", "remote-slow", "remote-heal"], tiered=True)
+    faults.check_tiered(["kill", "wipe"], tiered=False)
+
+
+def test_a_script_takes_a_slow_gates_delay_and_refuses_a_bad_one():
+    plan = nemesis_plan(None, 5, [{"at": 1, "fault": "remote-slow", "target": "kafka-2", "delay_ms": 50, "for": 3}])
+    assert plan.script[0].options == {"delay_ms": 50} and plan.fault_names() == ["remote-slow"]
+    with pytest.raises(UsageError, match="step 0: delay_ms 0"):
+        nemesis_plan(None, 5, [{"at": 1, "fault": "remote-slow", "delay_ms": 0}])

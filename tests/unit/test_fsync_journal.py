@@ -119,7 +119,7 @@ def test_a_file_grown_past_unsynced_writes_keeps_its_size_and_loses_their_bytes(
 def test_the_passthrough_keeps_its_books_across_create_rename_unlink_and_truncate(tmp_path):
     """The layer's own operations (no mount): a rename over a file forgets the file it replaced,
     an unlink forgets the file, a truncate through a file handle is durable at once."""
-    from kafka_chaos.harness.fsync_disk import _operations
+    from kafka_chaos.harness.fuse_layer import passthrough as _operations
 
     journal = Journal()
     ops = _operations(tmp_path, journal)

@@ -48,7 +48,8 @@ def argv(line: str, values: dict[str, str], env: dict[str, str]) -> list[str]:
 
 def slug(values: dict[str, str]) -> str:
     """The `cell` step's slug, as its shell line makes it."""
-    text = values["nemesis"] + ("-share" if values["workload"] else "")
+    text = values["nemesis"] + ("-share" if "share" in values["workload"] else "")
+    text += "-tiered" if "tiered" in values["workload"] else ""
     return text.replace(",", "-").translate(str.maketrans(":/@", "___"))
 
 
@@ -89,18 +90,28 @@ def test_every_command_parses_for_every_matrix_cell(workflow):
                 assert args.client == values["client"]
                 dedicated = "--controllers 3" in values["cluster"]
                 assert (args.controllers, args.nemesis_targets) == ((3, "controllers") if dedicated else (0, "any"))
-                assert args.consumer == ("share" if values["workload"] else "assign")
+                assert args.consumer == ("share" if "--consumer share" in values["workload"] else "assign")
+                assert args.tiered == ("--tiered" in values["workload"])
         assert not set(slug(values)) & set(' :/@"<>|*?\\'), slug(values)  # an artifact's name
 
 
 def test_share_groups_run_through_every_share_client_on_their_ga_releases(workflow):
     matrix = workflow["jobs"]["chaos"]["strategy"]["matrix"]
-    share = [c for c in cells(matrix) if c["workload"]]
+    share = [c for c in cells(matrix) if "--consumer share" in c["workload"]]
     assert {c["client"] for c in share} == set(SHARE_CLIENTS)
     versions = {KafkaVersion.parse(c["kafka"]) for c in share}
     assert min(versions) >= SHARE_GROUPS_GA and max(versions) == max(map(KafkaVersion.parse, matrix["kafka"]))
     for c in share:
         assert "@leader:" in c["nemesis"] and "@share-coordinator:" in c["nemesis"], c
+
+
+def test_tiered_storage_runs_on_the_newest_release_with_the_remote_tier_faulted(workflow):
+    matrix = workflow["jobs"]["chaos"]["strategy"]["matrix"]
+    tiered = [c for c in cells(matrix) if "--tiered" in c["workload"]]
+    assert {c["kafka"] for c in tiered} >= {matrix["kafka"][-1]}
+    for c in tiered:
+        faults = {entry.partition("@")[0] for entry in parse_fault_list(c["nemesis"])}
+        assert {"remote-unavailable", "remote-slow"} <= faults and {"kill", "partition"} <= faults, c
 
 
 def test_runs_are_uploaded_and_summarized_even_when_they_fail(workflow):

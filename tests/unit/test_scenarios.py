@@ -377,3 +377,12 @@ def test_kafka_20634s_neighbour_group_shares_the_groups_offsets_partition(partit
     other = neighbour(group, partitions)
     assert other != group
     assert coordinator_partition(other, partitions) == coordinator_partition(group, partitions)
+
+
+def test_a_scenario_file_with_a_remote_storage_fault_names_a_tiered_cluster():
+    steps = [{"at": 5, "fault": "remote-unavailable", "target": "kafka-1", "for": 5}]
+    with pytest.raises(UsageError, match="fault remote-unavailable needs a tiered cluster"):
+        from_dict({"steps": steps}, "x.yaml")
+    with pytest.raises(UsageError, match="'cluster.tiered' is true or false"):
+        from_dict({"cluster": {"tiered": "yes"}, "steps": steps}, "x.yaml")
+    assert from_dict({"cluster": {"tiered": True}, "steps": steps}, "x.yaml").tiered
