@@ -28,45 +28,21 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from fault_runs import finished, kafka_chaos_run, liveness_missed, median  # bench/, beside this script
+
 FAULTS = "kill,pause,partition,kill@leader:chaos/0,pause@share-coordinator:chaos/0"
-IN_FAULTS_GOAL, BETWEEN_FAULTS_GOAL = 0.5, 0.9
 CHECK_COST_GOAL = 1.2
 
 
 def run(version: str, client: str, seed: int, args: argparse.Namespace, store: Path, extra: list[str]) -> dict:
-    cmd = [
-        str(ROOT / ".venv/bin/kafka-chaos"),
-        "run",
-        "--kafka",
-        version,
-        "--client",
-        client,
-        "--time-limit",
-        str(args.time_limit),
-        "--seed",
-        str(seed),
-        "--store",
-        str(store),
-        "--name",
-        f"share-{version}-{client}",
-        "--json",
-        "--quiet",
-        *extra,
-    ]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    try:
-        out = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        return {"error": (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]}
-    return {"run_dir": out.get("run_dir"), "exit": done.returncode}
+    name = f"share-{version}-{client}"
+    return kafka_chaos_run(version, seed, args.time_limit, store, name, ["--client", client, *extra])
 
 
 def under_faults(version: str, client: str, seed: int, args: argparse.Namespace, store: Path) -> dict:
@@ -96,11 +72,6 @@ def under_faults(version: str, client: str, seed: int, args: argparse.Namespace,
     }
 
 
-def median(values: list) -> float | None:
-    kept = [v for v in values if v is not None]
-    return round(statistics.median(kept), 3) if kept else None
-
-
 def table(rows: list[dict]) -> None:
     print(
         "| Kafka | client | verdicts | errors | delivered once / more (median) | redeliveries by cause (median) "
@@ -117,11 +88,7 @@ def table(rows: list[dict]) -> None:
         causes = sorted({c for r in ok for c in r["redeliveries"]})
         by_cause = ", ".join(f"{c} {median([r['redeliveries'].get(c, 0) for r in ok])}" for c in causes) or "-"
         in_f, between = median([r["in_faults"] for r in ok]), median([r["between_faults"] for r in ok])
-        missed = []
-        if in_f is not None and in_f < IN_FAULTS_GOAL:
-            missed.append(f"in faults < {IN_FAULTS_GOAL}")
-        if between is not None and between < BETWEEN_FAULTS_GOAL:
-            missed.append(f"between < {BETWEEN_FAULTS_GOAL}")
+        missed = liveness_missed(in_f, between)
         print(
             f"| {version} | {client} | {verdicts} | {', '.join(errors)} | "
             f"{median([r['delivered_once'] for r in ok])} / {median([r['delivered_more'] for r in ok])} | {by_cause} | "
@@ -187,15 +154,7 @@ def main() -> None:
                 started = time.monotonic()
                 row = under_faults(version, client, seed, args, store)
                 rows.append(row)
-                print(
-                    f"{version} {client} seed {seed}: {row.get('valid', row.get('error'))} "
-                    f"{row.get('errors', '')} ({time.monotonic() - started:.0f} s)",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                if args.out:
-                    with args.out.open("a") as f:
-                        f.write(json.dumps(row) + "\n")
+                finished(f"{version} {client} seed {seed}", row, row, started, args.out)
     table(rows)
 
 

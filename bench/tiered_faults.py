@@ -20,48 +20,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-IN_FAULTS_GOAL, BETWEEN_FAULTS_GOAL, TIERED_RATE_GOAL = 0.5, 0.9, 0.8
+from fault_runs import finished, kafka_chaos_run, liveness_missed, median  # bench/, beside this script
+
+TIERED_RATE_GOAL = 0.8
 
 
 def run(version: str, seed: int, args: argparse.Namespace, store: Path, tiered: bool) -> dict:
     name = f"tiered-{version}" if tiered else f"plain-{version}"
-    cmd = [
-        str(ROOT / ".venv/bin/kafka-chaos"),
-        "run",
-        "--kafka",
-        version,
-        "--time-limit",
-        str(args.time_limit),
-        "--seed",
-        str(seed),
-        "--nemesis",
-        args.nemesis,
-        "--nemesis-interval",
-        str(args.interval),
-        "--nemesis-start",
-        str(args.nemesis_start),
-        "--store",
-        str(store),
-        "--name",
-        name,
-        "--check",
-        "--json",
-        "--quiet",
-        *(["--tiered"] if tiered else []),
-    ]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    try:
-        out = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        return {"error": (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]}
+    faults = ["--nemesis", args.nemesis, "--nemesis-interval", str(args.interval)]
+    faults += ["--nemesis-start", str(args.nemesis_start), "--check", *(["--tiered"] if tiered else [])]
+    out = kafka_chaos_run(version, seed, args.time_limit, store, name, faults)
+    if "error" in out:
+        return out
     run_dir = Path(out["run_dir"])
     results = json.loads((run_dir / "results.json").read_text())
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -78,11 +52,6 @@ def run(version: str, seed: int, args: argparse.Namespace, store: Path, tiered: 
         "in_faults": ((live.get("ratios") or {}).get("ops_per_s") or {}).get("in_faults"),
         "between_faults": ((live.get("ratios") or {}).get("ops_per_s") or {}).get("between_faults"),
     }
-
-
-def median(values: list) -> float | None:
-    kept = [v for v in values if v is not None]
-    return round(statistics.median(kept), 3) if kept else None
 
 
 def table(rows: list[dict]) -> None:
@@ -102,11 +71,7 @@ def table(rows: list[dict]) -> None:
         in_f, between = median([t["in_faults"] for t in tiered]), median([t["between_faults"] for t in tiered])
         befores = [(r["tiered"]["before"], r["plain"]["before"]) for r in pairs]
         rate = median([t / p for t, p in befores if t and p])
-        missed = []
-        if in_f is not None and in_f < IN_FAULTS_GOAL:
-            missed.append(f"in faults < {IN_FAULTS_GOAL}")
-        if between is not None and between < BETWEEN_FAULTS_GOAL:
-            missed.append(f"between < {BETWEEN_FAULTS_GOAL}")
+        missed = liveness_missed(in_f, between)
         if rate is not None and rate < TIERED_RATE_GOAL:
             missed.append(f"tiered/plain < {TIERED_RATE_GOAL}")
         print(
@@ -139,16 +104,7 @@ def main() -> None:
                 "plain": run(version, seed, args, store, False),
             }
             rows.append(row)
-            t = row["tiered"]
-            print(
-                f"{version} seed {seed}: {t.get('valid', t.get('error'))} {t.get('errors', '')} "
-                f"({time.monotonic() - started:.0f} s)",
-                file=sys.stderr,
-                flush=True,
-            )
-            if args.out:
-                with args.out.open("a") as f:
-                    f.write(json.dumps(row) + "\n")
+            finished(f"{version} seed {seed}", row["tiered"], row, started, args.out)
     table(rows)
 
 
