@@ -119,6 +119,12 @@ def broker_config(broker_count: int, plugin: Plugin) -> dict[str, str]:
     }
 
 
+#: What a dedicated controller of a tiered cluster sets: a controller checks a topic's
+#: `remote.storage.enable` against its own `remote.log.storage.system.enable` (CreateTopics is
+#: refused with "Tiered Storage functionality is disabled in the broker" otherwise).
+CONTROLLER_CONFIG = {"remote.log.storage.system.enable": "true"}
+
+
 def topic_config(rate: float, seconds: float) -> dict[str, str]:
     """A tiered topic whose segments roll every second, whose local copy is deleted a second
     after its segment is remote, and whose retention cannot delete anything a run of `rate`
