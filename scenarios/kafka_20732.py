@@ -45,7 +45,7 @@ from kafka_chaos.scenarios.script import Script
 KEYS = 6
 #: The topic's retention.bytes. The run writes less than this to any partition (the script ends
 #: before one holds END of it), so retention may delete nothing.
-RETENTION_BYTES = 256 * 1024
+RETENTION_BYTES = 128 * 1024
 #: Every partition holds this much of RETENTION_BYTES when the brokers stop: counted twice, more
 #: than RETENTION_BYTES.
 TRIGGER = 0.65
@@ -122,6 +122,8 @@ SCENARIO = Scenario(
         "keys": KEYS,
         "replication_factor": 3,
         "min_insync_replicas": 2,
+        # The final read polls two records at a time through every partition from its start.
+        "final_time_limit": 60.0,
         "topic_config": {
             # Local copies kept (-2: as long as retention.ms, retention.bytes): the double count is the whole log.
             "local.retention.ms": "-2",
