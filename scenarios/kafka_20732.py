@@ -25,8 +25,9 @@ anything the run writes to a partition, so retention may delete nothing):
 
 Why a restart of every broker: the offset is -1 only in a log just loaded (a broker started, a
 replica created); a follower's task sets it a second after the metadata is ready, so a failover
-to a running follower does not open the race. The brokers are stopped cleanly, so nothing
-acknowledged is lost by the stops themselves (page-cache disks, clean shutdowns).
+to a running follower does not open the race. The brokers are stopped with SIGTERM (`stop`),
+so nothing acknowledged is lost by the stops themselves: on 4.3.1 the last two did not exit
+within 30 s and were killed, but their logs had been closed (no recovery at the restart).
 
 Expected: loss on 3.9.0 to 4.3.1 (KAFKA-16853 split the remote log manager's one task, which
 copied, setting the offset, before it cleaned up, into the copy, expiration and follower tasks
