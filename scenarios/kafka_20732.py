@@ -20,7 +20,8 @@ anything the run writes to a partition, so retention may delete nothing):
    counts too, so the partition seems twice its size, more than R; the task deletes the oldest
    remote segments for the difference and moves the log start offset past them. Every replica
    deletes its local segments below it: acknowledged writes inside retention are gone (the
-   lagging consumers never read them).
+   lagging consumers never read them: `lost-write`), and no partition begins at 0 any more
+   (`log-start-moved`).
 4. The writes go on until some partition nears R; the final read starts from the log start.
 
 Why a restart of every broker: the offset is -1 only in a log just loaded (a broker started, a
@@ -133,6 +134,8 @@ SCENARIO = Scenario(
         },
     },
     expect=expect,
+    # The deleted writes no poll read, and the log start offsets past 0 at the end.
+    shows=("lost-write", "log-start-moved"),
     references=(
         "KAFKA-20732: size retention on a new leader while highestOffsetInRemoteStorage is -1; apache/kafka "
         "PR #22661, in 4.3.2 and 4.4.0; backports #22735 (3.9), #22738 (4.0), #22737 (4.1), #22736 (4.2) open "
