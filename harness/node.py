@@ -42,6 +42,7 @@ from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.harness.fsync_disk import FSYNC_TRACKED, PAGE_CACHE, FsyncDisk
 from kafka_chaos.harness.interrupts import held_interrupts
 from kafka_chaos.harness.remote_gate import RemoteGate
+from kafka_chaos.harness.tiered import CONTROLLER_CONFIG as TIERED_CONTROLLER_CONFIG
 from kafka_chaos.harness.tiered import PLUGIN_DIR, REMOTE_DIR, Plugin
 from kafka_chaos.harness.tiered import broker_config as tiered_broker_config
 from kafka_chaos.history.kraft import DYNAMIC, STATIC
@@ -96,6 +97,8 @@ class KafkaNode(DockerContainer):
             self.gate = RemoteGate.of(remote, spec.alias)
             self.with_volume_mapping(str(self.gate.mount), REMOTE_DIR, "rw")
             self.with_volume_mapping(str(plugin.folder), PLUGIN_DIR, "ro")
+        elif tiered is not None:
+            self.config = {**TIERED_CONTROLLER_CONFIG, **self.config}
         self.metadata_version = metadata_version
         env = {"KAFKA_CLUSTER_ID": cluster_id, "KAFKA_HEAP_OPTS": heap}
         if metadata_version:

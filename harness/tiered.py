@@ -119,6 +119,12 @@ def broker_config(broker_count: int, plugin: Plugin) -> dict[str, str]:
     }
 
 
+#: What a dedicated controller of a tiered cluster sets: a controller checks a topic's
+#: `remote.storage.enable` against its own `remote.log.storage.system.enable` (CreateTopics is
+#: refused with "Tiered Storage functionality is disabled in the broker" otherwise).
+CONTROLLER_CONFIG = {"remote.log.storage.system.enable": "true"}
+
+
 def topic_config(rate: float, seconds: float) -> dict[str, str]:
     """A tiered topic whose segments roll every second, whose local copy is deleted a second
     after its segment is remote, and whose retention cannot delete anything a run of `rate`
@@ -303,20 +309,31 @@ class ReadSources:
 
 def retention_margin(topic: dict[str, str], data_dirs: list[Path], remote_dir: Path, keys: list[str], wall_s: float):
     """config.json's proof that retention could not delete anything the run wrote: per key, the
-    bytes of its remote segments plus the largest local copy, against `retention.bytes`; the
-    run's wall time against `retention.ms`."""
+    bytes of its remote segments plus the largest local copy of the rest, against
+    `retention.bytes`; the run's wall time against `retention.ms`. A local segment whose base
+    offset a remote segment has is that segment's local copy (the remote log manager copies
+    segments whole), counted once, as Kafka counts it when its highest remote offset is known."""
     remote = remote_segments(remote_dir)
     largest = 0
     for key in keys:
         topic_name, partition = key.rsplit("/", 1)
-        remote_bytes = sum(
-            log.stat().st_size
-            for folder, logs in remote.items()
+        logs = [
+            (base, log)
+            for folder, each in remote.items()
             if partition_of_folder(folder) == (topic_name, partition)
-            for _, log in logs
-        )
+            for base, log in each
+        ]
+        remote_bytes = sum(log.stat().st_size for _, log in logs)
+        remote_bases = {base for base, _ in logs}
         local_bytes = max(
-            (sum(log.stat().st_size for log in (d / f"{topic_name}-{partition}").glob("*.log")) for d in data_dirs),
+            (
+                sum(
+                    log.stat().st_size
+                    for log in (d / f"{topic_name}-{partition}").glob("*.log")
+                    if not (log.stem.isdigit() and int(log.stem) in remote_bases)
+                )
+                for d in data_dirs
+            ),
             default=0,
         )
         largest = max(largest, remote_bytes + local_bytes)

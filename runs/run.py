@@ -80,10 +80,12 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 def create_topic(cluster: KafkaCluster, opts: WorkloadOptions) -> dict[str, str]:
     """The workload's topic: one partition per key; it must not exist yet. On a tiered cluster
-    it is tiered, with retention that cannot delete what the run writes (harness/tiered.py)."""
+    it is tiered, with retention that cannot delete what the run writes (harness/tiered.py).
+    The workload's own `topic_config` goes over both. The settings it was created with."""
     configs = {"min.insync.replicas": str(opts.min_insync_replicas)}
     if cluster.tiered:
         configs.update(tiered_topic_config(opts.rate, opts.time_limit))
+    configs.update({name: str(value) for name, value in opts.topic_config.items()})
     cluster.create_topic(opts.topic, opts.keys, opts.replication_factor, configs, timeout_ms=15000, exist_ok=False)
     return configs
 

@@ -19,6 +19,7 @@ from kafka_chaos.scenarios import (
     kafka_19789,
     kafka_19954,
     kafka_20634,
+    kafka_20732,
     kip848_coordinator_move,
     last_replica_standing,
     stuck_broker_metadata,
@@ -51,6 +52,7 @@ SCENARIOS: dict[str, Scenario] = {
         kafka_19954.SCENARIO,
         kafka_19789.SCENARIO,
         kafka_20634.SCENARIO,
+        kafka_20732.SCENARIO,
     )
 }
 

@@ -134,6 +134,10 @@ class WorkloadOptions:
     #: txn workload: transactions deliberately aborted.
     txn_abort_fraction: float = field(default=0.1, metadata=flag("--abort-fraction", "txn: deliberate aborts"))
     # No flag: set from Python (chaos_run's keywords) or a scenario.
+    #: Topic settings over the run's own (min.insync.replicas, a tiered run's harness/tiered.py
+    #: `topic_config`): what a scenario's story needs of its topic (kafka-20732: a tiered topic
+    #: that keeps its local copies, under a `retention.bytes` it sets).
+    topic_config: dict[str, str] = field(default_factory=dict)
     poll_keys: int = 2  # keys each process assigns for its polls
     poll_timeout_ms: int = 10  # a poll with nothing new returns after this long
     max_poll_records: int = 500
@@ -171,6 +175,8 @@ class WorkloadOptions:
             raise UsageError(f"{n('rate')} must be greater than 0, got {self.rate:g}")
         if self.max_block_ms is not None and self.max_block_ms < 1:
             raise UsageError(f"{n('max_block_ms')} must be at least 1 ms, got {self.max_block_ms}")
+        if not isinstance(self.topic_config, dict) or not all(isinstance(k, str) for k in self.topic_config):
+            raise UsageError(f"{n('topic_config')} must map topic settings to values, got {self.topic_config!r}")
         if self.acks not in ACKS:
             raise UsageError(f"{n('acks')} must be one of 0, 1, all; got {self.acks!r}")
         if self.keys < 1:

@@ -76,6 +76,14 @@ V = KafkaVersion.parse
         ("kafka-20634", "4.3.0", None, LOSS),
         ("kafka-20634", "4.3.1", None, SAFE),
         ("kafka-20634", "4.4.0", None, SAFE),
+        ("kafka-20732", "3.7.2", None, SAFE),
+        ("kafka-20732", "3.9.1", None, LOSS),
+        ("kafka-20732", "4.0.2", None, LOSS),
+        ("kafka-20732", "4.2.2", None, LOSS),
+        ("kafka-20732", "4.3.0", None, LOSS),
+        ("kafka-20732", "4.3.1", None, LOSS),
+        ("kafka-20732", "4.3.2", None, SAFE),
+        ("kafka-20732", "4.4.0", None, SAFE),
     ],
 )
 def test_expectations(name, version, mv, expected):

@@ -197,7 +197,7 @@ def test_the_final_reads_records_below_the_local_start_came_from_remote():
 
 def test_retention_is_proved_unable_to_delete_from_the_largest_partition(tmp_path):
     data, remote = tmp_path / "data", tmp_path / "remote"
-    _segment(data / "chaos-0", 0, 300)
+    _segment(data / "chaos-0", 7, 300)
     remote_folder = remote / STORAGE_ROOT / f"chaos-0-{TOPIC_ID}"
     remote_folder.mkdir(parents=True)
     (remote_folder / f"{0:020d}-x9.log").write_bytes(b"x" * 500)
@@ -209,3 +209,15 @@ def test_retention_is_proved_unable_to_delete_from_the_largest_partition(tmp_pat
         is False
     )
     assert retention_margin(topic, [data], remote, ["chaos/0"], 60.0)["nothing_deletable"] is False
+
+
+def test_a_local_copy_of_a_remote_segment_counts_once(tmp_path):
+    # A topic that keeps its local copies (kafka-20732): segment 0 is local and remote, 7 local only.
+    data, remote = tmp_path / "data", tmp_path / "remote"
+    _segment(data / "chaos-0", 0, 500)
+    _segment(data / "chaos-0", 7, 300)
+    remote_folder = remote / STORAGE_ROOT / f"chaos-0-{TOPIC_ID}"
+    remote_folder.mkdir(parents=True)
+    (remote_folder / f"{0:020d}-x9.log").write_bytes(b"x" * 500)
+    margin = retention_margin({"retention.bytes": "801", "retention.ms": "60000"}, [data], remote, ["chaos/0"], 30.0)
+    assert margin["largest_partition_bytes"] == 800 and margin["nothing_deletable"] is True

@@ -69,6 +69,7 @@ def test_every_workload_has_a_record_and_the_flag_names_them_all():
         ({"consumer": "share", "client": "java", "share_stalls": 2}, "--share-stalls must be between 0 and 1"),
         ({"consumer": "share", "client": "java", "share_release": 0.7, "share_reject": 0.5}, "together must be at"),
         ({"commit": "async"}, "--commit must be one of sync, auto, none"),
+        ({"topic_config": ["retention.bytes"]}, "topic_config must map topic settings to values"),
         ({"group_churn": -1, "consumer": "mixed"}, "--group-churn must be 0"),
         ({"consumer": "subscribe", "member_crashes": 1.5}, "--member-crashes must be between 0 and 1"),
         ({"group_churn": 5}, "--group-churn applies to group members: add --consumer subscribe or mixed"),
@@ -181,3 +182,25 @@ def test_errors_name_real_flags_or_keywords(changes):
     assert all(word in flags for word in re.findall(r"--[a-z-]+", message)), message
     for name in re.findall(r"\b[a-z]+_[a-z_]+\b", message):  # a keyword: an option with no flag
         assert name in {f.name for f in fields(WorkloadOptions) if "flag" not in f.metadata}, message
+
+
+class _TopicMaker:
+    """What create_topic asks of a cluster: whether it is tiered, and the topic to create."""
+
+    def __init__(self, tiered: bool) -> None:
+        self.tiered, self.created = tiered, None
+
+    def create_topic(self, name, partitions, replication, configs, **_):
+        self.created = configs
+
+
+@pytest.mark.parametrize("tiered", [False, True])
+def test_a_workloads_topic_config_goes_over_the_runs_own(tiered):
+    from kafka_chaos.runs.run import create_topic
+
+    cluster = _TopicMaker(tiered)
+    opts = WorkloadOptions(topic_config={"local.retention.ms": -2, "min.insync.replicas": "1"})
+    configs = create_topic(cluster, opts)
+    assert cluster.created == configs
+    assert configs["local.retention.ms"] == "-2" and configs["min.insync.replicas"] == "1"
+    assert ("remote.storage.enable" in configs) == tiered  # the tiered settings stay, but for those it overrides
