@@ -2,7 +2,8 @@
 log starts, and liveness against the same run without `--tiered`.
 
     .venv/bin/python bench/tiered_faults.py [--kafka 4.3.1,4.4.0] [--runs 3] [--time-limit 60]
-        [--nemesis kill,pause,partition] [--interval 8] [--nemesis-start 15] [--store DIR] [--out FILE]
+        [--nemesis kill,pause,partition,remote-unavailable,remote-slow] [--interval 8]
+        [--nemesis-start 15] [--store DIR] [--out FILE]
 
 Per version and seed (1 to N), two runs on fresh 3-node clusters, one after the other:
 `kafka-chaos run --tiered --nemesis NEMESIS --nemesis-interval 8 --nemesis-start 15 --time-limit 60
@@ -37,6 +38,8 @@ def run(version: str, seed: int, args: argparse.Namespace, store: Path, tiered: 
     if "error" in out:
         return out
     run_dir = Path(out["run_dir"])
+    if not (run_dir / "results.json").exists():
+        return {"error": f"exit {out['exit']}, no results.json in {run_dir}"}
     results = json.loads((run_dir / "results.json").read_text())
     summary = json.loads((run_dir / "summary.json").read_text())
     live = results.get("liveness") or {}
@@ -86,7 +89,7 @@ def main() -> None:
     parser.add_argument("--kafka", default="4.3.1")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--time-limit", type=float, default=60)
-    parser.add_argument("--nemesis", default="kill,pause,partition")
+    parser.add_argument("--nemesis", default="kill,pause,partition,remote-unavailable,remote-slow")
     parser.add_argument("--interval", type=float, default=8)
     parser.add_argument("--nemesis-start", type=float, default=15, help="seconds of faultless traffic first")
     parser.add_argument("--store", type=Path, default=None, help="keep the run directories here")

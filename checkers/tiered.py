@@ -3,14 +3,17 @@ delete nothing.
 
 A tiered run sets retention far above what it writes and proves it (config.json's
 `tiered.retention.nothing_deletable`). A log start offset that moved anyway is data deleted that
-retention did not ask for: KAFKA-20732's false size breach moves it on the new leader, and every
-replica follows. The history can show such a loss only for the records the final read missed;
-the log starts show the deletion itself, on which replica and in remote storage. They are read at
-the end of the run from each broker and the remote folder (log-starts.json, harness/tiered.py).
+retention did not ask for (KAFKA-20732's false size breach moves it on the new leader, and every
+replica follows), or, when one replica alone moved while its leader and remote storage stay at 0,
+a replica that lost track of the partition's start (which releases before 3.9 may do when a
+wiped follower rebuilds from remote storage; not seen here yet): the example names where. The
+history can show a loss only for the records the final read missed; the starts show the deletion
+itself. They are read at the end of the run from every replica and the remote folder
+(log-starts.json, harness/tiered.py).
 
-A tiered run whose log starts are missing, or that a broker did not answer, could not be judged:
-results.json's `tiered` says why, and the verdict is "unknown" unless an error was found. A run
-whose retention could delete something is not judged (a moved start may be legitimate).
+A tiered run whose starts could not all be read, or whose retention was not proven unable to
+delete, is not judged: results.json's `tiered` says why, and the verdict is "unknown" unless an
+error was found (a start read above 0 is one, whatever else could not be read).
 """
 
 from __future__ import annotations
@@ -28,12 +31,13 @@ MAX_EXAMPLES = 10
 
 
 def moved(starts: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every start above 0 in log-starts.json: one example per (key, where), where a broker id or
-    "remote" (the lowest offset of the partition's remote segments)."""
+    """Every start above 0 in log-starts.json: one example per (partition, where), where a broker
+    id or "remote" (the lowest offset of the partition's remote segments). A replica that did not
+    answer (`log_start` None) moved nothing that is known: it is `unjudged`'s."""
     out = []
     for key, partition in sorted(starts.get("partitions", {}).items()):
         for broker, replica in sorted(partition.get("replicas", {}).items()):
-            if (replica.get("log_start") or 0) > 0:
+            if replica.get("log_start") is not None and replica["log_start"] > 0:
                 out.append({"partition": key, "where": f"broker {broker}", "log_start": replica["log_start"]})
         lowest = partition.get("remote", {}).get("lowest_offset")
         if lowest:
@@ -41,29 +45,45 @@ def moved(starts: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def unjudged(starts: dict[str, Any]) -> list[str]:
+    """The replicas whose start is not known (each `partition broker: why`), and the partitions
+    with no replica listed at all."""
+    out = []
+    for key, partition in sorted(starts.get("partitions", {}).items()):
+        replicas = partition.get("replicas", {})
+        if not replicas:
+            out.append(f"{key}: no replica listed")
+        for broker, replica in sorted(replicas.items()):
+            if replica.get("log_start") is None:
+                out.append(f"{key} broker {broker}: {replica.get('error', 'no answer')}")
+    return out
+
+
 def judge(run_dir: Path | None, config: RunConfig) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
     """The anomaly's entry (empty when none), and results.json's `tiered` object: None for a run
-    that is not tiered; else `checked` (whether the rule ran), `why` when it did not, each
-    partition's starts, and `reads`, summary.json's `tiered_reads` as the run counted them (for
-    the report)."""
+    that is not tiered; else `checked` (whether the rule judged every start), `why` when it did
+    not, each partition's starts, and `reads`, summary.json's `tiered_reads` as the run counted
+    them (for the report). A start found above 0 is an error even when another could not be read."""
     if not config.tiered:
         return {}, None
-    retention = config.tiered.get("retention") or {}
+    retention = config.tiered.get("retention")
     files = RunDir(run_dir) if run_dir is not None else None
     reads = None
     if files is not None and files.summary.exists():
         reads = json.loads(files.summary.read_text()).get("tiered_reads")
     if files is None or not files.log_starts.exists():
-        return {}, {"checked": False, "why": "no log-starts.json: the run ended before its final read", "reads": reads}
+        why = "no log-starts.json: the run ended before its final read, or could not record them (its log says why)"
+        return {}, {"checked": False, "why": why, "reads": reads}
     starts = json.loads(files.log_starts.read_text())
     summary: dict[str, Any] = {"partitions": starts.get("partitions", {}), "reads": reads}
+    if retention is None:
+        return {}, {**summary, "checked": False, "why": "retention not proven unable to delete (config.json)"}
     if not retention.get("nothing_deletable"):
         return {}, {**summary, "checked": False, "why": "retention could delete what the run wrote"}
-    found = moved(starts)
-    unanswered = starts.get("unanswered") or {}
-    if unanswered and not found:
-        why = "; ".join(f"broker {b}: {reason}" for b, reason in sorted(unanswered.items()))
-        return {}, {**summary, "checked": False, "why": f"not every broker answered: {why}"}
+    found, unknown = moved(starts), unjudged(starts)
+    if unknown and not found:
+        shown = "; ".join(unknown[:3]) + (f"; {len(unknown) - 3} more" if len(unknown) > 3 else "")
+        return {}, {**summary, "checked": False, "why": f"not every replica answered: {shown}"}
     summary["checked"] = True
     if not found:
         return {}, summary

@@ -139,7 +139,7 @@ def source_digest(source: Path) -> str:
     from our own Java source is cached per digest, so an edit rebuilds it."""
     digest = hashlib.sha256()
     for path in sorted(source.rglob("*")):
-        if path.is_file() and "target" not in path.parts:
+        if path.is_file() and "target" not in path.relative_to(source).parts:
             digest.update(path.relative_to(source).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:8]
 

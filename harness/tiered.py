@@ -114,7 +114,8 @@ def broker_config(broker_count: int, plugin: Plugin) -> dict[str, str]:
         "remote.log.manager.task.interval.ms": "1000",
         "log.retention.check.interval.ms": "1000",
         # The first retention check, which is what deletes a local copy once it is remote, waits
-        # this long after the broker starts (30 s by default from 3.8; unknown before, and ignored).
+        # this long after the broker starts (Kafka's default, docs/cluster.md; unknown before 3.8,
+        # and ignored there).
         "log.initial.task.delay.ms": "1000",
     }
 
@@ -347,30 +348,38 @@ def retention_margin(topic: dict[str, str], data_dirs: list[Path], remote_dir: P
     }
 
 
-#: ListOffsets' error code for a broker that holds no replica of the partition.
-UNKNOWN_TOPIC_OR_PARTITION = 3
-
-
-def log_starts(ask: Callable[[int], dict[str, Any]], broker_ids: list[int], keys: list[str], remote_dir: Path):
+def log_starts(
+    ask: Callable[[int], dict[str, Any]],
+    assignment: dict[str, list[int]] | None,
+    broker_ids: list[int],
+    keys: list[str],
+    remote_dir: Path,
+) -> dict[str, Any]:
     """log-starts.json: where each partition of the run begins at its end, on every replica and in
     remote storage. `ask(broker_id)` is that broker's own answer (harness/admin.py
-    `log_starts_from`); a broker that could not answer is listed in `unanswered` with why, and a
-    broker with no replica of a key is left out of that key's replicas.
+    `log_starts_from`); `assignment`, each key's replicas from the cluster's metadata (None when
+    it could not be read: then every broker counts as a replica of every key).
 
-    With retention that could delete nothing, every one of them is 0 (the topic is new); the
-    checker's `log-start-moved` (checkers/tiered.py) reads this."""
+    Every replica of a key is listed: with its `log_start` and `local_log_start`, or with
+    `log_start` None and `error` when it did not answer for that key (a broker that could not be
+    asked at all is also in `unanswered`, with why). None is never a start of 0: the checker's
+    `log-start-moved` (checkers/tiered.py) does not judge such a replica. With retention that could
+    delete nothing, every start is 0 (the topic is new)."""
     partitions: dict[str, dict[str, Any]] = {key: {"replicas": {}, "remote": {}} for key in keys}
     unanswered: dict[str, str] = {}
-    for broker in broker_ids:
+    expected = {key: broker_ids if assignment is None else assignment.get(key, broker_ids) for key in keys}
+    for broker in sorted({b for replicas in expected.values() for b in replicas}):
         try:
             answer = ask(broker)
-        except Exception as exc:  # noqa: BLE001 - said in the file: the checker cannot judge that replica
+        except Exception as exc:  # the file says so: the checker then cannot judge this broker's replicas
             unanswered[str(broker)] = f"{type(exc).__name__}: {exc}"
-            continue
+            answer = {}
         for key in keys:
-            entry = answer.get(key)
-            if entry is None or entry.get("error", {}).get("log_start") == UNKNOWN_TOPIC_OR_PARTITION:
+            if broker not in expected[key]:
                 continue
+            entry = answer.get(key) or {"log_start": None, "local_log_start": None}
+            if entry.get("log_start") is None and "error" not in entry:
+                entry = {**entry, "error": unanswered.get(str(broker), "no answer for this partition")}
             partitions[key]["replicas"][str(broker)] = entry
     remote = remote_segments(remote_dir)
     for key in keys:
@@ -379,7 +388,8 @@ def log_starts(ask: Callable[[int], dict[str, Any]], broker_ids: list[int], keys
         bases = [base for logs in mine for base, _ in logs]
         partitions[key]["remote"] = {"segments": len(bases), "lowest_offset": min(bases) if bases else None}
     return {
-        "taken": "after the final read, from every broker (ListOffsets for its own replica) and the remote folder",
+        "taken": "after the final read, from every replica (ListOffsets for its own copy) and the remote folder",
+        "assignment": "from the cluster's metadata" if assignment is not None else "unknown: every broker asked",
         "partitions": partitions,
         "unanswered": unanswered,
     }

@@ -28,7 +28,7 @@ from typing import Any
 
 from kafka_chaos.checkers.check import check_history
 from kafka_chaos.checkers.measures import group_coverage, liveness
-from kafka_chaos.harness.admin import log_starts_from
+from kafka_chaos.harness.admin import log_starts_from, topic_metadata_from
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.control_plane import ControlPlaneSampler
 from kafka_chaos.harness.evidence_gaps import record_gap, undecoded_logs
@@ -197,24 +197,43 @@ class WorkloadPhase:
 
     def _record_log_starts(self) -> None:
         """log-starts.json: each replica's and remote storage's start of every partition, now that
-        the final read is done (harness/tiered.py `log_starts`)."""
+        the final read is done (harness/tiered.py `log_starts`). Whatever fails here is said and
+        leaves no file, so the check says the starts could not be judged, and the run goes on."""
         brokers = [node.node_id for node in self.cluster.brokers]
+        admin, failed = None, None
         try:
             admin = self.cluster.admin(request_timeout_ms=8000)
-        except Exception as exc:  # noqa: BLE001 - every broker is then unanswered, and the file says why
-            admin, failed = None, exc
+        except Exception as exc:  # every broker is then unanswered, and the file says why
+            failed = exc
 
         def ask(broker: int) -> dict[str, Any]:
             if admin is None:
-                raise failed
+                raise failed or RuntimeError("no admin client")
             return log_starts_from(admin, broker, {self.opts.topic: list(range(self.opts.keys))})
 
         try:
-            starts = log_starts(ask, brokers, self.opts.key_names, self.cluster.remote_dir)
+            assignment = self._assignment(admin, brokers) if admin is not None else None
+            starts = log_starts(ask, assignment, brokers, self.opts.key_names, self.cluster.remote_dir)
+            self.run_dir.log_starts.write_text(json.dumps(starts, indent=2, sort_keys=True) + "\n")
+        except Exception as exc:
+            if self.reporter is not None:
+                self.reporter(
+                    f"warning: the tiered run's log starts could not be recorded: {type(exc).__name__}: {exc}"
+                )
         finally:
             if admin is not None:
                 admin.close()
-        self.run_dir.log_starts.write_text(json.dumps(starts, indent=2, sort_keys=True) + "\n")
+
+    def _assignment(self, admin: Any, brokers: list[int]) -> dict[str, list[int]] | None:
+        """Each key's replicas, from the metadata of the first broker that answers; None when none does."""
+        for broker in brokers:
+            try:
+                described = topic_metadata_from(admin, broker, self.opts.topic)
+            except Exception:  # the next broker, then every broker asked for every key (log_starts)
+                continue
+            topic = self.opts.topic
+            return {f"{topic}/{p['partition_index']}": list(p["replica_nodes"]) for p in described["partitions"]}
+        return None
 
     def _tiered_starts(self, sources: ReadSources) -> Callable[[], None]:
         """What tells `sources` the local log starts as the final read begins."""

@@ -27,11 +27,26 @@ def _starts(replica_starts: dict[str, int], remote_lowest: int | None = 0, unans
     }
 
 
-def _run_dir(tmp_path: Path, starts: dict | None, nothing_deletable: bool = True) -> Path:
+def _unanswered(starts: dict, broker: str) -> dict:
+    """`broker` could not be asked at all: its replicas' starts are unknown."""
+    starts["partitions"][K]["replicas"][broker] = {"log_start": None, "local_log_start": None, "error": "timeout"}
+    starts["unanswered"] = {broker: "KafkaTimeoutError: timeout"}
+    return starts
+
+
+def _errored(starts: dict, broker: str) -> dict:
+    """`broker` answered for the partition with an error (its code)."""
+    starts["partitions"][K]["replicas"][broker] = {"log_start": None, "local_log_start": 5, "error": {"log_start": 56}}
+    return starts
+
+
+def _run_dir(tmp_path: Path, starts: dict | None, nothing_deletable: bool | None = True) -> Path:
     run_dir = tmp_path / "run"
     run_dir.mkdir(parents=True)
     retention = {"retention_bytes": 10**9, "largest_partition_bytes": 10**5, "nothing_deletable": nothing_deletable}
     config = {"tiered": {"storage": "LocalTieredStorage", "release": "4.3.1", "retention": retention}}
+    if nothing_deletable is None:
+        del config["tiered"]["retention"]
     (run_dir / "config.json").write_text(json.dumps(config))
     (run_dir / "summary.json").write_text(json.dumps({"tiered_reads": {"from_remote": 3, "from_local": 0}}))
     if starts is not None:
@@ -73,7 +88,8 @@ def test_a_partition_not_yet_in_remote_storage_has_no_remote_start(tmp_path):
     [
         (None, False, "no log-starts.json"),
         (_starts({"1": 0, "2": 0}), True, "retention could delete"),
-        (_starts({"1": 0, "2": 0}, unanswered={"3": "KafkaTimeoutError"}), False, "not every broker answered"),
+        (_unanswered(_starts({"1": 0, "2": 0, "3": 0}), "3"), False, "not every replica answered"),
+        (_errored(_starts({"1": 0, "2": 0, "3": 0}), "2"), False, "not every replica answered"),
     ],
 )
 def test_starts_that_cannot_be_judged_are_not_checked(tmp_path, starts, deletable, why):
@@ -81,8 +97,13 @@ def test_starts_that_cannot_be_judged_are_not_checked(tmp_path, starts, deletabl
     assert found == {} and not summary["checked"] and why in summary["why"]
 
 
+def test_a_run_whose_retention_was_never_proven_is_not_judged(tmp_path):
+    found, summary = _judge(_run_dir(tmp_path, _starts({"1": 3}), nothing_deletable=None))
+    assert found == {} and not summary["checked"] and "not proven" in summary["why"]
+
+
 def test_a_moved_start_is_found_even_when_a_broker_did_not_answer(tmp_path):
-    found, _ = _judge(_run_dir(tmp_path, _starts({"1": 7}, unanswered={"3": "KafkaTimeoutError"})))
+    found, _ = _judge(_run_dir(tmp_path, _unanswered(_starts({"1": 7, "3": 0}), "3")))
     assert found["log-start-moved"]["errors"] == 1
 
 

@@ -112,6 +112,11 @@ def test_tiered_storage_runs_on_the_newest_release_with_the_remote_tier_faulted(
     for c in tiered:
         faults = {entry.partition("@")[0] for entry in parse_fault_list(c["nemesis"])}
         assert {"remote-unavailable", "remote-slow"} <= faults and {"kill", "partition"} <= faults, c
+    # Its brokers' gates are FUSE mounts: the run needs root and libfuse2 (docs/cluster.md).
+    steps = workflow["jobs"]["chaos"]["steps"]
+    run = next(s["run"] for s in steps if "kafka-chaos run" in s.get("run", ""))
+    assert "${{ contains(matrix.workload, 'tiered') && 'sudo -E' || '' }} .venv/bin/kafka-chaos run" in run
+    assert any("libfuse2" in s.get("run", "") for s in steps)
 
 
 def test_runs_are_uploaded_and_summarized_even_when_they_fail(workflow):

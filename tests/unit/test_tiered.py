@@ -221,3 +221,33 @@ def test_a_local_copy_of_a_remote_segment_counts_once(tmp_path):
     (remote_folder / f"{0:020d}-x9.log").write_bytes(b"x" * 500)
     margin = retention_margin({"retention.bytes": "801", "retention.ms": "60000"}, [data], remote, ["chaos/0"], 30.0)
     assert margin["largest_partition_bytes"] == 800 and margin["nothing_deletable"] is True
+
+
+def test_log_starts_lists_every_replica_and_never_takes_an_unknown_start_for_zero(tmp_path):
+    folder = tmp_path / STORAGE_ROOT / f"chaos-0-{TOPIC_ID}"
+    folder.mkdir(parents=True)
+    for base in (40, 12):
+        (folder / f"{base:020d}-x9.log").write_text("")
+    keys = ["chaos/0", "chaos/1"]
+
+    def ask(broker: int) -> dict:
+        if broker == 2:
+            raise TimeoutError("no answer")
+        if broker == 4:
+            raise AssertionError("broker 4 holds no replica: it is not asked")
+        answer = {key: {"log_start": 0, "local_log_start": 9} for key in keys}
+        if broker == 3:
+            answer["chaos/1"] = {"log_start": None, "local_log_start": None, "error": {"log_start": 6}}
+        return answer
+
+    got = tiered.log_starts(ask, {k: [1, 2, 3] for k in keys}, [1, 2, 3, 4], keys, tmp_path)
+    first, second = got["partitions"]["chaos/0"], got["partitions"]["chaos/1"]
+    assert sorted(first["replicas"]) == ["1", "2", "3"]  # broker 4 is no replica
+    assert first["replicas"]["1"]["log_start"] == 0
+    assert first["replicas"]["2"]["log_start"] is None and "TimeoutError" in first["replicas"]["2"]["error"]
+    assert second["replicas"]["3"] == {"log_start": None, "local_log_start": None, "error": {"log_start": 6}}
+    assert got["unanswered"] == {"2": "TimeoutError: no answer"}
+    assert first["remote"] == {"segments": 2, "lowest_offset": 12} and second["remote"]["lowest_offset"] is None
+
+    everyone = tiered.log_starts(lambda b: {k: {"log_start": 0} for k in keys}, None, [1, 2], keys, tmp_path)
+    assert sorted(everyone["partitions"]["chaos/1"]["replicas"]) == ["1", "2"]  # no metadata: every broker
