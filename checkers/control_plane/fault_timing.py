@@ -17,6 +17,7 @@ from typing import Any
 
 from kafka_chaos.checkers.control_plane import quorum_rules
 from kafka_chaos.checkers.control_plane.node_faults import DOWN, Window, cut_between, down, is_down, majority_back
+from kafka_chaos.history import events
 from kafka_chaos.history.kraft import caught_up
 from kafka_chaos.history.metadata_replay import REGISTER
 
@@ -343,7 +344,7 @@ def reaction_times(ev: Evidence) -> list[dict[str, Any]]:
     that removed a faulted node, and, for a fault on the active controller, to the next quorum leader."""
     ops: dict[int, dict[str, Any]] = {}
     for w in ev.ws:
-        if w.stayed is None:
+        if w.stayed is None or w.does == events.IMPAIRED:  # the remote storage's faults leave the node up
             continue
         entry = ops.setdefault(
             w.op,

@@ -150,7 +150,8 @@ def windows(ops: list[NemesisOp], end: int) -> list[Window]:
                     and (
                         (u.heals is not None and op.f in u.heals and (network or node in u.nodes))
                         or (network and bool(u.grudge))
-                        or (not network and _restarts(u, node))
+                        # A restart does not open a remote storage's gate: it is outside the node.
+                        or (not network and op.effect != events.IMPAIRED and _restarts(u, node))
                     )
                 ),
                 None,
