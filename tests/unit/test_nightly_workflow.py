@@ -35,7 +35,7 @@ def commands(job: dict) -> list[str]:
 def argv(line: str, values: dict[str, str], env: dict[str, str]) -> list[str]:
     """The command's arguments, with the matrix values, step outputs and env variables put in."""
     line = re.sub(r"\$\{\{\s*matrix\.(\w+)\s*\}\}", lambda m: values[m.group(1)], line)
-    line = re.sub(r"\$\{\{\s*steps\.cell\.outputs\.slug\s*\}\}", slug(values), line)
+    line = re.sub(r"\$\{\{\s*steps\.cell\.outputs\.slug\s*\}\}", lambda m: slug(values), line)
     env = {**env, "TIME_LIMIT": "300"}  # its expression falls back to 300
     line = re.sub(r"\$(\w+)", lambda m: env[m.group(1)], line)
     words = []
@@ -127,3 +127,17 @@ def test_runs_are_uploaded_and_summarized_even_when_they_fail(workflow):
     assert upload["with"]["path"] == "store/"
     assert "exit" in steps[-1]["run"]  # the verdict decides the job's colour, after the upload
     assert "cancelled()" in workflow["jobs"]["trend"]["if"]  # the trend runs when some cells failed
+
+
+def test_each_nightly_scenario_runs_on_an_affected_and_a_fixed_release_and_parses(workflow):
+    from kafka_chaos.scenarios.base import LOSS, SAFE
+    from kafka_chaos.scenarios.registry import get
+
+    job = workflow["jobs"]["scenarios"]
+    (line,) = [c for c in commands(job) if c.startswith("reproduce ")]
+    for values in job["strategy"]["matrix"]["include"]:
+        args = build_parser().parse_args(argv(line, values, workflow["env"]))
+        assert args.scenario == values["scenario"] and args.kafka == values["kafka"]
+        scenario = get(values["scenario"])
+        outcomes = {scenario.expect(KafkaVersion.parse(v), None) for v in values["kafka"].split(",")}
+        assert outcomes == {LOSS, SAFE}, values  # the loss, and its fix, side by side
