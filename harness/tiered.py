@@ -303,8 +303,8 @@ class ReadSources:
             "from_remote": remote,
             "from_local": local,
             "local_log_start": self.starts,
-            "how": "a record below every broker's lowest local segment when the final read began is "
-            "counted as read from remote storage",
+            "how": "a record below every broker's local log start when the final read began (the brokers' "
+            "ListOffsets answer, else their lowest segment file) is counted as read from remote storage",
         }
 
 

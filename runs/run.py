@@ -236,9 +236,40 @@ class WorkloadPhase:
         return None
 
     def _tiered_starts(self, sources: ReadSources) -> Callable[[], None]:
-        """What tells `sources` the local log starts as the final read begins."""
+        """What tells `sources` the local log starts as the final read begins: each key's lowest
+        local log start any broker answers (ListOffsets), else its lowest segment file on any
+        broker's disk. The brokers' answer comes first: a node restarted by a fault may keep a
+        segment file its log no longer counts (lose-unflushed leaves one)."""
         data_dirs = [node.data_dir for node in self.cluster.brokers]
-        return lambda: sources.begin(local_log_starts(data_dirs, self.opts.key_names))
+        keys = self.opts.key_names
+
+        def begin() -> None:
+            on_disk = local_log_starts(data_dirs, keys)
+            answered = self._answered_local_starts()
+            sources.begin({key: answered.get(key, on_disk[key]) for key in keys})
+
+        return begin
+
+    def _answered_local_starts(self) -> dict[str, int]:
+        """Per key, the lowest local log start of the brokers that answered for it (none: left out)."""
+        out: dict[str, int] = {}
+        try:
+            admin = self.cluster.admin(request_timeout_ms=8000)
+        except Exception:  # the segment files on disk are then the measure
+            return out
+        try:
+            for node in self.cluster.brokers:
+                try:
+                    answer = log_starts_from(admin, node.node_id, {self.opts.topic: list(range(self.opts.keys))})
+                except Exception:  # that broker's replicas are left to the others and the files
+                    continue
+                for key, entry in answer.items():
+                    start = entry.get("local_log_start")
+                    if start is not None and start >= 0:
+                        out[key] = min(out.get(key, start), start)
+        finally:
+            admin.close()
+        return out
 
 
 class Run:
