@@ -66,12 +66,34 @@ def copy_artifacts(dependencies: list[str], dest: Path, what: str) -> None:
             f"-DoutputDirectory={dest}",
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode == 0:
-        return
-    out = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        _raise_for(proc.stdout + proc.stderr, f"Maven could not resolve {what}")
+
+
+def _raise_for(out: str, failed: str) -> None:
+    """MissingArtifact when Maven's output says Maven Central lacks an artifact; else a
+    KafkaChaosError, `failed` and Maven's first error."""
     if re.search(r"Could not find artifact|was not found in", out):
         raise MissingArtifact(first_error(out))
-    raise KafkaChaosError(f"Maven could not resolve {what}: {first_error(out)}")
+    raise KafkaChaosError(f"{failed}: {first_error(out)}")
+
+
+def build_project(source: Path, dest: Path, args: list[str], outputs: list[str], what: str, needs: str) -> None:
+    """Maven builds `what`, a copy of our own Java project at `source` (its build output left
+    out), with `args` (properties and goals), and copies each of `outputs` (files or folders
+    under the copy's `target/`) into `dest`. UsageError naming `needs` without Maven and a JDK;
+    MissingArtifact when Maven Central lacks a dependency; KafkaChaosError otherwise."""
+    mvn = shutil.which("mvn")
+    if mvn is None or shutil.which("javac") is None:
+        raise UsageError(f"{needs} needs Maven and a JDK (apt-get install maven openjdk-17-jdk-headless)")
+    with tempfile.TemporaryDirectory(prefix="kafka-chaos-build-") as work:
+        shutil.copytree(source, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns("target"))
+        proc = subprocess.run([mvn, "-B", "-q", "-f", f"{work}/pom.xml", *args], capture_output=True, text=True)
+        if proc.returncode != 0:
+            _raise_for(proc.stdout + proc.stderr, f"Maven could not build {what}")
+        for name in outputs:
+            built = Path(work) / "target" / name
+            (shutil.copytree if built.is_dir() else shutil.copy)(built, dest / name)
 
 
 def _mvn_copy(dependencies: list[str], dest: Path, version: KafkaVersion) -> None:

@@ -18,9 +18,6 @@ remote) is checked every second. The topics' own settings are `topic_config`'s.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import tempfile
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,12 +25,12 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-from kafka_chaos.harness.errors import KafkaChaosError, UsageError
+from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.maven import (
     MissingArtifact,
+    build_project,
     copy_artifacts,
     dependency_xml,
-    first_error,
     resolve_once_locked,
     source_digest,
 )
@@ -159,6 +156,18 @@ def remote_segments(remote_dir: Path) -> dict[str, list[tuple[int, Path]]]:
     return out
 
 
+def segments_of(remote: dict[str, list[tuple[int, Path]]], key: str) -> list[tuple[int, Path]]:
+    """A key's (`topic/partition`) remote segments, of every folder of it (a topic recreated
+    under the same name has a folder per topic id), from `remote_segments`."""
+    topic, partition = key.rsplit("/", 1)
+    return [
+        segment
+        for folder, logs in remote.items()
+        if partition_of_folder(folder) == (topic, partition)
+        for segment in logs
+    ]
+
+
 def partition_of_folder(folder: str) -> tuple[str, str] | None:
     """(topic, partition) of a remote partition folder's name, `<topic>-<partition>-<topic id>`."""
     match = re.fullmatch(r"(.+)-(\d+)-[A-Za-z0-9_-]{22}", folder)
@@ -232,27 +241,23 @@ def build_own(version: KafkaVersion, log: Callable[[str], None] | None = None) -
     Central has no such kafka-storage-api."""
 
     def build(dest: Path) -> None:
-        mvn = shutil.which("mvn")
-        if mvn is None or shutil.which("javac") is None:
-            raise UsageError(
-                f"--tiered on Kafka {version} builds kafka-chaos's remote storage, which needs Maven and a JDK "
-                "(apt-get install maven openjdk-17-jdk-headless)"
-            )
         if log is not None:
             log(f"building kafka-chaos's remote storage against kafka-storage-api {version} (once; cached)")
-        with tempfile.TemporaryDirectory(prefix="kafka-chaos-rsm-") as work:
-            shutil.copytree(OWN_SOURCE, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns("target"))
-            cmd = [mvn, "-B", "-q", "-f", f"{work}/pom.xml", f"-Dkafka.version={version}", "package"]
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode != 0:
-                out = proc.stdout + proc.stderr
-                if "Could not find artifact" in out or "was not found in" in out:
-                    raise UsageError(
-                        f"--tiered on Kafka {version} needs kafka-storage's test jar (LocalTieredStorage) or "
-                        f"kafka-storage-api {version} to build ours, and Maven Central has neither: {first_error(out)}"
-                    )
-                raise KafkaChaosError(f"Maven could not build kafka-chaos's remote storage: {first_error(out)}")
-            shutil.copy(f"{work}/target/{OWN_JAR}", dest / OWN_JAR)
+        needs = f"--tiered on Kafka {version} builds kafka-chaos's remote storage, which"
+        try:
+            build_project(
+                OWN_SOURCE,
+                dest,
+                [f"-Dkafka.version={version}", "package"],
+                [OWN_JAR],
+                "kafka-chaos's remote storage",
+                needs,
+            )
+        except MissingArtifact as missing:
+            raise UsageError(
+                f"--tiered on Kafka {version} needs kafka-storage's test jar (LocalTieredStorage) or "
+                f"kafka-storage-api {version} to build ours, and Maven Central has neither: {missing}"
+            ) from None
 
     return resolve_once_locked(own_dir(version), version, build)
 
@@ -318,12 +323,7 @@ def retention_margin(topic: dict[str, str], data_dirs: list[Path], remote_dir: P
     largest = 0
     for key in keys:
         topic_name, partition = key.rsplit("/", 1)
-        logs = [
-            (base, log)
-            for folder, each in remote.items()
-            if partition_of_folder(folder) == (topic_name, partition)
-            for base, log in each
-        ]
+        logs = segments_of(remote, key)
         remote_bytes = sum(log.stat().st_size for _, log in logs)
         remote_bases = {base for base, _ in logs}
         local_bytes = max(
@@ -383,9 +383,7 @@ def log_starts(
             partitions[key]["replicas"][str(broker)] = entry
     remote = remote_segments(remote_dir)
     for key in keys:
-        topic, partition = key.rsplit("/", 1)
-        mine = [logs for folder, logs in remote.items() if partition_of_folder(folder) == (topic, partition)]
-        bases = [base for logs in mine for base, _ in logs]
+        bases = [base for base, _ in segments_of(remote, key)]
         partitions[key]["remote"] = {"segments": len(bases), "lowest_offset": min(bases) if bases else None}
     return {
         "taken": "after the final read, from every replica (ListOffsets for its own copy) and the remote folder",
@@ -393,3 +391,15 @@ def log_starts(
         "partitions": partitions,
         "unanswered": unanswered,
     }
+
+
+def lowest_local_starts(starts: dict[str, Any]) -> dict[str, int]:
+    """Per key of a `log_starts` document, the lowest local log start its replicas answered
+    (a key none answered for is left out)."""
+    out: dict[str, int] = {}
+    for key, partition in starts["partitions"].items():
+        answered = [r.get("local_log_start") for r in partition["replicas"].values()]
+        known = [start for start in answered if start is not None and start >= 0]
+        if known:
+            out[key] = min(known)
+    return out

@@ -36,7 +36,7 @@ from kafka_chaos.harness.logdump import DumpRequest, dump_all
 from kafka_chaos.harness.metadata_log import node_logs_request, timeline_request, write_node_logs, write_timeline
 from kafka_chaos.harness.names import group_id, new_run_id
 from kafka_chaos.harness.replica_logs import replicas_request, write_replicas
-from kafka_chaos.harness.tiered import ReadSources, local_log_starts, log_starts, retention_margin
+from kafka_chaos.harness.tiered import ReadSources, local_log_starts, log_starts, lowest_local_starts, retention_margin
 from kafka_chaos.harness.tiered import topic_config as tiered_topic_config
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.history.file import HistoryWriter
@@ -197,8 +197,20 @@ class WorkloadPhase:
 
     def _record_log_starts(self) -> None:
         """log-starts.json: each replica's and remote storage's start of every partition, now that
-        the final read is done (harness/tiered.py `log_starts`). Whatever fails here is said and
-        leaves no file, so the check says the starts could not be judged, and the run goes on."""
+        the final read is done. Whatever fails here is said and leaves no file, so the check says
+        the starts could not be judged, and the run goes on."""
+        try:
+            starts = self._log_starts()
+            self.run_dir.log_starts.write_text(json.dumps(starts, indent=2, sort_keys=True) + "\n")
+        except Exception as exc:
+            if self.reporter is not None:
+                self.reporter(
+                    f"warning: the tiered run's log starts could not be recorded: {type(exc).__name__}: {exc}"
+                )
+
+    def _log_starts(self) -> dict[str, Any]:
+        """Every replica's start of every partition and remote storage's, asked now
+        (harness/tiered.py `log_starts`, each broker through harness/admin.py `log_starts_from`)."""
         brokers = [node.node_id for node in self.cluster.brokers]
         admin, failed = None, None
         try:
@@ -213,13 +225,7 @@ class WorkloadPhase:
 
         try:
             assignment = self._assignment(admin, brokers) if admin is not None else None
-            starts = log_starts(ask, assignment, brokers, self.opts.key_names, self.cluster.remote_dir)
-            self.run_dir.log_starts.write_text(json.dumps(starts, indent=2, sort_keys=True) + "\n")
-        except Exception as exc:
-            if self.reporter is not None:
-                self.reporter(
-                    f"warning: the tiered run's log starts could not be recorded: {type(exc).__name__}: {exc}"
-                )
+            return log_starts(ask, assignment, brokers, self.opts.key_names, self.cluster.remote_dir)
         finally:
             if admin is not None:
                 admin.close()
@@ -237,39 +243,21 @@ class WorkloadPhase:
 
     def _tiered_starts(self, sources: ReadSources) -> Callable[[], None]:
         """What tells `sources` the local log starts as the final read begins: each key's lowest
-        local log start any broker answers (ListOffsets), else its lowest segment file on any
-        broker's disk. The brokers' answer comes first: a node restarted by a fault may keep a
+        local log start its replicas answer (`_log_starts`), else its lowest segment file on any
+        broker's disk. The replicas' answer comes first: a node restarted by a fault may keep a
         segment file its log no longer counts (lose-unflushed leaves one)."""
         data_dirs = [node.data_dir for node in self.cluster.brokers]
         keys = self.opts.key_names
 
         def begin() -> None:
             on_disk = local_log_starts(data_dirs, keys)
-            answered = self._answered_local_starts()
+            try:
+                answered = lowest_local_starts(self._log_starts())
+            except Exception:  # the segment files on disk are then the measure
+                answered = {}
             sources.begin({key: answered.get(key, on_disk[key]) for key in keys})
 
         return begin
-
-    def _answered_local_starts(self) -> dict[str, int]:
-        """Per key, the lowest local log start of the brokers that answered for it (none: left out)."""
-        out: dict[str, int] = {}
-        try:
-            admin = self.cluster.admin(request_timeout_ms=8000)
-        except Exception:  # the segment files on disk are then the measure
-            return out
-        try:
-            for node in self.cluster.brokers:
-                try:
-                    answer = log_starts_from(admin, node.node_id, {self.opts.topic: list(range(self.opts.keys))})
-                except Exception:  # that broker's replicas are left to the others and the files
-                    continue
-                for key, entry in answer.items():
-                    start = entry.get("local_log_start")
-                    if start is not None and start >= 0:
-                        out[key] = min(out.get(key, start), start)
-        finally:
-            admin.close()
-        return out
 
 
 class Run:

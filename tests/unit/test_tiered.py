@@ -251,3 +251,14 @@ def test_log_starts_lists_every_replica_and_never_takes_an_unknown_start_for_zer
 
     everyone = tiered.log_starts(lambda b: {k: {"log_start": 0} for k in keys}, None, [1, 2], keys, tmp_path)
     assert sorted(everyone["partitions"]["chaos/1"]["replicas"]) == ["1", "2"]  # no metadata: every broker
+
+
+def test_the_lowest_local_start_is_the_replicas_lowest_answer_zero_included():
+    starts = {
+        "partitions": {
+            "chaos/0": {"replicas": {"1": {"local_log_start": 40}, "2": {"local_log_start": 0}}},
+            "chaos/1": {"replicas": {"1": {"local_log_start": 12}, "2": {"local_log_start": None, "error": "x"}}},
+            "chaos/2": {"replicas": {"1": {"local_log_start": None, "error": "x"}}},
+        }
+    }
+    assert tiered.lowest_local_starts(starts) == {"chaos/0": 0, "chaos/1": 12}  # chaos/2: no answer

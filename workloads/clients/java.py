@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import shutil
 import subprocess
-import tempfile
 import threading
 from pathlib import Path
 from typing import IO, Any
 
-from kafka_chaos.harness.errors import KafkaChaosError, UsageError
-from kafka_chaos.harness.maven import first_error, resolve_once_locked, source_digest
+from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.harness.maven import MissingArtifact, build_project, resolve_once_locked, source_digest
 from kafka_chaos.harness.paths import cache_dir
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.workloads.clients.api import ClientConfigError, ClientDied, ClientError, Group, split_key
@@ -91,32 +89,20 @@ def build_driver(version: KafkaVersion, log: Any = None) -> Path:
     and driver source, then cached. UsageError when Maven Central has no such kafka-clients."""
 
     def build(dest: Path) -> None:
-        mvn = shutil.which("mvn")
-        if mvn is None or shutil.which("javac") is None:
-            raise UsageError("--client java needs Maven and a JDK (apt-get install maven openjdk-17-jdk-headless)")
         if log is not None:
             log(f"building the Java client driver against kafka-clients {version} (once; cached)")
-        with tempfile.TemporaryDirectory(prefix="kafka-chaos-driver-") as work:
-            shutil.copytree(SOURCE, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns("target"))
-            cmd = [
-                mvn,
-                "-B",
-                "-q",
-                "-f",
-                f"{work}/pom.xml",
-                f"-Dkafka.version={version}",
-                *(["-Dshare"] if version >= SHARE_CLIENTS else []),
-                "package",
-                "dependency:copy-dependencies",
-            ]
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode != 0:
-                out = proc.stdout + proc.stderr
-                if "Could not find artifact" in out or "was not found in" in out:
-                    raise UsageError(f"kafka-clients {version} is not on Maven Central: {first_error(out)}")
-                raise KafkaChaosError(f"Maven could not build the Java client driver: {first_error(out)}")
-            shutil.copy(f"{work}/target/driver.jar", dest / "driver.jar")
-            shutil.copytree(f"{work}/target/lib", dest / "lib")
+        args = [f"-Dkafka.version={version}", *(["-Dshare"] if version >= SHARE_CLIENTS else [])]
+        try:
+            build_project(
+                SOURCE,
+                dest,
+                [*args, "package", "dependency:copy-dependencies"],
+                ["driver.jar", "lib"],
+                "the Java client driver",
+                "--client java",
+            )
+        except MissingArtifact as missing:
+            raise UsageError(f"kafka-clients {version} is not on Maven Central: {missing}") from None
 
     return resolve_once_locked(driver_dir(version), version, build)
 
