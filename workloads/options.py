@@ -318,6 +318,11 @@ class WorkloadOptions:
             "group.share.heartbeat.interval.ms": heartbeat,
             "group.share.min.session.timeout.ms": session,
             "group.share.session.timeout.ms": session,
+            # A group whose state could not be initialised (its coordinator's partition not yet
+            # created, the controller busy) delivers nothing until the retry: Kafka waits 30 s
+            # (4.2 on), longer than a short run's quiet start. 5 s is the least it takes (it
+            # uses offsets.commit.timeout.ms when that is longer).
+            "group.share.initialize.retry.interval.ms": "5000",
         }
 
     @property

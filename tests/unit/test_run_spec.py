@@ -116,6 +116,16 @@ def test_a_kip_848_run_gives_its_members_heartbeat_and_session_to_the_brokers():
     assert not any(k.startswith("group.consumer.") for k in classic)
 
 
+def test_a_share_run_retries_its_groups_state_initialisation_soon():
+    config = RunSpec(ClusterSpec(), WorkloadOptions(client="java", consumer="share")).build_cluster().config
+    assert config["group.share.initialize.retry.interval.ms"] == "5000"  # Kafka's 30 s outlasts a run's start
+    user = ClusterSpec(config={"group.share.initialize.retry.interval.ms": "30000"})
+    kept = RunSpec(user, WorkloadOptions(client="java", consumer="share")).build_cluster().config
+    assert kept["group.share.initialize.retry.interval.ms"] == "30000"  # the user's, over the workload's
+    plain = RunSpec(ClusterSpec(), WorkloadOptions(client="java")).build_cluster().config
+    assert "group.share.initialize.retry.interval.ms" not in plain
+
+
 def test_broker_config_goes_on_top_and_leaves_the_original_alone():
     base = RunSpec(ClusterSpec(config={"a": "1", "b": "2"}))
     more = base.with_broker_config({"b": "3"})
