@@ -47,6 +47,7 @@ from kafka_chaos.checkers.share.leaders import leader_changes
 from kafka_chaos.checkers.share.summary import format_share, share_summary
 from kafka_chaos.checkers.sql import literal
 from kafka_chaos.checkers.txn import cycles
+from kafka_chaos.history import columns
 from kafka_chaos.history.events import NEMESIS, SHARE_POLL
 from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.history.run_config import RunConfig
@@ -216,21 +217,33 @@ def check_history(
         out_dir = default_out(history, out)
         say(starting)
         sp = session or spark.session(master, size)
-    say(f"check: reading {history} ({size / 1e6:.1f} MB)")
+    copy = None if load.is_uri(path) else columns.current(Path(history))
+    if copy is not None:
+        say(f"check: reading {copy}, the columnar copy of {history} ({copy.stat().st_size / 1e6:.1f} MB)")
+    else:
+        say(f"check: reading {history} ({size / 1e6:.1f} MB)")
     spark.tune(sp, size)
     spark.warm_python(sp)
-    loaded = load.load(sp, source)
-    if loaded.empty:
-        result = CheckResult(UNKNOWN, {}, {}, loaded.warnings, history)
-        result.control_plane = control_plane.not_checked("the history is empty")
-        return write_report(result, out_dir, None, report)
-    paired = tables.pair(loaded.events)
-    rows = tables.flat(paired).persist(StorageLevel.MEMORY_AND_DISK)
+    if copy is not None:
+        # The history's columnar copy (history/columns.py): the flat table as the run wrote it.
+        loaded = load.Loaded(None, history)
+        rows = load.columnar(sp, copy)
+        paired = None  # a copy was made only of a history whose every event pairs
+    else:
+        loaded = load.load(sp, source)
+        if loaded.empty:
+            result = CheckResult(UNKNOWN, {}, {}, loaded.warnings, history)
+            result.control_plane = control_plane.not_checked("the history is empty")
+            return write_report(result, out_dir, None, report)
+        paired = tables.pair(loaded.events)
+        rows = tables.flat(paired)
+    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
     fl = tables.split(rows)
     cached = [fl.ops, fl.micro, rows]
+    pairing = paired if paired is not None else fl.ops
     try:
         cfg = config if config is not None else RunConfig.load(run_dir)
-        result, plots = _check(loaded, cached, report, say, run_dir, paired, cycles, cfg)
+        result, plots = _check(loaded, cached, report, say, run_dir, pairing, cycles, cfg)
     finally:
         for df in cached:
             df.unpersist()

@@ -29,6 +29,7 @@ from pyspark.sql import types as T
 
 from kafka_chaos.checkers.errors import BadHistory, first_line
 from kafka_chaos.checkers.sql import in_list
+from kafka_chaos.history import columns
 from kafka_chaos.history.run_dir import HISTORY
 
 CORRUPT = "_corrupt_record"
@@ -138,7 +139,7 @@ def open_uri(spark: SparkSession, uri: str) -> HadoopFile:
 
 @dataclass
 class Loaded:
-    events: DataFrame
+    events: DataFrame | None  # None when the check reads the history's columnar copy instead
     path: Path | str  # a local file, or the URI Spark read
     warnings: list[str] = field(default_factory=list)
     empty: bool = False
@@ -259,3 +260,11 @@ def load(spark: SparkSession, path: str | Path | HadoopFile) -> Loaded:
         warnings.append(f"the last line is truncated ({len(tail)} characters); it was ignored")
         raw = raw.where(F.col(CORRUPT).isNull() | (F.trim(F.col(CORRUPT)) != F.lit(tail.strip())))
     return Loaded(raw.selectExpr("*", f"{BAD} AS bad").drop(CORRUPT), p, warnings, False)
+
+
+def columnar(spark: SparkSession, copy: Path) -> DataFrame:
+    """The flat table (checkers/tables.py `flat`) read from a history's columnar copy
+    (history/columns.py), with the copy's own schema: no JSON parsed, no event paired."""
+    types = {"int64": T.LongType(), "string": T.StringType()}
+    schema = T.StructType([T.StructField(name, types[kind]) for name, kind in columns.COLUMNS])
+    return spark.read.schema(schema).parquet(str(copy))

@@ -3,11 +3,14 @@
 The format is the contract of ../shared/history-format.md (version 1), documented for users in
 docs/history.md: JSON Lines, one event per line, appended as events happen. Workloads and the
 nemesis write through HistoryWriter; checkers read through read_history. Neither needs the other.
+Once the history is closed, the writer has its columnar copy written beside it (history/columns.py,
+which reads the finished file line by line for it).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from kafka_chaos.history import columns as history_columns
 from kafka_chaos.history.events import INVOKE, TYPES
 
 #: How often the writer hands its buffer to the OS: a process killed outright loses at most this
@@ -31,12 +35,18 @@ class HistoryWriter:
     """
 
     def __init__(
-        self, path: str | Path, start_ns: int | None = None, tap: Callable[[dict[str, Any]], None] | None = None
+        self,
+        path: str | Path,
+        start_ns: int | None = None,
+        tap: Callable[[dict[str, Any]], None] | None = None,
+        columns: bool = True,
     ) -> None:
         """`tap`: told of every event as it is written (from the writing thread, outside the
         writer's lock), for a reader that would otherwise read the file back at the end."""
         self.path = Path(path)
         self._tap = tap
+        #: Whether close() writes the columnar copy (a writer of many small histories may not want it).
+        self.columns = columns
         self.start_ns = time.monotonic_ns() if start_ns is None else start_ns
         #: Wall-clock time of time 0, to line the history up with broker logs and metadata records.
         self.started_unix_ms = time.time() * 1000 - (time.monotonic_ns() - self.start_ns) / 1e6
@@ -95,10 +105,18 @@ class HistoryWriter:
         return self._index
 
     def close(self) -> None:
+        """Close the file, then write its columnar copy beside it (history/columns.py): what the
+        checker reads instead of parsing the JSON. A history the copy cannot take gets none."""
         self._closed.set()
         with self._lock:
-            if not self._file.closed:
-                self._file.close()
+            if self._file.closed:
+                return
+            self._file.close()
+        if self.columns:
+            try:
+                history_columns.write_beside(self.path)
+            except OSError as exc:  # no copy (a full disk): the checker reads the JSON, as it can
+                print(f"warning: {self.path}: no columnar copy ({exc})", file=sys.stderr)
 
     def __enter__(self) -> HistoryWriter:
         return self

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HISTORY = "history.jsonl"  # the run's evidence (../shared/history-format.md)
+HISTORY_COLUMNS = "history.parquet"  # its columnar copy, what the checker reads (history/columns.py)
 CONFIG = "config.json"  # what ran: version, shape, broker config, workload, nemesis, seed
 SUMMARY = "summary.json"  # how the run went: counts, timings, liveness
 RESULTS = "results.json"  # the check's verdict and anomalies
@@ -45,6 +46,10 @@ class RunDir:
     @property
     def history(self) -> Path:
         return self.path / HISTORY
+
+    @property
+    def history_columns(self) -> Path:
+        return self.path / HISTORY_COLUMNS
 
     @property
     def config(self) -> Path:

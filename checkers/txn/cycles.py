@@ -152,7 +152,10 @@ def graph(got: dict[str, list[dict[str, Any]]], evidenced: Collection[int]) -> G
     itime = _array(nodes, "itime", np.int64)[keep][order]
     ctime = _array(nodes, "ctime", np.int64)[keep][order]
     ctime[ctime < 0] = NEVER
-    rows = got["txn_edges"]
+    # In a canonical order (rows by name and key, then edges by their ends below), not the order
+    # Spark happened to return them in: the search's examples follow the edges' order, and the
+    # same history must give the same examples however it was read (the JSON or its columnar copy).
+    rows = sorted(got["txn_edges"], key=lambda row: (row["name"], row["key"]))
     names = dict(enumerate(row["key"] for row in rows))
     empty = np.zeros(0, dtype=np.int64)
     pairs = [np.asarray(row["ops"], dtype=np.int64).reshape(-1, 2) for row in rows]
@@ -167,7 +170,9 @@ def graph(got: dict[str, list[dict[str, Any]]], evidenced: Collection[int]) -> G
     position[op] = np.arange(len(op))
     si, di = position[s], position[d]
     valid = (si >= 0) & (di >= 0)
-    return Graph(op, process, itime, ctime, si[valid], di[valid], k[valid], h[valid], names)
+    si, di, k, h = si[valid], di[valid], k[valid], h[valid]
+    order = np.lexsort((h, k, di, si))
+    return Graph(op, process, itime, ctime, si[order], di[order], k[order], h[order], names)
 
 
 NO_KEY = -1  # the key number of a process or realtime edge

@@ -3,8 +3,8 @@ run pipeline wrote for the same command (run_dir_layout.json, made from that cod
 36's control-plane/ folder and the `control_plane` of config.json, results.json and `--json`
 added, issue 37's `quorum` of config.json, and issue 45's `unknown_reason` of results.json and
 `--json` and `exit_code` of `--json`, issue 47's share-group options of config.json and `share`
-of `--json`, issue 48's `topic_config` of config.json's workload), then run again from its
-recorded seed through `run(spec)`: the same faults on the same nodes."""
+of `--json`, issue 48's `topic_config` of config.json's workload, issue 49's history.parquet),
+then run again from its recorded seed through `run(spec)`: the same faults on the same nodes."""
 
 import json
 import subprocess

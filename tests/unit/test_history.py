@@ -98,3 +98,25 @@ def test_events_must_have_the_contract_fields(tmp_path, event, message):
 def test_writer_refuses_unknown_types(tmp_path):
     with HistoryWriter(tmp_path / "h.jsonl") as h, pytest.raises(ValueError):
         h.write(0, "done", "send", [])
+
+
+def test_a_closed_writer_leaves_the_columnar_copy_the_checker_reads(tmp_path):
+    import pyarrow.parquet as pq
+
+    from kafka_chaos.history import columns
+
+    path = tmp_path / "history.jsonl"
+    with HistoryWriter(path) as w:
+        w.invoke(0, "send", [["send", "t/0", 7]])
+        w.write(0, "ok", "send", [["send", "t/0", [0, 7]]])
+        w.invoke(1, "poll", [["poll"]])  # never completed: info
+    assert columns.current(path) == tmp_path / "history.parquet"
+    rows = pq.read_table(tmp_path / "history.parquet").to_pylist()
+    got = sorted((r["kind"], r["op"], r["type"], r["key"], r["offset"], r["value"]) for r in rows)
+    ops = [("op", 1, "ok", None, None, None), ("op", 2, "info", None, None, None)]
+    assert got == [*ops, ("send", 1, "ok", "t/0", 0, 7)]
+    assert [r["error"] for r in rows if r["op"] == 2] == ["no completion"]
+    bare = tmp_path / "bare.jsonl"
+    with HistoryWriter(bare, columns=False) as w:
+        w.invoke(0, "poll", [["poll"]])
+    assert not (tmp_path / "bare.parquet").exists()

@@ -1,0 +1,160 @@
+"""The history's columnar copy (history/columns.py) against the checker's JSON path.
+
+The copy must hold exactly the rows checkers/tables.py builds from the JSON, and a check of the copy
+must say exactly what a check of the JSON says. Both paths live while the copy is new: these tests
+hold them equal on every hand-made case of the anomaly table, a share run, a control-plane run's
+nemesis and a concurrent transactional history.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from kafka_chaos.checkers import load, tables
+from kafka_chaos.checkers.check import check_history
+from kafka_chaos.history import columns
+from tests.checkers.builder import History
+from tests.checkers.concurrent_txns import generate
+from tests.checkers.histories import CASES
+
+pytestmark = pytest.mark.spark
+
+BUILDERS = list(dict.fromkeys(build for cases in CASES.values() for build, _ in cases))
+
+
+def _rows(df) -> list[tuple]:
+    names = df.columns
+    out = []
+    for r in df.collect():
+        d = r.asDict()
+        if d["nvalue"] is not None:  # JSON text: equal when it says the same
+            d["nvalue"] = json.loads(d["nvalue"])
+        out.append(tuple(json.dumps(d[n], sort_keys=True) for n in names))
+    return sorted(out)
+
+
+def _from_json(spark, path: Path):
+    return tables.flat(tables.pair(load.load(spark, path).events))
+
+
+def _nemesis_history() -> History:
+    h = History()
+    h.assign(0, ["t/0"])
+    h.send(1, "t/0", [(1, 0), (2, 1)])
+    h.nemesis("kill", ["kafka-1"])
+    h.nemesis("start", ["kafka-1"])
+    h.op(0, "commit", {"t/0": 2}, {"t/0": 2})
+    h.poll(0, {"t/0": [(0, 1), (1, 2)]})
+    h.invoke(2, "send", [["send", "t/0", 3]])  # left open: info, no completion
+    return h
+
+
+def _share_history() -> History:
+    h = History()
+    h.send(1, "t/0", [(1, 0), (2, 1)])
+    h.share_poll(0, {"t/0": [(0, 1, 1), (1, 2, 1)]})
+    h.share_ack(0, {"t/0": [(0, "accept"), (1, "release")]})
+    h.share_poll(2, {"t/0": [(1, 2, 2)]})
+    h.share_ack(2, {"t/0": [(1, "reject")]}, outcome="timeout")
+    h.share_offsets({"t/0": 2})
+    return h
+
+
+def _one_history(histories: list[list[dict]]) -> list[dict]:
+    """The histories one after another as one history: each one's processes renamed apart
+    ("<i>.<process>"; the nemesis stays the nemesis), its events numbered on. Every shape of every
+    history is in it, and one Spark job reads it."""
+    out: list[dict] = []
+    for i, events in enumerate(histories):
+        for e in events:
+            p = e["process"]
+            out.append({**e, "index": len(out), "process": p if p == "nemesis" else f"{i}.{p}"})
+    return out
+
+
+def test_the_copy_holds_the_rows_the_checker_builds_from_the_json(spark_session, tmp_path: Path):
+    built = [b(bad).events for b in BUILDERS for bad in (False, True)]
+    txns = tmp_path / "txns.jsonl"
+    generate(txns, 300, 4, 4)
+    built += [_nemesis_history().events, _share_history().events]
+    built.append([json.loads(line) for line in txns.read_text().splitlines()])
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in _one_history(built)), encoding="utf-8")
+    copy = columns.write_beside(path)
+    assert copy is not None
+    assert _rows(load.columnar(spark_session, copy)) == _rows(_from_json(spark_session, path))
+
+
+def _results(out: Path) -> dict:
+    got = json.loads((out / "results.json").read_text())
+    for k in ("history", "timings", "check_s"):
+        got.pop(k, None)
+    return got
+
+
+@pytest.mark.parametrize("name", ["share", "txns", "lost"])
+def test_a_check_of_the_copy_says_what_a_check_of_the_json_says(spark_session, tmp_path: Path, name):
+    bare, copied = tmp_path / "bare", tmp_path / "copied"
+    bare.mkdir(), copied.mkdir()
+    for d in (bare, copied):
+        if name == "txns":
+            generate(d / "history.jsonl", 300, 4, 4)
+        else:
+            (_share_history() if name == "share" else CASES["lost-write"][0][0](True)).write(d / "history.jsonl")
+    assert columns.write_beside(copied / "history.jsonl") is not None
+    said: list[str] = []
+    a = check_history(bare / "history.jsonl", bare / "out", report=False, session=spark_session)
+    b = check_history(
+        copied / "history.jsonl", copied / "out", report=False, session=spark_session, progress=said.append
+    )
+    assert any("columnar copy" in s for s in said), said  # the copy was read, not the JSON
+    assert (a.valid, a.anomalies) == (b.valid, b.anomalies)
+    assert _results(bare / "out") == _results(copied / "out")
+
+
+def test_a_copy_is_current_only_for_the_file_it_was_made_of(tmp_path: Path):
+    path = _nemesis_history().write(tmp_path / "history.jsonl")
+    copy = columns.write_beside(path)
+    assert copy == tmp_path / "history.parquet" and columns.current(path) == copy
+    with open(path, "a", encoding="utf-8") as fh:  # appended to after the copy: the JSON is read
+        fh.write(json.dumps({"index": 99, "time": 1, "process": 5, "type": "invoke", "f": "poll", "value": []}) + "\n")
+    assert columns.current(path) is None
+    assert columns.write_beside(path) == copy and columns.current(path) == copy
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1))  # rewritten in place, same size
+    assert columns.current(path) is None
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ['{"index":0,"time":1,"process":0,"type":"invoke","f":"poll","value":[]}', '{"index":1,"ti'],  # truncated
+        [
+            '{"index":0,"time":1,"process":0,"type":"ok","f":"poll","value":[]}',  # a completion first
+        ],
+        [
+            '{"index":0,"time":1,"process":0,"type":"invoke","f":"poll","value":[]}',
+            '{"index":1,"time":2,"process":0,"type":"invoke","f":"poll","value":[]}',  # invoked twice
+        ],
+        [
+            '{"index":0,"time":1,"process":0,"type":"invoke","f":"send","value":[["send","t/0","7"]]}',
+            # a value that is a string
+            '{"index":1,"time":2,"process":0,"type":"ok","f":"send","value":[["send","t/0",[0,"7"]]]}',
+        ],
+        [
+            '{"index":1,"time":1,"process":0,"type":"invoke","f":"poll","value":[]}',
+            '{"index":0,"time":2,"process":0,"type":"ok","f":"poll","value":[]}',  # indices out of order
+        ],
+        [],  # empty
+    ],
+    ids=["truncated", "no-invoke", "invoked-twice", "string-value", "out-of-order", "empty"],
+)
+def test_a_history_outside_the_shapes_gets_no_copy_and_is_read_as_json(tmp_path: Path, lines):
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    assert columns.write_beside(path) is None
+    assert not list(tmp_path.glob("*.parquet")) and not list(tmp_path.glob(".*partial"))
