@@ -237,7 +237,10 @@ def check_history(
             return write_report(result, out_dir, None, report)
         paired = tables.pair(loaded.events)
         rows = tables.flat(paired)
-    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+    if paired is not None:
+        # Built from the JSON at some cost, so kept for the check's later jobs; the copy is read
+        # again by each job instead, quicker than building the cache (docs/measurements.md).
+        rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
     fl = tables.split(rows)
     cached = [fl.ops, fl.micro, rows]
     pairing = paired if paired is not None else fl.ops
