@@ -77,18 +77,19 @@ class NotColumnar(ValueError):
     """An event outside the shapes the copy takes: the history is read as JSON instead."""
 
 
-def _int(x: Any) -> int | None:
-    if x is None:
-        return None
-    if isinstance(x, bool) or not isinstance(x, int):
-        raise NotColumnar(f"not an integer: {x!r}")
+def _must(x: Any, kind: type, what: str) -> Any:
+    """`x` when it is a `kind` (a bool is no number here), else NotColumnar."""
+    if isinstance(x, bool) or not isinstance(x, kind):
+        raise NotColumnar(f"not {what}: {x!r}")
     return x
+
+
+def _int(x: Any) -> int | None:
+    return None if x is None else _must(x, int, "an integer")
 
 
 def _str(x: Any) -> str:
-    if not isinstance(x, str):
-        raise NotColumnar(f"not a string: {x!r}")
-    return x
+    return _must(x, str, "a string")
 
 
 def _opt_str(x: Any) -> str | None:
@@ -96,15 +97,11 @@ def _opt_str(x: Any) -> str | None:
 
 
 def _list(x: Any) -> list:
-    if not isinstance(x, list):
-        raise NotColumnar(f"not a list: {x!r}")
-    return x
+    return _must(x, list, "a list")
 
 
 def _dict(x: Any) -> dict:
-    if not isinstance(x, dict):
-        raise NotColumnar(f"not an object: {x!r}")
-    return x
+    return _must(x, dict, "an object")
 
 
 def _json(value: Any) -> str:
