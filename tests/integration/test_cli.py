@@ -141,6 +141,7 @@ def test_run_with_check_prints_a_verdict(docker_api, tmp_path, capsys):
         "config.json",
         "control-plane",
         "history.jsonl",
+        "history.parquet",
         "report.html",
         "results.json",
         "summary.json",
