@@ -29,6 +29,7 @@ oracle disagrees.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -39,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -228,12 +230,19 @@ def run_check(
     """One check in a fresh Python process (and a second one in it when asked). `read`: "json"
     hides the history's columnar copy for the check, "columns" needs it there."""
     out.mkdir(parents=True, exist_ok=True)
+    with json_only(history) if read == "json" else contextlib.nullcontext():
+        return _child(CHILD, [str(history), str(out), "1" if report else "0", "1" if second else "0"], timeout)
+
+
+@contextlib.contextmanager
+def json_only(history: Path) -> Iterator[None]:
+    """The history's columnar copy hidden meanwhile, so that a check reads the JSON."""
     copy = copy_path(history)
     hidden = copy.with_name(copy.name + ".hidden")
-    if read == "json" and copy.exists():
+    if copy.exists():
         copy.rename(hidden)
     try:
-        return _child(CHILD, [str(history), str(out), "1" if report else "0", "1" if second else "0"], timeout)
+        yield
     finally:
         if hidden.exists():
             hidden.rename(copy)
@@ -242,9 +251,8 @@ def run_check(
 COPY = """
 import json, sys, time
 t0 = time.perf_counter()
-from pathlib import Path
-from kafka_chaos.history import columns
-made = columns.write_beside(Path(sys.argv[1]))
+from kafka_chaos.history.file import write_columnar_copy
+made = write_columnar_copy(sys.argv[1])
 print("BENCH " + json.dumps({"wall_s": time.perf_counter() - t0, "made": made is not None}), flush=True)
 """
 

@@ -8,8 +8,8 @@ JSON in Spark when there is no copy): a row per operation (kind `op`), and one p
 delivery, acknowledgement, share start, key held by an assign/subscribe, and key named by a
 commit. tests/checkers/test_columns.py holds the two equal.
 
-The copy is written once the history is complete (HistoryWriter.close, or `write_beside` for a
-bare file), never half: a file is renamed into place. It records the history's size and
+The copy is written once the history is complete (HistoryWriter.close, or history/file.py's
+`write_columnar_copy` for a bare file), never half: a file is renamed into place. It records the history's size and
 modification time; a history changed since (appended to, rewritten) has no current copy. The
 copy is made only of histories whose every event has the format's shapes: anything else (a
 broken pairing, a value of another shape, a truncated line) leaves no copy, and the checker
@@ -306,9 +306,10 @@ def schema():
     return pa.schema([pa.field(name, getattr(pa, kind)()) for name, kind in COLUMNS])
 
 
-def write_beside(history: Path) -> Path | None:
-    """Write the copy of a complete history file beside it; None (and no copy) when an event is
-    outside the shapes the copy takes, or the last line is not a whole event."""
+def write_beside(history: Path, events: Iterable[Any]) -> Path | None:
+    """Write the copy of a complete history file beside it, from `events`, the file's events as
+    history/file.py reads them (`write_columnar_copy`); None (and no copy) when an event is
+    outside the shapes the copy takes, or the reader refuses the file (a ValueError)."""
     import pyarrow.parquet as pq
 
     history = Path(history)
@@ -320,7 +321,7 @@ def write_beside(history: Path) -> Path | None:
         with pq.ParquetWriter(partial, sch, compression="snappy") as writer:
             batch: list[tuple] = []
             wrote = False
-            for op in operations(_events(history)):
+            for op in operations(events):
                 batch.extend(rows(op))
                 if len(batch) >= BATCH:
                     writer.write_table(_table(batch, sch))
@@ -333,7 +334,7 @@ def write_beside(history: Path) -> Path | None:
             raise NotColumnar("the history changed while its copy was made")
         os.replace(partial, target)
         return target
-    except (NotColumnar, json.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):  # NotColumnar is a ValueError
         partial.unlink(missing_ok=True)
         target.unlink(missing_ok=True)
         return None
@@ -347,11 +348,3 @@ def _table(batch: list[tuple], sch):
 
     columns = list(zip(*batch, strict=True)) if batch else [[] for _ in COLUMNS]
     return pa.table([pa.array(c, type=field.type) for c, field in zip(columns, sch, strict=True)], schema=sch)
-
-
-def _events(history: Path) -> Iterator[Any]:
-    """The history's events; a line that is not a whole JSON event (a truncated end) is refused."""
-    with open(history, "rb") as fh:
-        for line in fh:
-            if line.strip():
-                yield json.loads(line)

@@ -3,8 +3,8 @@
 The format is the contract of ../shared/history-format.md (version 1), documented for users in
 docs/history.md: JSON Lines, one event per line, appended as events happen. Workloads and the
 nemesis write through HistoryWriter; checkers read through read_history. Neither needs the other.
-Once the history is closed, the writer has its columnar copy written beside it (history/columns.py,
-which reads the finished file line by line for it).
+Once the history is closed, the writer has its columnar copy written beside it from the finished
+file (`write_columnar_copy`, history/columns.py).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ class HistoryWriter:
             self._file.close()
         if self.columns:
             try:
-                history_columns.write_beside(self.path)
+                write_columnar_copy(self.path)
             except OSError as exc:  # no copy (a full disk): the checker reads the JSON, as it can
                 print(f"warning: {self.path}: no columnar copy ({exc})", file=sys.stderr)
 
@@ -184,3 +184,17 @@ def _checked(event: Any, lineno: int, report: ReadReport) -> dict[str, Any]:
     event = _check(event, lineno)
     report.events += 1
     return event
+
+
+def write_columnar_copy(path: str | Path) -> Path | None:
+    """Write a finished history's columnar copy beside it (history/columns.py), from its events as
+    read_history reads them; None, and no copy, for a history the copy does not take. A
+    truncated last line is refused here: the copy is of whole histories only."""
+    report = ReadReport()
+
+    def events() -> Iterator[dict[str, Any]]:
+        yield from read_history(path, report)
+        if report.warnings:
+            raise HistoryFormatError(report.warnings[0])
+
+    return history_columns.write_beside(Path(path), events())

@@ -17,6 +17,7 @@ import pytest
 from kafka_chaos.checkers import load, tables
 from kafka_chaos.checkers.check import check_history
 from kafka_chaos.history import columns
+from kafka_chaos.history.file import write_columnar_copy
 from tests.checkers.builder import History
 from tests.checkers.concurrent_txns import generate
 from tests.checkers.histories import CASES
@@ -84,7 +85,7 @@ def test_the_copy_holds_the_rows_the_checker_builds_from_the_json(spark_session,
     built.append([json.loads(line) for line in txns.read_text().splitlines()])
     path = tmp_path / "history.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in _one_history(built)), encoding="utf-8")
-    copy = columns.write_beside(path)
+    copy = write_columnar_copy(path)
     assert copy is not None
     assert _rows(load.columnar(spark_session, copy)) == _rows(_from_json(spark_session, path))
 
@@ -105,7 +106,7 @@ def test_a_check_of_the_copy_says_what_a_check_of_the_json_says(spark_session, t
             generate(d / "history.jsonl", 300, 4, 4)
         else:
             (_share_history() if name == "share" else CASES["lost-write"][0][0](True)).write(d / "history.jsonl")
-    assert columns.write_beside(copied / "history.jsonl") is not None
+    assert write_columnar_copy(copied / "history.jsonl") is not None
     said: list[str] = []
     a = check_history(bare / "history.jsonl", bare / "out", report=False, session=spark_session)
     b = check_history(
@@ -118,12 +119,12 @@ def test_a_check_of_the_copy_says_what_a_check_of_the_json_says(spark_session, t
 
 def test_a_copy_is_current_only_for_the_file_it_was_made_of(tmp_path: Path):
     path = _nemesis_history().write(tmp_path / "history.jsonl")
-    copy = columns.write_beside(path)
+    copy = write_columnar_copy(path)
     assert copy == tmp_path / "history.parquet" and columns.current(path) == copy
     with open(path, "a", encoding="utf-8") as fh:  # appended to after the copy: the JSON is read
         fh.write(json.dumps({"index": 99, "time": 1, "process": 5, "type": "invoke", "f": "poll", "value": []}) + "\n")
     assert columns.current(path) is None
-    assert columns.write_beside(path) == copy and columns.current(path) == copy
+    assert write_columnar_copy(path) == copy and columns.current(path) == copy
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1))  # rewritten in place, same size
     assert columns.current(path) is None
@@ -156,5 +157,5 @@ def test_a_copy_is_current_only_for_the_file_it_was_made_of(tmp_path: Path):
 def test_a_history_outside_the_shapes_gets_no_copy_and_is_read_as_json(tmp_path: Path, lines):
     path = tmp_path / "history.jsonl"
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    assert columns.write_beside(path) is None
+    assert write_columnar_copy(path) is None
     assert not list(tmp_path.glob("*.parquet")) and not list(tmp_path.glob(".*partial"))
