@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/check_profile.py [--sizes 1000,1000000,10000000] [--runs 3] [--dir D] [--keep]
 
-For each size a consistent history is generated as bench/check_scale.py does. Then, `--runs` times,
-two fresh Python subprocesses (each its own JVM):
+For each size a consistent history is generated as bench/check_scale.py does, and checked from its
+JSON (a columnar copy beside it is hidden meanwhile). Then, `--runs` times, two fresh Python
+subprocesses (each its own JVM):
 - **steps**: the checker's pipeline taken apart, each step forced by an action of its own, in the
   order the check runs them. A step that re-reads what an earlier one computed (Spark recomputes
   an uncached table) is charged only its difference: "pair" is its action's time less "parse".
@@ -24,18 +25,15 @@ own pandas time over every key, run in this process on the collected micro-ops.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from check_scale import generate  # bench/, beside this script
+from check_scale import _child, generate, json_only  # bench/, beside this script
 
-ROOT = Path(__file__).resolve().parent.parent
+#: Seconds a profile's child process may take (a 10M history's steps take about ten minutes).
+TIMEOUT_S = 3600
 
 STEPS_CHILD = r"""
 import json, os, sys, time
@@ -153,12 +151,10 @@ print("BENCH " + json.dumps({"marks": marks, "valid": r.valid}))
 
 
 def child(code: str, *args: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT.parent), os.environ.get("PYTHONPATH")]))}
-    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, cwd=ROOT)
-    for line in out.stdout.splitlines():
-        if line.startswith("BENCH "):
-            return json.loads(line[6:])
-    raise SystemExit(f"profile child failed ({out.returncode}): {out.stderr[-2000:]}")
+    wall, res, err = _child(code, list(args), TIMEOUT_S)
+    if res is None:
+        raise SystemExit(f"profile child failed after {wall:.1f} s: {err[-2000:]}")
+    return res
 
 
 def phases(marks: list[list]) -> dict[str, float]:
@@ -174,8 +170,6 @@ def rule_times(path: Path) -> list[tuple[str, float]]:
     """Each per-key rule module's pandas time over every key, in this process: the micro-ops
     collected once from Spark, then each module timed alone on every key's view."""
     import time
-
-    import pandas as pd
 
     from kafka_chaos.checkers import check, load, parts, spark, tables
     from kafka_chaos.checkers.data_plane import per_key, tallies, version_order
@@ -203,9 +197,6 @@ def rule_times(path: Path) -> list[tuple[str, float]]:
     for view in built:
         tallies.key_tallies(view, width)
     out.append(("tallies.key_tallies", time.perf_counter() - t))
-    t = time.perf_counter()
-    for g in keys:
-        pd.DataFrame(g)  # the copy Arrow's conversion makes per key, for scale
     sp.stop()
     return out
 
@@ -229,8 +220,9 @@ def main() -> None:
                 generate(path, n)
             steps_runs, whole_runs = [], []
             for i in range(args.runs):
-                steps_runs.append(child(STEPS_CHILD, str(path)))
-                whole_runs.append(phases(child(WHOLE_CHILD, str(path), str(base / f"out-{n}-{i}"))["marks"]))
+                with json_only(path):  # the pipeline from the JSON, as the steps take it
+                    steps_runs.append(child(STEPS_CHILD, str(path)))
+                    whole_runs.append(phases(child(WHOLE_CHILD, str(path), str(base / f"out-{n}-{i}"))["marks"]))
                 took = f"steps {steps_runs[-1]['total']:.1f} s, whole {whole_runs[-1]['total']:.1f} s"
                 print(f"{n:>10,} ops run {i + 1}: {took}", flush=True)
             report(n, path, steps_runs, whole_runs)

@@ -225,7 +225,8 @@ def check_history(
     spark.tune(sp, size)
     spark.warm_python(sp)
     if copy is not None:
-        # The history's columnar copy (history/columns.py): the flat table as the run wrote it.
+        # The history's columnar copy (history/columns.py): the flat table as the run wrote it,
+        # read again by each job (quicker than building the cache: docs/measurements.md).
         loaded = load.Loaded(None, history)
         rows = load.columnar(sp, copy)
         paired = None  # a copy was made only of a history whose every event pairs
@@ -236,11 +237,8 @@ def check_history(
             result.control_plane = control_plane.not_checked("the history is empty")
             return write_report(result, out_dir, None, report)
         paired = tables.pair(loaded.events)
-        rows = tables.flat(paired)
-    if paired is not None:
-        # Built from the JSON at some cost, so kept for the check's later jobs; the copy is read
-        # again by each job instead, quicker than building the cache (docs/measurements.md).
-        rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+        # Built from the JSON at some cost: kept for the check's later jobs.
+        rows = tables.flat(paired).persist(StorageLevel.MEMORY_AND_DISK)
     fl = tables.split(rows)
     cached = [fl.ops, fl.micro, rows]
     pairing = paired if paired is not None else fl.ops
