@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from kafka_chaos.checkers.edge_kinds import EdgeKind
-from kafka_chaos.history.events import SUBSCRIBE
+from kafka_chaos.history.events import ASSIGNS, SUBSCRIBE
 
 
 @dataclass(frozen=True)
@@ -354,6 +354,39 @@ def instances(name: str, key: str, process, ops, offsets, values, mode=None) -> 
         },
         columns=list(INSTANCE_COLUMNS),
     )
+
+
+def allowed_sql(name: str, mode: str | None = None) -> str:
+    """`instances`' `allowed` as a SQL expression: `is_error` judged here, once per mode the
+    expression `mode` can take (a process's latest assign/subscribe, or none)."""
+    if name not in BY_NAME:
+        raise ValueError(f"unknown anomaly {name!r}")
+    default = "true" if not is_error(Fact(name)) else "false"
+    if mode is None:
+        return default
+    cases = " ".join(f"WHEN {mode} = '{m}' THEN {'false' if is_error(Fact(name, mode=m)) else 'true'}" for m in ASSIGNS)
+    return f"CASE {cases} ELSE {default} END"
+
+
+def instance_sql(
+    name: str, process: str | None, ops: str, offsets: str, values: str, mode: str | None = None
+) -> list[str]:
+    """The select list of rule hits of `name` as instance rows (INSTANCES), from SQL expressions:
+    the Spark twin of `instances`."""
+    return [
+        f"'{name}' AS name",
+        "key",
+        f"CAST({process or 'NULL'} AS STRING) AS process",
+        f"CAST({ops} AS ARRAY<BIGINT>) AS ops",
+        f"CAST({offsets} AS ARRAY<BIGINT>) AS offsets",
+        f"CAST({values} AS ARRAY<BIGINT>) AS `values`",
+        f"{allowed_sql(name, mode)} AS allowed",
+    ]
+
+
+def maybe_sql(x: str) -> str:
+    """`maybe` in SQL: a one-element array, or an empty one where `x` is null."""
+    return f"CASE WHEN {x} IS NULL THEN array() ELSE array({x}) END"
 
 
 def tally_frame(key: str, rows: list[tuple[str, list[int], list[int]]]) -> pd.DataFrame:

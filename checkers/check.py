@@ -13,6 +13,7 @@ table's to say (checkers/anomalies.py `is_error`).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,8 @@ def all_instances(
 ) -> DataFrame:
     """Every anomaly instance and every key's tallies (checkers/data_plane/tallies.py): one shuffle by key,
     every per-key rule in one pandas pass per key; `share`: a share-group run's context."""
+    if os.environ.get("KAFKA_CHAOS_RULES") == "sql":
+        return per_key.rules_query(micro, evidenced, width, share)
     return micro.groupBy("key").applyInPandas(per_key.key_pass(evidenced, width, share), INSTANCES)
 
 

@@ -11,15 +11,18 @@ stats and the report need of the key (checkers/data_plane/tallies.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from functools import reduce
 from importlib import import_module
 from types import ModuleType
 from typing import Any
 
 import pandas as pd
+from pyspark.sql import DataFrame
 
-from kafka_chaos.checkers.anomalies import ANOMALIES, DATA, INSTANCE_COLUMNS
-from kafka_chaos.checkers.data_plane import tallies, version_order
+from kafka_chaos.checkers.anomalies import ANOMALIES, DATA, INSTANCE_COLUMNS, INSTANCES
+from kafka_chaos.checkers.data_plane import key_tables, tallies, version_order
 from kafka_chaos.checkers.share import view as share_view
+from kafka_chaos.checkers.sql import in_list
 
 #: The data plane's rule modules, in the anomaly table's order: each one `rules(view: KeyView) ->
 #: [instances]`, named by the table (checkers/anomalies.py `module`), so a new rule is its module
@@ -29,6 +32,12 @@ RULES: tuple[ModuleType, ...] = tuple(
     import_module(f"kafka_chaos.checkers.{module}")
     for module in dict.fromkeys(a.module for a in ANOMALIES if a.plane == DATA)
 )
+
+
+#: The rule modules with no Spark SQL form: run by a pandas pass over the keys a share group read.
+SHARE_RULES = tuple(rule for rule in RULES if not hasattr(rule, "query"))
+#: The micro-op kinds of a share group (checkers/tables.py).
+SHARE_KINDS = ("deliver", "ack", "start")
 
 
 def _rules(view: version_order.KeyView) -> list[pd.DataFrame]:
@@ -62,6 +71,35 @@ def key_pass(evidenced: Collection[int], width: int, share: Any = None) -> Calla
         return _frame([*_rules(view), tallies.key_tallies(view, width), *share_view.tallies(view)])
 
     return run
+
+
+def share_pass(evidenced: Collection[int], share: Any) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """The function `applyInPandas` runs per key a share group read: the rules of the modules with
+    no Spark SQL form (SHARE_RULES) and the key's share-group tallies."""
+    marked = frozenset(int(op) for op in evidenced)
+
+    def run(rows: pd.DataFrame) -> pd.DataFrame:
+        view = version_order.build(rows.assign(evidenced=rows["op"].isin(marked)), share)
+        return _frame([*(f for rule in SHARE_RULES for f in rule.rules(view)), *share_view.tallies(view)])
+
+    return run
+
+
+def rules_query(micro: DataFrame, evidenced: Collection[int], width: int, share: Any = None) -> DataFrame:
+    """Every anomaly instance and every tally of `micro`'s keys (INSTANCES): each rule module's
+    Spark SQL (`query`) over every key at once, and a pandas pass over only the keys a share
+    group read for the share rules, which have no SQL form yet."""
+    spark = micro.sparkSession
+    ev = spark.createDataFrame([(int(op),) for op in evidenced], "op bigint")
+    t = key_tables.build(micro, ev, share is not None)
+    found = [rule.query(t) for rule in RULES if rule not in SHARE_RULES]
+    found.append(tallies.query(t, width))
+    if share is not None:
+        kinds = in_list(SHARE_KINDS)
+        keys = micro.where(f"kind IN {kinds}").select("key").distinct()
+        rows = micro.join(keys, "key", "left_semi")
+        found.append(rows.groupBy("key").applyInPandas(share_pass(evidenced, share), INSTANCES))
+    return reduce(DataFrame.unionByName, found)
 
 
 def warm(rows: pd.DataFrame) -> pd.DataFrame:
