@@ -6,21 +6,16 @@ read), and their results compared with local mode's."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyspark
 import pytest
 
 from kafka_chaos.frontends.cli import main
 from tests.checkers import histories as H
+from tests.checkers.standalone import cluster
 from tests.checkers.test_trend import make_run
 from tests.integration.processes import ONE_NODE
 
@@ -30,88 +25,11 @@ ROOT = Path(__file__).resolve().parents[2]
 CLI = "import sys; from frontends.cli import main; sys.exit(main())"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _alive_workers(ui: int) -> int:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=2) as answer:
-            return int(json.load(answer).get("aliveworkers", 0))
-    except OSError:
-        return 0
-
-
 @pytest.fixture(scope="module")
 def standalone(tmp_path_factory) -> Iterator[str]:
     """spark://127.0.0.1:PORT with two workers of one core each; every process stopped after."""
-    home = Path(pyspark.__file__).resolve().parent
-    work = tmp_path_factory.mktemp("spark-standalone")
-    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(work)}
-    spark_class = str(home / "bin" / "spark-class")
-    port, ui = _free_port(), _free_port()
-    log = open(work / "cluster.log", "ab")  # open for the fixture's whole life
-    procs = [
-        subprocess.Popen(
-            [
-                spark_class,
-                "org.apache.spark.deploy.master.Master",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--webui-port",
-                str(ui),
-            ],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    ]
-    master = f"spark://127.0.0.1:{port}"
-    for i in range(2):
-        procs.append(
-            subprocess.Popen(
-                [
-                    spark_class,
-                    "org.apache.spark.deploy.worker.Worker",
-                    master,
-                    "--host",
-                    "127.0.0.1",
-                    "--cores",
-                    "1",
-                    "--memory",
-                    "2g",
-                    "--webui-port",
-                    str(_free_port()),
-                    "--work-dir",
-                    str(work / f"w{i}"),
-                ],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        )
-    try:
-        deadline = time.monotonic() + 90
-        while _alive_workers(ui) < 2:
-            assert time.monotonic() < deadline, (work / "cluster.log").read_text()[-3000:]
-            assert all(p.poll() is None for p in procs), (work / "cluster.log").read_text()[-3000:]
-            time.sleep(0.5)
+    with cluster(tmp_path_factory.mktemp("spark-standalone")) as master:
         yield master
-    finally:
-        for p in procs:
-            os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-        log.close()
 
 
 def kafka_chaos(*args: str) -> subprocess.CompletedProcess:

@@ -23,7 +23,7 @@ from kafka_chaos.history.events import ASSIGNS, COMMIT, SHARE_POLL
 from tests.checkers.concurrent_txns import generate
 from tests.checkers.test_columns import BUILDERS, _nemesis_history, _one_history, _share_history
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 WIDTH = 10**9  # the report's time bucket, ns
 
