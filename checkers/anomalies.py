@@ -384,6 +384,20 @@ def instance_sql(
     ]
 
 
+def bare_sql(key: str, ops: str, offsets: str, values: str) -> list[str]:
+    """The select list of rows of the instance table that are no anomaly's (a key's edges, the
+    tallies; named by a `name` column): the Spark twin of `tally_frame`, with no process, allowed."""
+    return [
+        "name",
+        f"CAST({key} AS STRING) AS key",
+        "CAST(NULL AS STRING) AS process",
+        f"CAST({ops} AS ARRAY<BIGINT>) AS ops",
+        f"CAST({offsets} AS ARRAY<BIGINT>) AS offsets",
+        f"CAST({values} AS ARRAY<BIGINT>) AS `values`",
+        "true AS allowed",
+    ]
+
+
 def maybe_sql(x: str) -> str:
     """`maybe` in SQL: a one-element array, or an empty one where `x` is null."""
     return f"CASE WHEN {x} IS NULL THEN array() ELSE array({x}) END"

@@ -9,11 +9,11 @@ delivery, acknowledgement, share start, key held by an assign/subscribe, and key
 commit. tests/checkers/test_columns.py holds the two equal.
 
 The copy is written once the history is complete (HistoryWriter.close, or history/file.py's
-`write_columnar_copy` for a bare file), never half: a file is renamed into place. It records the history's size and
-modification time; a history changed since (appended to, rewritten) has no current copy. The
-copy is made only of histories whose every event has the format's shapes: anything else (a
-broken pairing, a value of another shape, a truncated line) leaves no copy, and the checker
-reads the JSON, which reports it as it always has.
+`write_columnar_copy` for a bare file), never half: a file is renamed into place. It records the
+history's size and modification time; a history changed since (appended to, rewritten) has no
+current copy. The copy is made only of histories whose every event has the format's shapes:
+anything else (a broken pairing, a value of another shape, a truncated line) leaves no copy, and
+the checker reads the JSON, which reports it as it always has.
 """
 
 from __future__ import annotations

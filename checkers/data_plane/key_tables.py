@@ -21,6 +21,10 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from kafka_chaos.checkers.sql import in_list
+
+#: The micro-op kinds of a share group (checkers/tables.py).
+SHARE_KINDS = ("deliver", "ack", "start")
 #: The micro table's columns a rule reads.
 COLUMNS = "kind, key, op, process, f, `type`, pos, offset, `value`, n_assign, mode, `time`, itime"
 
@@ -83,7 +87,7 @@ def build(micro: DataFrame, evidenced: DataFrame, share: bool) -> KeyTables:
     if share:
         share_only = spark.sql(
             "SELECT key FROM {micro} GROUP BY key"
-            " HAVING max(CAST(kind IN ('deliver', 'ack', 'start') AS INT)) = 1 AND max(CAST(kind = 'read' AS INT)) = 0",
+            f" HAVING max(CAST(kind IN {in_list(SHARE_KINDS)} AS INT)) = 1 AND max(CAST(kind = 'read' AS INT)) = 0",
             micro=micro,
         )
     return KeyTables(

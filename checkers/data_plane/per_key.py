@@ -36,12 +36,10 @@ RULES: tuple[ModuleType, ...] = tuple(
 
 #: The rule modules with no Spark SQL form: run by a pandas pass over the keys a share group read.
 SHARE_RULES = tuple(rule for rule in RULES if not hasattr(rule, "query"))
-#: The micro-op kinds of a share group (checkers/tables.py).
-SHARE_KINDS = ("deliver", "ack", "start")
 
 
-def _rules(view: version_order.KeyView) -> list[pd.DataFrame]:
-    return [frame for rule in RULES for frame in rule.rules(view)]
+def _rules(view: version_order.KeyView, rules: tuple[ModuleType, ...] = RULES) -> list[pd.DataFrame]:
+    return [frame for rule in rules for frame in rule.rules(view)]
 
 
 def _frame(found: list[pd.DataFrame]) -> pd.DataFrame:
@@ -63,24 +61,25 @@ def key_pass(evidenced: Collection[int], width: int, share: Any = None) -> Calla
     `evidenced`: the info operations an ok poll proved committed (in any key; checkers/tables.py);
     `width`: the report's time bucket in ns; `share`: a share-group run's context
     (checkers/share/context.py)."""
-    marked = frozenset(int(op) for op in evidenced)
-
-    def run(rows: pd.DataFrame) -> pd.DataFrame:
-        rows = rows.assign(evidenced=rows["op"].isin(marked))
-        view = version_order.build(rows, share)
-        return _frame([*_rules(view), tallies.key_tallies(view, width), *share_view.tallies(view)])
-
-    return run
+    return _viewed(
+        evidenced, share, lambda view: [*_rules(view), tallies.key_tallies(view, width), *share_view.tallies(view)]
+    )
 
 
 def share_pass(evidenced: Collection[int], share: Any) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """The function `applyInPandas` runs per key a share group read: the rules of the modules with
     no Spark SQL form (SHARE_RULES) and the key's share-group tallies."""
+    return _viewed(evidenced, share, lambda view: [*_rules(view, SHARE_RULES), *share_view.tallies(view)])
+
+
+def _viewed(
+    evidenced: Collection[int], share: Any, judge: Callable[[version_order.KeyView], list[pd.DataFrame]]
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Per key: its rows marked with `evidenced`, its view built, and what `judge` finds in it."""
     marked = frozenset(int(op) for op in evidenced)
 
     def run(rows: pd.DataFrame) -> pd.DataFrame:
-        view = version_order.build(rows.assign(evidenced=rows["op"].isin(marked)), share)
-        return _frame([*(f for rule in SHARE_RULES for f in rule.rules(view)), *share_view.tallies(view)])
+        return _frame(judge(version_order.build(rows.assign(evidenced=rows["op"].isin(marked)), share)))
 
     return run
 
@@ -95,8 +94,7 @@ def rules_query(micro: DataFrame, evidenced: Collection[int], width: int, share:
     found = [rule.query(t) for rule in RULES if rule not in SHARE_RULES]
     found.append(tallies.query(t, width))
     if share is not None:
-        kinds = in_list(SHARE_KINDS)
-        keys = micro.where(f"kind IN {kinds}").select("key").distinct()
+        keys = micro.where(f"kind IN {in_list(key_tables.SHARE_KINDS)}").select("key").distinct()
         rows = micro.join(keys, "key", "left_semi")
         found.append(rows.groupBy("key").applyInPandas(share_pass(evidenced, share), INSTANCES))
     return reduce(DataFrame.unionByName, found)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from pyspark.sql import DataFrame
 
-from kafka_chaos.checkers.anomalies import tally_frame
+from kafka_chaos.checkers.anomalies import bare_sql, tally_frame
 from kafka_chaos.checkers.data_plane.key_tables import KeyTables
 from kafka_chaos.checkers.data_plane.version_order import KeyView
 
@@ -99,12 +99,4 @@ def query(t: KeyTables, width: int) -> DataFrame:
                 SELECT key, `value`, min(`time`) AS `time` FROM {{ok_reads}} GROUP BY key, `value`
             ) r USING (key, `value`) WHERE r.`time` IS NOT NULL)
         GROUP BY {bucket}"""
-    ).selectExpr(
-        "name",
-        "CAST(NULL AS STRING) AS key",
-        "CAST(NULL AS STRING) AS process",
-        "CAST(array() AS ARRAY<BIGINT>) AS ops",
-        "CAST(offsets AS ARRAY<BIGINT>) AS offsets",
-        "CAST(`values` AS ARRAY<BIGINT>) AS `values`",
-        "true AS allowed",
-    )
+    ).selectExpr(*bare_sql("NULL", "array()", "offsets", "`values`"))

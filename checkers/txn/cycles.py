@@ -41,7 +41,7 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kafka_chaos.checkers.anomalies import ANOMALIES, INSTANCE_COLUMNS, Fact, is_error
+from kafka_chaos.checkers.anomalies import ANOMALIES, INSTANCE_COLUMNS, Fact, bare_sql, is_error
 from kafka_chaos.checkers.data_plane.key_tables import KeyTables
 from kafka_chaos.checkers.data_plane.version_order import KeyView
 from kafka_chaos.checkers.edge_kinds import EdgeKind
@@ -403,13 +403,5 @@ def query(t: KeyTables) -> DataFrame:
     return (
         edges.groupBy("name", "key")
         .agg(F.expr("flatten(collect_list(array(a, b))) AS ops"))
-        .selectExpr(
-            "name",
-            "key",
-            "CAST(NULL AS STRING) AS process",
-            "ops",
-            "CAST(array() AS ARRAY<BIGINT>) AS offsets",
-            "CAST(array() AS ARRAY<BIGINT>) AS `values`",
-            "true AS allowed",
-        )
+        .selectExpr(*bare_sql("key", "ops", "array()", "array()"))
     )
