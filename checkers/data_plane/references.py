@@ -22,62 +22,61 @@ from kafka_chaos.checkers.data_plane.key_tables import KeyTables
 from kafka_chaos.checkers.sql import in_list
 from kafka_chaos.history.events import OK
 
-PREV = ("op", "last_idx", "last_offset", "last_value", "n_assign", "n_assign_key")
+#: per_op's columns: from each operation's first entry (by pos), and from its last.
+FIRST = ("process", "type", "n_assign", "mode", "idx", "offset", "value")
+LAST = ("idx", "offset", "value")
 
 
 def per_op(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per operation that touched the key (rows with an index `idx`): its first and last
-    entry by pos, its process, outcome, assignment count and mode."""
-    r = rows.sort_values(["op", "pos"])
-    g = r.groupby("op", sort=True)
-    first, last = g.head(1).set_index("op"), g.tail(1).set_index("op")
-    return pd.DataFrame(
-        {
-            "process": first["process"],
-            "type": first["type"],
-            "n_assign": first["n_assign"],
-            "mode": first["mode"],
-            "first_idx": first["idx"],
-            "first_offset": first["offset"],
-            "first_value": first["value"],
-            "last_idx": last["idx"],
-            "last_offset": last["offset"],
-            "last_value": last["value"],
-        }
-    ).reset_index()
+    """One row per operation that touched the key (rows with an index `idx`), in op order: its first
+    and last entry by pos, its process, outcome, assignment count and mode."""
+    op = rows["op"].to_numpy()
+    order = np.lexsort((rows["pos"].to_numpy(), op))
+    op = op[order]
+    starts = np.flatnonzero(np.r_[True, op[1:] != op[:-1]])
+    first, last = order[starts], order[np.r_[starts[1:], len(op)] - 1]
+    out = {"op": op[starts]}
+    out.update({("first_" + c if c in LAST else c): rows[c].to_numpy()[first] for c in FIRST})
+    out.update({"last_" + c: rows[c].to_numpy()[last] for c in LAST})
+    return pd.DataFrame(out)
 
 
 def with_references(ops: pd.DataFrame, assigns: pd.DataFrame, moved_by: Collection[str] = (OK,)) -> pd.DataFrame:
     """Each operation of `per_op` with its process's reference (prev_*), leaving out those with
     none and those whose reference an assignment cleared; operations of the outcomes `moved_by`
-    move the reference."""
+    move the reference. In the order of (process, op)."""
     if ops.empty:
         return ops
-    held = assigns[["process", "op", "n_assign"]].assign(has=1)
-    u = pd.concat([ops.assign(has=0), held], ignore_index=True).sort_values(["process", "op"], kind="stable")
-    u = u.reset_index(drop=True)
-    # Rows are grouped by process (contiguous after the sort); everything below is array
-    # arithmetic over the whole key at once, the group boundaries standing in for group-bys.
-    n = len(u)
-    process = u["process"].to_numpy()
+    # The operations and the assignments that keep the key (`has`), grouped by process, in op
+    # order within it; everything below is array arithmetic over the whole key at once, the
+    # group boundaries standing in for group-bys.
+    n_ops = len(ops)
+    process, _ = pd.factorize(np.r_[ops["process"].to_numpy(object), assigns["process"].to_numpy(object)], sort=True)
+    order = np.lexsort((np.r_[ops["op"].to_numpy(), assigns["op"].to_numpy()], process))
+    process = process[order]
+    n = len(order)
     starts = np.flatnonzero(np.r_[True, process[1:] != process[:-1]])
     group_start = np.repeat(starts, np.diff(np.r_[starts, n]))
-    has = u["has"].to_numpy(dtype="int64")
+    has = (order >= n_ops).astype("int64")
     held_so_far = np.cumsum(has)
     # Assignments that keep the key, so far in the process (the row's own included).
     n_assign_key = held_so_far - np.r_[0, held_so_far][group_start]
-    moving = (has == 0) & u["type"].isin(list(moved_by)).to_numpy()
+    n_assign = np.r_[ops["n_assign"].to_numpy("float64"), assigns["n_assign"].to_numpy("float64")][order]
+    moving = (has == 0) & np.r_[ops["type"].isin(list(moved_by)).to_numpy(), np.zeros(n - n_ops, bool)][order]
     # Row by row, the process's latest moving row strictly before it; every prev_* column is
     # read from that row.
     last_mover = np.maximum.accumulate(np.where(moving, np.arange(n), -1))
     before = np.r_[-1, last_mover[:-1]]
-    has_ref = before >= group_start
-    at = np.where(has_ref, before, 0)
-    u = u.assign(n_assign_key=n_assign_key)
-    u = u.assign(**{"prev_" + c: np.where(has_ref, u[c].to_numpy(dtype="float64")[at], np.nan) for c in PREV})
-    u = u[(has == 0) & has_ref]
-    cleared = (u["n_assign"] - u["prev_n_assign"]) > (u["n_assign_key"] - u["prev_n_assign_key"])
-    return u[~cleared]
+    mine = np.flatnonzero((has == 0) & (before >= group_start))
+    at = before[mine]
+    # Cleared: more assignments since the reference than ones that keep the key.
+    cleared = (n_assign[mine] - n_assign[at]) > (n_assign_key[mine] - n_assign_key[at])
+    mine, at = mine[~cleared], at[~cleared]
+    out = ops.iloc[order[mine]].reset_index(drop=True)
+    prev = ops.iloc[order[at]]
+    for c in ("op", "type", "last_idx", "last_offset", "last_value"):
+        out["prev_" + c] = prev[c].to_numpy()
+    return out
 
 
 def across(name: str, key: str, r: pd.DataFrame) -> pd.DataFrame:
