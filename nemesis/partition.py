@@ -125,9 +125,11 @@ def shape(name: str, nodes: Sequence[str], rng: random.Random, victim: str | Non
 def apply(nodes: Sequence[KafkaNode], grudge: Grudge, network: str, port: int | None = None) -> None:
     """Install the DROP rules of a grudge, replacing whatever was there on every running node
     (a node the grudge leaves out is left with none): one shell per node, all nodes at once, so
-    the partition takes effect everywhere at about the same moment. A stopped node has no rules
-    to replace (they went with its network namespace); a grudge against it is enforced on the
-    other side. With `port`, only TCP to or from that port is dropped between the two."""
+    the partition takes effect everywhere at about the same moment. On each node the old rules
+    give way to the new in one commit (`swap`), so a cut that the new grudge keeps never opens
+    while it is replaced. A stopped node has no rules to replace (they went with its network
+    namespace); a grudge against it is enforced on the other side. With `port`, only TCP to or
+    from that port is dropped between the two."""
     running = [n for n in nodes if n.state() == "running"]
     by_alias = {n.alias: n for n in running}
     grudge = {alias: grudge.get(alias, set()) for alias in by_alias}
@@ -137,7 +139,7 @@ def apply(nodes: Sequence[KafkaNode], grudge: Grudge, network: str, port: int | 
     for alias, enemies in grudge.items():
         # a stopped enemy has no address; its peers' rules are all there is to install
         addresses = [ips[enemy] for enemy in sorted(enemies) if ips[enemy]]
-        scripts[alias] = " && ".join([RESET, *drop_rules(addresses, port)])
+        scripts[alias] = swap(drop_rules(addresses, port))
     with ThreadPoolExecutor(max_workers=len(scripts) or 1) as pool:
         for future in [pool.submit(_in_running, by_alias[a], script) for a, script in scripts.items()]:
             future.result()
@@ -177,12 +179,23 @@ def drop_rules(addresses: Sequence[str], port: int | None = None) -> list[str]:
     return [f"iptables -A {CHAIN} -{flag} {ip}{scope} -j DROP" for ip in addresses for flag in "sd" for scope in scopes]
 
 
-#: An empty KAFKA-CHAOS chain, jumped to from INPUT and OUTPUT.
-RESET = (
-    f"(iptables -N {CHAIN} 2>/dev/null || iptables -F {CHAIN}) && "
+#: The KAFKA-CHAOS chain, made if missing (its rules kept), jumped to from INPUT and OUTPUT.
+READY = (
+    f"(iptables -N {CHAIN} 2>/dev/null || true) && "
     f"(iptables -C INPUT -j {CHAIN} 2>/dev/null || iptables -I INPUT -j {CHAIN}) && "
     f"(iptables -C OUTPUT -j {CHAIN} 2>/dev/null || iptables -I OUTPUT -j {CHAIN})"
 )
+#: An empty KAFKA-CHAOS chain, jumped to from INPUT and OUTPUT.
+RESET = f"{READY} && iptables -F {CHAIN}"
+
+
+def swap(commands: Sequence[str]) -> str:
+    """A shell script that replaces the chain's rules by `commands` (`iptables -A` lines) in one
+    iptables-restore commit: flushing first and adding after leaves every cut open for as long
+    as the additions take, and a follower retrying its fetch gets through then (a loaded machine
+    made that long enough to copy a whole log: docs/measurements.md, 2026-11-30)."""
+    lines = ["*filter", f"-F {CHAIN}", *(c.removeprefix("iptables ") for c in commands), "COMMIT", ""]
+    return f"{READY} && printf '%s' '{chr(10).join(lines)}' | iptables-restore --noflush"
 
 
 def heal(nodes: Sequence[KafkaNode]) -> list[str]:

@@ -11,7 +11,7 @@ from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.config import FAULT_DETECTION
 from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.history.file import HistoryWriter, read_history
-from kafka_chaos.nemesis import partition
+from kafka_chaos.nemesis import docker_ops, partition
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.kill import kill, start, wait_stopped
 from kafka_chaos.nemesis.targets import resolve
@@ -178,6 +178,33 @@ def test_a_node_started_during_a_partition_is_cut_off_again(cluster, nemesis):
         time.sleep(1)
     nemesis.run("heal")
     assert partition.rules(node) == [] and all(partition.rules(p) == [] for p in peers)
+
+
+def test_a_cut_replaced_by_one_that_keeps_it_never_opens(cluster, nemesis):
+    """Replacing a partition swaps each node's rules in one commit: a cut that the new grudge keeps
+    must hold throughout, or a follower retrying its fetch gets through meanwhile (kafka-14139's
+    empty replica caught up that way on a loaded machine)."""
+    a, b, c = (n.alias for n in cluster.nodes[:3])
+    watcher = cluster.node(a)
+    enemy = docker_ops.network_ip(cluster.node(b), cluster.network.name)
+    nemesis.run("partition", f"{a}|{b}", shape="cut")
+    # Inside A, as often as iptables answers: is B still dropped? Every miss is written down.
+    watch = (
+        f"end=$(( $(date +%s) + 8 )); n=0; while [ $(date +%s) -lt $end ]; do n=$((n+1));"
+        f" iptables -C {partition.CHAIN} -s {enemy} -j DROP 2>/dev/null || echo open; done; echo checks $n"
+    )
+    box = docker_ops.container(watcher)
+    run = box.client.api.exec_create(box.id, ["sh", "-c", watch], user="root")
+    stream = box.client.api.exec_start(run["Id"], stream=True)
+    try:
+        for _ in range(10):  # the cut of A from B stays; another cut comes and goes beside it
+            nemesis.run("partition", f"{a}|{b};{a}|{c}", shape="cut")
+            nemesis.run("partition", f"{a}|{b}", shape="cut")
+        said = b"".join(stream).decode()
+    finally:
+        nemesis.run("heal")
+    assert "open" not in said.split(), said[-500:]
+    assert int(said.split()[-1]) > 50, said[-500:]  # the watcher looked often enough to see a gap
 
 
 def test_stall_holds_the_open_client_connections_and_lets_new_ones_pass(cluster, nemesis):

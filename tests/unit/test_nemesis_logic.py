@@ -10,7 +10,7 @@ import pytest
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.names import coordinator_partition, java_hash, share_state_key
 from kafka_chaos.nemesis import targets
-from kafka_chaos.nemesis.partition import bridge, drop_rules, halves, isolate, majorities_ring, shape
+from kafka_chaos.nemesis.partition import bridge, drop_rules, halves, isolate, majorities_ring, shape, swap
 from kafka_chaos.nemesis.schedule import parse_fault_list, parse_script
 from kafka_chaos.nemesis.targets import TargetError, quorum_size, resolve
 from kafka_chaos.nemesis.unflushed import cut_segment, drop_unflushed, read_checkpoint
@@ -90,6 +90,21 @@ def test_a_cut_drops_everything_between_two_nodes_or_one_ports_tcp():
         "iptables -A KAFKA-CHAOS -s 10.0.0.2 -p tcp --sport 9093 -j DROP",
         "iptables -A KAFKA-CHAOS -d 10.0.0.2 -p tcp --dport 9093 -j DROP",
         "iptables -A KAFKA-CHAOS -d 10.0.0.2 -p tcp --sport 9093 -j DROP",
+    ]
+
+
+def test_a_partition_swaps_a_nodes_rules_in_one_commit():
+    script = swap(drop_rules(["10.0.0.2"]))
+    ready, _, restore = script.partition(" && printf ")
+    assert "-F KAFKA-CHAOS" not in ready and "iptables -F" not in ready  # no flush outside the commit
+    assert restore.endswith("| iptables-restore --noflush")
+    body = restore.split("'")[3]
+    assert body.splitlines() == [
+        "*filter",
+        "-F KAFKA-CHAOS",
+        "-A KAFKA-CHAOS -s 10.0.0.2 -j DROP",
+        "-A KAFKA-CHAOS -d 10.0.0.2 -j DROP",
+        "COMMIT",
     ]
 
 
