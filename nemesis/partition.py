@@ -185,8 +185,6 @@ READY = (
     f"(iptables -C INPUT -j {CHAIN} 2>/dev/null || iptables -I INPUT -j {CHAIN}) && "
     f"(iptables -C OUTPUT -j {CHAIN} 2>/dev/null || iptables -I OUTPUT -j {CHAIN})"
 )
-#: An empty KAFKA-CHAOS chain, jumped to from INPUT and OUTPUT.
-RESET = f"{READY} && iptables -F {CHAIN}"
 
 
 def swap(commands: Sequence[str]) -> str:

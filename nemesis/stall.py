@@ -38,7 +38,7 @@ from kafka_chaos.harness.config import EXTERNAL_PORT
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.nemesis.docker_ops import exec_root
 from kafka_chaos.nemesis.fault import Aim, Fault, Stage, everyone
-from kafka_chaos.nemesis.partition import CHAIN, RESET
+from kafka_chaos.nemesis.partition import CHAIN, swap
 
 ESTABLISHED = "01"
 
@@ -96,7 +96,7 @@ def stall(nodes: Sequence[KafkaNode], api_key: int | None = None, port: int = EX
 
     def one(node: KafkaNode) -> int:
         peers = client_connections(exec_root(node, "cat", "/proc/net/tcp"), port)
-        exec_root(node, "sh", "-c", " && ".join([RESET, *rules(peers, port, api_key)]))
+        exec_root(node, "sh", "-c", swap(rules(peers, port, api_key)))
         return len(peers)
 
     with ThreadPoolExecutor(max_workers=len(running) or 1) as pool:
