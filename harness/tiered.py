@@ -18,7 +18,9 @@ remote) is checked every second. The topics' own settings are `topic_config`'s.
 from __future__ import annotations
 
 import re
+import shutil
 import urllib.request
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,6 +202,28 @@ def _fetch_test_jar(release: str, dest: Path) -> bool:
     return True
 
 
+def holds_class(jar: Path, class_name: str) -> bool:
+    """Whether `jar` holds `class_name`: Maven Central serves kafka-storage 4.4.0's test jar, and
+    that jar no longer holds LocalTieredStorage, so a jar's presence says nothing of its class."""
+    entry = class_name.replace(".", "/") + ".class"
+    try:
+        with zipfile.ZipFile(jar) as archive:
+            return entry in archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+def _fetch_local_tiered_storage(release: str, dest: Path) -> bool:
+    """`release`'s test jar into `dest` when Maven Central has it and it holds LocalTieredStorage;
+    a jar without the class is removed."""
+    if not _fetch_test_jar(release, dest):
+        return False
+    if holds_class(dest / plugin_jar(release), RSM_CLASS):
+        return True
+    (dest / plugin_jar(release)).unlink(missing_ok=True)
+    return False
+
+
 #: In a resolved plugin folder: the release whose test jar it holds, or that it holds none.
 _RELEASE = "release"
 _NO_TEST_JAR = "no-test-jar"
@@ -208,26 +232,31 @@ _NO_TEST_JAR = "no-test-jar"
 def resolve_plugin(version: KafkaVersion, log: Callable[[str], None] | None = None) -> Plugin:
     """The remote storage of a tiered cluster of `version`.
 
-    LocalTieredStorage from the version's own test jar when Maven Central has it; else from the
-    newest earlier patch release of the same minor line that has one; else ours, built against
-    the version's kafka-storage-api (`build_own`). config.json's `tiered` says which. What Maven
-    has is asked once per version, then cached."""
+    LocalTieredStorage from the version's own test jar when Maven Central has it and the jar holds
+    the class; else from the newest earlier patch release of the same minor line whose jar does;
+    else ours, built against the version's kafka-storage-api (`build_own`). config.json's `tiered`
+    says which. What Maven has is asked once per version, then cached."""
     dest = cache_dir() / "jars" / f"{version}-tiered"
 
     def resolve(into: Path) -> None:
-        if _fetch_test_jar(str(version), into):
+        if _fetch_local_tiered_storage(str(version), into):
             (into / _RELEASE).write_text(str(version))
             return
         for release in _release_versions(version):
-            if release != str(version) and _fetch_test_jar(release, into):
+            if release != str(version) and _fetch_local_tiered_storage(release, into):
                 (into / _RELEASE).write_text(release)
                 return
         line = f"{version.major}.{version.minor}"
-        (into / _NO_TEST_JAR).write_text(f"no kafka-storage test jar of {line} up to {version}")
+        (into / _NO_TEST_JAR).write_text(f"no kafka-storage test jar of {line} up to {version} holds {RSM_CLASS}")
 
     resolve_once_locked(dest, version, resolve)
     if (dest / _RELEASE).exists():
-        return Plugin.local_tiered_storage(dest, (dest / _RELEASE).read_text().strip())
+        release = (dest / _RELEASE).read_text().strip()
+        if holds_class(dest / plugin_jar(release), RSM_CLASS):
+            return Plugin.local_tiered_storage(dest, release)
+        # a folder cached before the class was checked: ask Maven again
+        shutil.rmtree(dest, ignore_errors=True)
+        return resolve_plugin(version, log)
     return Plugin.own(build_own(version, log), str(version))
 
 

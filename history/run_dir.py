@@ -28,6 +28,7 @@ CONTROL_PLANE = "control-plane"  # the quorum and the metadata log, on the histo
 CONTROL_PLANE_NODES = "nodes.json"  # every node's id and roles, the voters, the timing settings
 QUORUM_VIEWS = "quorum-views.jsonl"  # each node's own quorum-state, sampled
 QUORUM_REPLICATION = "quorum-replication.jsonl"  # DescribeQuorum, sampled
+HOST_STALL = "host-stall.jsonl"  # the stall probe's wakes, on the history's clock (history/stall.py)
 CONTROL_PLANE_GAPS = "gaps.json"  # evidence expected but not collected whole: {"metadata"|"views"|"replication": why}
 METADATA_LOGS = "metadata"  # <alias>.jsonl: each node's metadata log, decoded (harness/metadata_log.py)
 
@@ -98,6 +99,10 @@ class RunDir:
     @property
     def control_plane_gaps(self) -> Path:
         return self.control_plane / CONTROL_PLANE_GAPS
+
+    @property
+    def host_stall(self) -> Path:
+        return self.control_plane / HOST_STALL
 
     @property
     def quorum_views(self) -> Path:

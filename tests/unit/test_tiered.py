@@ -2,6 +2,7 @@
 a release gets, what a broker and a topic set, and how the remote storage's segments are read."""
 
 import re
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -79,10 +80,20 @@ def test_our_java_source_is_what_the_harness_names_and_reads():
     assert re.search(rf"<finalName>{re.escape(OWN_JAR.removesuffix('.jar'))}</finalName>", pom)
 
 
+def write_jar(path, *classes: str) -> None:
+    with zipfile.ZipFile(path, "w") as jar:
+        for name in classes:
+            jar.writestr(name.replace(".", "/") + ".class", b"\xca\xfe\xba\xbe")
+
+
 class FakeMaven:
     """Stands in for Maven Central: the releases with a kafka-storage test jar, and our builds."""
 
-    def __init__(self, monkeypatch, tmp_path, test_jars: set[str], releases: list[str]):
+    def __init__(
+        self, monkeypatch, tmp_path, test_jars: set[str], releases: list[str], without: frozenset = frozenset()
+    ):
+        """`test_jars`: the releases whose test jar Maven serves; `without`: those of them whose jar
+        lacks LocalTieredStorage (4.4.0's does)."""
         monkeypatch.setenv("KAFKA_CHAOS_CACHE", str(tmp_path))
         self.asked: list[str] = []
         self.built: list[str] = []
@@ -90,7 +101,8 @@ class FakeMaven:
         def fetch(release, dest):
             self.asked.append(release)
             if release in test_jars:
-                (dest / tiered.plugin_jar(release)).write_text("jar")
+                holds = "Other" if release in without else "LocalTieredStorage"
+                write_jar(dest / tiered.plugin_jar(release), f"org.apache.kafka.server.log.remote.storage.{holds}")
             return release in test_jars
 
         def build(version, log=None):
@@ -123,6 +135,39 @@ def test_without_any_test_jar_of_its_minor_line_a_release_gets_ours_and_maven_is
     assert maven.asked == ["4.4.0"]
     tiered.resolve_plugin(KafkaVersion.parse("4.4.0"))
     assert maven.asked == ["4.4.0"] and maven.built == ["4.4.0", "4.4.0"]  # the build is cached in build_own
+
+
+def test_a_test_jar_without_local_tiered_storage_is_not_taken_for_it(monkeypatch, tmp_path):
+    maven = FakeMaven(monkeypatch, tmp_path, {"4.4.0"}, ["4.4.0"], without=frozenset({"4.4.0"}))
+    plugin = tiered.resolve_plugin(KafkaVersion.parse("4.4.0"))
+    assert plugin.class_name == OWN_CLASS and maven.built == ["4.4.0"]
+    assert not list((tmp_path / "jars" / "4.4.0-tiered").glob("*.jar"))
+
+
+def test_an_earlier_patchs_jar_is_taken_only_if_it_holds_the_class(monkeypatch, tmp_path):
+    FakeMaven(monkeypatch, tmp_path, {"4.2.2", "4.2.1"}, ["4.2.2", "4.2.1", "4.2.0"], without=frozenset({"4.2.2"}))
+    plugin = tiered.resolve_plugin(KafkaVersion.parse("4.2.2"))
+    assert (plugin.class_name, plugin.release) == (RSM_CLASS, "4.2.1")
+
+
+def test_a_cached_jar_without_the_class_is_asked_for_again(monkeypatch, tmp_path):
+    maven = FakeMaven(monkeypatch, tmp_path, {"4.4.0"}, ["4.4.0"], without=frozenset({"4.4.0"}))
+    cached = tmp_path / "jars" / "4.4.0-tiered"
+    cached.mkdir(parents=True)
+    write_jar(cached / tiered.plugin_jar("4.4.0"), "org.apache.kafka.Other")
+    (cached / "release").write_text("4.4.0")
+    (cached / ".complete").write_text("4.4.0")
+    assert tiered.resolve_plugin(KafkaVersion.parse("4.4.0")).class_name == OWN_CLASS
+    assert maven.asked == ["4.4.0"]
+
+
+def test_holds_class_reads_the_jar(tmp_path):
+    write_jar(tmp_path / "a.jar", RSM_CLASS)
+    (tmp_path / "b.jar").write_text("not a zip")
+    assert tiered.holds_class(tmp_path / "a.jar", RSM_CLASS)
+    assert not tiered.holds_class(tmp_path / "a.jar", OWN_CLASS)
+    assert not tiered.holds_class(tmp_path / "b.jar", RSM_CLASS)
+    assert not tiered.holds_class(tmp_path / "missing.jar", RSM_CLASS)
 
 
 def test_our_build_is_cached_per_version_and_source(tmp_path, monkeypatch):
