@@ -11,7 +11,11 @@ control-plane/ folder (history/run_dir.py names the files; the format is the che
   open (the active controller's view: voters' and observers' log end offsets, fetch times;
   harness/admin.py reads it on Kafka 3.4 to 3.6 too).
 - nodes.json: every node's id and roles, the voters, and the timing settings the rules use; once
-  sampling ended, also `sampling`: until when it went on and from which heal it counted (below).
+  sampling ended, also `sampling`: until when it went on and from which heal it counted (below),
+  and `host_stall`: the stall the probe measured over the whole run.
+- host-stall.jsonl: when the host stall probe woke (harness/stall_probe.py, a process of its own
+  at the default priority, started and stopped with the samplers): the checker lengthens each
+  timing bound by the stall inside its window (history/stall.py).
 
 Sampling goes on after the history's last event when a fault was applied: until
 `stuck_window_s()` (history/kraft.py) after the nemesis's last operation completed (its final
@@ -47,6 +51,7 @@ from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS, STATIC, caught_up, stuck_window_s
 from kafka_chaos.history.reporter import Reporter, silent
 from kafka_chaos.history.run_dir import GAP_REPLICATION, GAP_VIEWS, RunDir
+from kafka_chaos.history.stall import OVER_NS, read_wakes, stall_within
 
 #: How often each node's quorum view is read; the contract asks for at least every 500 ms, and
 #: half of it keeps that under a loaded machine's scheduling delays.
@@ -114,6 +119,7 @@ class ControlPlaneSampler:
         self.window_s = stuck_window_s() if window_s is None else window_s
         self._stop = threading.Event()
         self._views: subprocess.Popen[bytes] | None = None
+        self._probe: subprocess.Popen[bytes] | None = None
         self._thread: threading.Thread | None = None
         self._now: Callable[[], int] = lambda: 0
         #: The history's time of the nemesis's last completion, once one of them did something.
@@ -167,10 +173,11 @@ class ControlPlaneSampler:
         self.stop()
 
     def start(self, start_ns: int) -> None:
-        """nodes.json, then the view sampler's process and the quorum sampler's thread, on the
-        history's clock (time 0 at `start_ns` of time.monotonic_ns()); a failure here is reported
-        and recorded (gaps.json), never raised."""
+        """The host stall probe's process, nodes.json, then the view sampler's process and the
+        quorum sampler's thread, on the history's clock (time 0 at `start_ns` of
+        time.monotonic_ns()); a failure here is reported and recorded (gaps.json), never raised."""
         self._now = lambda: time.monotonic_ns() - start_ns
+        self._start_probe(start_ns)
         try:
             self.run_dir.control_plane.mkdir(parents=True, exist_ok=True)
             nodes = describe_nodes([n.spec for n in self.cluster.nodes], self.cluster.config, self.cluster.quorum)
@@ -204,6 +211,7 @@ class ControlPlaneSampler:
         finally:
             self._stop.set()
             ended = self._now()
+            self._stop_probe()
             self._stop_views()
             if self._thread is not None:
                 self._thread.join(timeout=QUORUM_TIMEOUT_MS / 1000 + 1)
@@ -284,6 +292,69 @@ class ControlPlaneSampler:
             why = f"the view sampler did not stop: {type(exc).__name__}: {exc}"
             self.reporter(f"warning: control-plane {why}")
             record_gap(self.run_dir, GAP_VIEWS, why)
+
+    def _start_probe(self, start_ns: int) -> None:
+        """The host stall probe's process, on the history's clock; one that did not start is said,
+        and the run is judged with the slack alone (no host-stall.jsonl)."""
+        try:
+            self.run_dir.control_plane.mkdir(parents=True, exist_ok=True)
+            self._probe = subprocess.Popen(
+                [sys.executable, "-m", "kafka_chaos.harness.stall_probe", "--start-ns", str(start_ns),
+                 "--out", str(self.run_dir.host_stall)],
+                stdin=subprocess.PIPE,
+                start_new_session=True,  # a Ctrl-C stops the run, which then closes its input
+            )  # fmt: skip
+        except Exception as exc:
+            self.reporter(f"warning: the host stall probe did not start: {type(exc).__name__}: {exc}")
+
+    def _stop_probe(self) -> None:
+        """Close the probe's input (it writes the wakes it holds and exits) and reap it; one that
+        does not exit is killed. Then nodes.json's `host_stall` says what it measured."""
+        if self._probe is None:
+            return
+        probe, self._probe = self._probe, None
+        died = probe.poll()
+        code: int | str
+        try:
+            assert probe.stdin is not None
+            probe.stdin.close()
+            code = probe.wait(timeout=5) if died is None else died
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            probe.kill()
+            probe.wait()
+            code = f"did not stop ({type(exc).__name__}: {exc})"
+        if died is not None or code != 0:
+            last = _last_time(self.run_dir.host_stall)
+            until = "" if last is None else f", its last wake at {last / 1e9:.1f} s: the stall past it is not known"
+            when = "before the run's end" if died is not None else "as it stopped"
+            self.reporter(f"warning: the host stall probe exited {code} {when}{until}")
+        self._record_host_stall()
+
+    def _record_host_stall(self) -> None:
+        """nodes.json's `host_stall`: the stall the probe measured from its first wake to its last
+        (history/stall.py, `stall_s`), its longest interval between two wakes (`longest_s`), and its
+        last wake (`until`, on the history's clock); absent without a wake. Said when the host stalled."""
+        wakes = read_wakes(self.run_dir)
+        if not wakes:
+            return
+        stall = stall_within(wakes, wakes[0], wakes[-1])
+        longest = max((b - a for a, b in zip(wakes, wakes[1:], strict=False)), default=0)
+        path = self.run_dir.control_plane_nodes
+        try:
+            nodes = json.loads(path.read_text(encoding="utf-8"))
+            nodes["host_stall"] = {
+                "stall_s": round(stall / 1e9, 3),
+                "longest_s": round(longest / 1e9, 3),
+                "until": wakes[-1],
+            }
+            path.write_text(json.dumps(nodes, indent=1) + "\n")
+        except (OSError, ValueError):  # no nodes.json: sampling never started, and gaps.json says so
+            pass
+        if longest > OVER_NS:
+            self.reporter(
+                f"control plane: the host stalled {stall / 1e9:.1f} s in all (the longest wait {longest / 1e9:.2f} s),"
+                " added to the timing bounds it falls in"
+            )
 
     def _last_view(self) -> str:
         """ ", its last view at 12.3 s" from quorum-views.jsonl's last line, when it has one."""
