@@ -298,12 +298,12 @@ class ControlPlaneSampler:
         and the run is judged with the slack alone (no host-stall.jsonl)."""
         try:
             self.run_dir.control_plane.mkdir(parents=True, exist_ok=True)
+            command = [sys.executable, "-m", "kafka_chaos.harness.stall_probe", "--start-ns", str(start_ns)]
             self._probe = subprocess.Popen(
-                [sys.executable, "-m", "kafka_chaos.harness.stall_probe", "--start-ns", str(start_ns),
-                 "--out", str(self.run_dir.host_stall)],
+                [*command, "--out", str(self.run_dir.host_stall)],
                 stdin=subprocess.PIPE,
                 start_new_session=True,  # a Ctrl-C stops the run, which then closes its input
-            )  # fmt: skip
+            )
         except Exception as exc:
             self.reporter(f"warning: the host stall probe did not start: {type(exc).__name__}: {exc}")
 
