@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from kafka_chaos.checkers.edge_kinds import EdgeKind
-from kafka_chaos.history.events import ASSIGNS, SUBSCRIBE
+from kafka_chaos.history.events import SUBSCRIBE
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,10 @@ class Fact:
 #: Where an anomaly's evidence is: the history's operations, the run's control-plane evidence, or
 #: a tiered run's log start offsets (checkers/tiered.py).
 DATA, CONTROL, TIERED = "data", "control", "tiered"
+#: The data plane's rule modules of share groups (../shared/anomalies.md, "Share groups"): they
+#: judge a key's share view (checkers/share/view.py), so the per-key pass runs them only in a run
+#: with share consumers. A share rule is one because its module is named here.
+SHARE_MODULES = frozenset({"data_plane.share_rules"})
 
 
 @dataclass(frozen=True)
@@ -284,6 +288,8 @@ CONTRACT_NAMES = tuple(a.name for a in ANOMALIES if a.contract)
 EVIDENCE_NAMES = tuple(a.name for a in ANOMALIES if a.plane != DATA)
 #: The anomalies of the control plane (../shared/anomalies.md, "Control plane").
 CONTROL_NAMES = tuple(a.name for a in ANOMALIES if a.plane == CONTROL)
+#: The anomalies of share groups (../shared/anomalies.md, "Share groups"): their rules' modules are SHARE_MODULES.
+SHARE_NAMES = tuple(a.name for a in ANOMALIES if a.module in SHARE_MODULES)
 BY_NAME = {a.name: a for a in ANOMALIES}
 
 #: Anomalies of ../shared/anomalies.md the checker does not judge yet: each with the issue that
@@ -354,53 +360,6 @@ def instances(name: str, key: str, process, ops, offsets, values, mode=None) -> 
         },
         columns=list(INSTANCE_COLUMNS),
     )
-
-
-def allowed_sql(name: str, mode: str | None = None) -> str:
-    """`instances`' `allowed` as a SQL expression: `is_error` judged here, once per mode the
-    expression `mode` can take (a process's latest assign/subscribe, or none)."""
-    if name not in BY_NAME:
-        raise ValueError(f"unknown anomaly {name!r}")
-    default = "true" if not is_error(Fact(name)) else "false"
-    if mode is None:
-        return default
-    cases = " ".join(f"WHEN {mode} = '{m}' THEN {'false' if is_error(Fact(name, mode=m)) else 'true'}" for m in ASSIGNS)
-    return f"CASE {cases} ELSE {default} END"
-
-
-def instance_sql(
-    name: str, process: str | None, ops: str, offsets: str, values: str, mode: str | None = None
-) -> list[str]:
-    """The select list of rule hits of `name` as instance rows (INSTANCES), from SQL expressions:
-    the Spark twin of `instances`."""
-    return [
-        f"'{name}' AS name",
-        "key",
-        f"CAST({process or 'NULL'} AS STRING) AS process",
-        f"CAST({ops} AS ARRAY<BIGINT>) AS ops",
-        f"CAST({offsets} AS ARRAY<BIGINT>) AS offsets",
-        f"CAST({values} AS ARRAY<BIGINT>) AS `values`",
-        f"{allowed_sql(name, mode)} AS allowed",
-    ]
-
-
-def bare_sql(key: str, ops: str, offsets: str, values: str) -> list[str]:
-    """The select list of rows of the instance table that are no anomaly's (a key's edges, the
-    tallies; named by a `name` column): the Spark twin of `tally_frame`, with no process, allowed."""
-    return [
-        "name",
-        f"CAST({key} AS STRING) AS key",
-        "CAST(NULL AS STRING) AS process",
-        f"CAST({ops} AS ARRAY<BIGINT>) AS ops",
-        f"CAST({offsets} AS ARRAY<BIGINT>) AS offsets",
-        f"CAST({values} AS ARRAY<BIGINT>) AS `values`",
-        "true AS allowed",
-    ]
-
-
-def maybe_sql(x: str) -> str:
-    """`maybe` in SQL: a one-element array, or an empty one where `x` is null."""
-    return f"CASE WHEN {x} IS NULL THEN array() ELSE array({x}) END"
 
 
 def tally_frame(key: str, rows: list[tuple[str, list[int], list[int]]]) -> pd.DataFrame:

@@ -13,7 +13,6 @@ table's to say (checkers/anomalies.py `is_error`).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,11 +60,7 @@ def all_instances(
     micro: DataFrame, evidenced: Collection[int], width: int, share: share_context.ShareContext | None = None
 ) -> DataFrame:
     """Every anomaly instance and every key's tallies (checkers/data_plane/tallies.py): one shuffle by key,
-    every per-key rule in one pandas pass per key; `share`: a share-group run's context. With
-    KAFKA_CHAOS_RULES=sql, the rules' Spark SQL forms instead (per_key.rules_query; experimental,
-    slower today: docs/checker.md)."""
-    if os.environ.get("KAFKA_CHAOS_RULES") == "sql":
-        return per_key.rules_query(micro, evidenced, width, share)
+    every per-key rule in one pandas pass per key; `share`: a share-group run's context."""
     return micro.groupBy("key").applyInPandas(per_key.key_pass(evidenced, width, share), INSTANCES)
 
 

@@ -18,8 +18,24 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from kafka_chaos.checkers.sql import in_list
-from kafka_chaos.history.events import ACK_TYPES, ASSIGNS, CLIENT_FS, COMMIT, NEMESIS, SHARE_FS, SHARE_POLL
+from kafka_chaos.checkers.sql import in_list, literal
+from kafka_chaos.history import columns
+from kafka_chaos.history.columns import Kind
+from kafka_chaos.history.events import (
+    ACK_TYPES,
+    ASSIGNS,
+    CLIENT_FS,
+    COMMIT,
+    INFO,
+    NEMESIS,
+    OK,
+    POLL,
+    SEND,
+    SHARE_ACK,
+    SHARE_FS,
+    SHARE_OFFSETS,
+    SHARE_POLL,
+)
 
 
 @dataclass
@@ -78,10 +94,10 @@ def pair(events: DataFrame) -> DataFrame:
             "`index` AS invoke",
             "process",
             "f",
-            "coalesce(c.`type`, 'info') AS `type`",
+            f"coalesce(c.`type`, '{INFO}') AS `type`",
             "`time` AS itime",
             "c.`time` AS ctime",
-            "CASE WHEN c.`type` IS NULL THEN 'no completion' ELSE c.`error` END AS `error`",
+            f"CASE WHEN c.`type` IS NULL THEN {literal(columns.NO_COMPLETION)} ELSE c.`error` END AS `error`",
             "phase",
             "`value` AS ivalue",
             "c.`value` AS cvalue",
@@ -97,24 +113,33 @@ def pair(events: DataFrame) -> DataFrame:
     )
 
 
-#: The flat table's columns: an operation's own (the `op` row of each operation carries them)
-#: and a micro-op's (kind, key, pos, offset, value; null on `op` rows).
-OP_COLUMNS = ("op", "invoke", "process", "f", "`type`", "itime", "ctime", "`error`", "phase", "problem", "nvalue")
-MICRO_COLUMNS = (
-    "kind",
-    "key",
-    "op",
-    "process",
-    "f",
-    "`type`",
-    "pos",
-    "offset",
-    "`value`",
-    "n_assign",
-    "mode",
-    "`time`",
-    "itime",
-    "`count`",
+def _q(name: str) -> str:
+    """A column's name as SQL (backquoted: some are SQL words)."""
+    return f"`{name}`"
+
+
+#: The flat table's columns (history/columns.py spells them, for its copy and for this table): an
+#: operation's own (the `op` row of each operation carries them) and the micro table's (kind,
+#: key, pos, offset, value, ...; null on `op` rows), in the micro table's order.
+OP_COLUMNS = tuple(_q(name) for name, _ in columns.OP_COLUMNS)
+MICRO_COLUMNS = tuple(
+    _q(name)
+    for name in (
+        "kind",
+        "key",
+        "op",
+        "process",
+        "f",
+        "type",
+        "pos",
+        "offset",
+        "value",
+        "n_assign",
+        "mode",
+        "time",
+        "itime",
+        "count",
+    )
 )
 
 
@@ -137,19 +162,19 @@ def flat(paired: DataFrame) -> DataFrame:
     def row(kind: str, key: str, pos: str, offset: str, value: str, count: str = null, mtype: str = nothing) -> str:
         # `mtype`: the micro-op's own outcome where it has one (an ack's key), else the op's.
         return (
-            f"named_struct('kind', {kind}, 'key', {key}, 'pos', {pos}, 'offset', {offset}, 'value', {value},"
+            f"named_struct('kind', {literal(kind)}, 'key', {key}, 'pos', {pos}, 'offset', {offset}, 'value', {value},"
             f" 'count', {count}, 'mtype', {mtype})"
         )
 
-    op_row = row("'op'", nothing, null, null, null)
-    held_row = row("'assign'", "k", "CAST(0 AS BIGINT)", null, null)
+    op_row = row(Kind.OP, nothing, null, null, null)
+    held_row = row(Kind.ASSIGN, "k", "CAST(0 AS BIGINT)", null, null)
     # A commit: {key: next offset to read}, a row per key.
-    commit_row = row("'commit'", "e.key", "CAST(0 AS BIGINT)", "e.value", null)
+    commit_row = row(Kind.COMMIT, "e.key", "CAST(0 AS BIGINT)", "e.value", null)
     committed = of.format("map<string,bigint>").replace("array()", "map()")
     is_commit = f"(process != '{NEMESIS}' AND f = '{COMMIT}')"
     # A send: [kind, key, [offset, value]], or a bare value (no offset); its place in the operation orders it.
     send_row = row(
-        "'send'",
+        Kind.SEND,
         "try_variant_get(m, '$[1]', 'string')",
         "CAST(i AS BIGINT)",
         "try_variant_get(m, '$[2][0]', 'bigint')",
@@ -160,67 +185,65 @@ def flat(paired: DataFrame) -> DataFrame:
     polled = "map_entries(try_variant_get(m, '$[1]', 'map<string,array<array<bigint>>>'))"
 
     def per_record(kind: str, count: str = null) -> str:
-        record = row(f"'{kind}'", "e.key", f"i * {1 << 32} + j", "p[0]", "p[1]", count)
+        record = row(kind, "e.key", f"i * {columns.READ_STRIDE} + j", "p[0]", "p[1]", count)
         per_key = f"e -> transform(coalesce(e.value, array()), (p, j) -> {record})"
         return f"coalesce(flatten(transform({polled}, {per_key})), array())"
 
-    reads, deliveries = per_record("read"), per_record("deliver", "p[2]")
+    reads, deliveries = per_record(Kind.READ), per_record(Kind.DELIVER, "p[2]")
     # A share-ack's invoke: [kind, {key: [[offset, type], ...]}]; its completion: [kind, {key:
     # outcome}], each key's outcome its rows' type (no completion, or a key it leaves out: info).
     acked = "map_entries(try_variant_get(ivalue, '$[0][1]', 'map<string,array<array<string>>>'))"
     outcomes = "try_variant_get(cvalue, '$[0][1]', 'map<string,string>')"
     ack_types = "map(" + ", ".join(f"'{name}', {code}" for name, code in ACK_TYPES.items()) + ")"
     ack_row = row(
-        "'ack'",
+        Kind.ACK,
         "e.key",
         "CAST(j AS BIGINT)",
         "CAST(a[0] AS BIGINT)",
         f"CAST(element_at({ack_types}, a[1]) AS BIGINT)",
         null,
-        f"coalesce(element_at(coalesce({outcomes}, map()), e.key), 'info')",
+        f"coalesce(element_at(coalesce({outcomes}, map()), e.key), '{INFO}')",
     )
     per_ack = f"e -> transform(coalesce(e.value, array()), (a, j) -> {ack_row})"
     acks = f"coalesce(flatten(transform({acked}, {per_ack})), array())"
     # A share-offsets completion: [kind, {key: start offset}].
-    start_row = row("'start'", "e.key", "CAST(0 AS BIGINT)", "e.value", null)
+    start_row = row(Kind.START, "e.key", "CAST(0 AS BIGINT)", "e.value", null)
     started = "map_entries(coalesce(try_variant_get(m, '$[1]', 'map<string,bigint>'), map()))"
     starts = f"transform({started}, e -> {start_row})"
     per_micro = f"""CASE try_variant_get(m, '$[0]', 'string')
-        WHEN 'send' THEN array({send_row}) WHEN 'poll' THEN {reads} WHEN 'share-poll' THEN {deliveries}
-        WHEN 'share-offsets' THEN {starts} ELSE array() END"""
+        WHEN '{SEND}' THEN array({send_row}) WHEN '{POLL}' THEN {reads} WHEN '{SHARE_POLL}' THEN {deliveries}
+        WHEN '{SHARE_OFFSETS}' THEN {starts} ELSE array() END"""
     rows = f"""concat(
         array({op_row}),
-        CASE WHEN {client} AND NOT {ASSIGN_SQL} AND f != 'share-ack'
+        CASE WHEN {client} AND NOT {ASSIGN_SQL} AND f != '{SHARE_ACK}'
             THEN flatten(transform({micro_ops}, (m, i) -> {per_micro})) ELSE array() END,
-        CASE WHEN {client} AND f = 'share-ack' THEN {acks} ELSE array() END,
+        CASE WHEN {client} AND f = '{SHARE_ACK}' THEN {acks} ELSE array() END,
         CASE WHEN {client} AND {ASSIGN_SQL} THEN transform({held_keys}, k -> {held_row}) ELSE array() END,
         CASE WHEN {is_commit} THEN transform(map_entries({committed}), e -> {commit_row}) ELSE array() END
     )"""
-    carried = [*OP_COLUMNS, "n_assign", "mode"]
+    carried = [*OP_COLUMNS, _q("n_assign"), _q("mode")]
     # Each row keeps only its own kind's columns (null in the others): the cache's column builders
     # pass over a null for nothing, and a value for a second or so per 1M operations.
-    shared = ("op", "process", "f")
-    op_only = [c if c in shared else f"CASE WHEN kind = 'op' THEN {c} END AS {c}" for c in OP_COLUMNS]
-    op_only[OP_COLUMNS.index("`type`")] = "coalesce(mtype, `type`) AS `type`"
+    shared = tuple(_q(c) for c in ("op", "process", "f"))
+    op, micro = f"kind = {literal(Kind.OP)}", f"kind != {literal(Kind.OP)}"
+    chosen = {c: c if c in shared else f"CASE WHEN {op} THEN {c} END AS {c}" for c in OP_COLUMNS}
+    chosen[_q("type")] = "coalesce(mtype, `type`) AS `type`"
     # The invoke time also on the rows the rules order by it (data_plane/commit_lost.py, share/).
-    timed = "('op', 'assign', 'commit', 'deliver', 'ack')"
-    op_only[OP_COLUMNS.index("itime")] = f"CASE WHEN kind IN {timed} THEN itime END AS itime"
-    micro_only = [
-        f"CASE WHEN kind != 'op' THEN {c} END AS {name}"
-        for c, name in (("n_assign", "n_assign"), ("mode", "mode"), ("ctime", "`time`"))
-    ]
+    chosen[_q("itime")] = f"CASE WHEN kind IN {in_list(columns.TIMED)} THEN itime END AS itime"
+    for c, name in (("n_assign", "n_assign"), ("mode", "mode"), ("ctime", "time")):
+        chosen[_q(name)] = f"CASE WHEN {micro} THEN {_q(c)} END AS {_q(name)}"
     return (
         paired.selectExpr(*carried, f"inline({rows})")
-        .where("kind != 'send' OR `value` IS NOT NULL")
-        .selectExpr(*op_only, *micro_only, "kind", "key", "offset", "`value`", "pos", "`count`")
+        .where(f"kind != {literal(Kind.SEND)} OR `value` IS NOT NULL")
+        .selectExpr(*(chosen.get(_q(name), _q(name)) for name in columns.NAMES))
     )
 
 
 def split(rows: DataFrame) -> Tables:
     """The operations and the micro-ops of `flat`'s table."""
     return Tables(
-        rows.where("kind = 'op'").selectExpr(*OP_COLUMNS),
-        rows.where("kind != 'op'").selectExpr(*MICRO_COLUMNS),
+        rows.where(f"kind = {literal(Kind.OP)}").selectExpr(*OP_COLUMNS),
+        rows.where(f"kind != {literal(Kind.OP)}").selectExpr(*MICRO_COLUMNS),
     )
 
 
@@ -229,11 +252,11 @@ def evidenced_ops(micro: DataFrame) -> DataFrame:
     read in that key (an operation's sends stand or fall together, across keys, so this is known
     before the shuffle by key and handed to it; checkers/data_plane/per_key.py). Info sends are few, so they
     are broadcast to the reads; no shuffle of the reads."""
-    info = micro.where("kind = 'send' AND `type` = 'info'").select("key", "value", "op")
-    ok_reads = micro.where("kind = 'read' AND `type` = 'ok'").select("key", "value")
+    info = micro.where(f"kind = {literal(Kind.SEND)} AND `type` = '{INFO}'").select("key", "value", "op")
+    ok_reads = micro.where(f"kind = {literal(Kind.READ)} AND `type` = '{OK}'").select("key", "value")
     return ok_reads.join(F.broadcast(info), ["key", "value"]).select("op").distinct()
 
 
 def committed_send(evidenced: Column) -> Column:
     """A micro-op row that is a send which must have committed: ok, or info and `evidenced`."""
-    return (F.col("kind") == "send") & ((F.col("type") == "ok") | ((F.col("type") == "info") & evidenced))
+    return (F.col("kind") == Kind.SEND) & ((F.col("type") == OK) | ((F.col("type") == INFO) & evidenced))

@@ -32,8 +32,11 @@ from kafka_chaos.history.events import (
     INFO,
     INVOKE,
     NEMESIS,
+    POLL,
+    SEND,
     SHARE_ACK,
     SHARE_FS,
+    SHARE_OFFSETS,
     SHARE_POLL,
     TYPES,
 )
@@ -41,8 +44,9 @@ from kafka_chaos.history.run_dir import HISTORY, HISTORY_COLUMNS
 
 #: Bumped when the rows change: a copy of another version is not current.
 VERSION = 1
-#: The rows' columns and types, in the flat table's order (checkers/tables.py `flat`).
-COLUMNS: tuple[tuple[str, str], ...] = (
+#: The columns and types of an operation's own row (kind `op`); a micro-op's row keeps op,
+#: process, f and type (its own outcome where it has one) of them, and itime where TIMED.
+OP_COLUMNS: tuple[tuple[str, str], ...] = (
     ("op", "int64"),
     ("invoke", "int64"),
     ("process", "string"),
@@ -54,6 +58,9 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("phase", "string"),
     ("problem", "string"),
     ("nvalue", "string"),
+)
+#: The columns of a micro-op's row (null on an operation's own row).
+MICRO_COLUMNS: tuple[tuple[str, str], ...] = (
     ("n_assign", "int64"),
     ("mode", "string"),
     ("time", "int64"),
@@ -64,11 +71,31 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("pos", "int64"),
     ("count", "int64"),
 )
+#: The rows' columns and types, in the flat table's order: the one spelling of both
+#: (checkers/tables.py `flat` selects them in this order; checkers/load.py reads them so).
+COLUMNS = OP_COLUMNS + MICRO_COLUMNS
 NAMES = tuple(name for name, _ in COLUMNS)
+
+
+class Kind:
+    """The rows' kinds (the `kind` column), here and in the flat table (checkers/tables.py)."""
+
+    OP = "op"  # an operation's own row
+    SEND = "send"  # a send micro-op
+    READ = "read"  # a record a poll read
+    ASSIGN = "assign"  # a key an assign/subscribe holds
+    COMMIT = "commit"  # a key a commit names, its offset the next to read
+    DELIVER = "deliver"  # a record a share-poll delivered
+    ACK = "ack"  # an offset a share-ack acknowledged, its value the type's id (ACK_TYPES)
+    START = "start"  # a share-partition's start offset, from share-offsets
+
+
 #: Micro-op kinds whose rows carry their operation's invoke time (the rules order by it).
-TIMED = ("op", "assign", "commit", "deliver", "ack")
+TIMED = (Kind.OP, Kind.ASSIGN, Kind.COMMIT, Kind.DELIVER, Kind.ACK)
 #: A read's place: its micro-op's index times this, plus its place in the key's list.
 READ_STRIDE = 1 << 32
+#: The error of an operation that never completed (its type is info).
+NO_COMPLETION = "no completion"
 #: Rows per Parquet row group (a 1M-operation history has about 3M rows).
 BATCH = 1 << 18
 
@@ -175,7 +202,7 @@ def rows(op: _Op) -> list[tuple]:
     type_ = done["type"] if done is not None else INFO
     name = done["index"] if done is not None else inv["index"]
     itime, ctime = inv["time"], done["time"] if done is not None else None
-    error = done.get("error") if done is not None else "no completion"
+    error = done.get("error") if done is not None else NO_COMPLETION
     nvalue = None
     if process == NEMESIS or f == COMMIT:
         chosen = cvalue if cvalue is not None else ivalue
@@ -184,7 +211,7 @@ def rows(op: _Op) -> list[tuple]:
         nvalue = None if ivalue is None else _json(ivalue)
     out: list[tuple] = [
         (name, inv["index"], process, f, type_, itime, ctime, error, inv.get("phase"), None, nvalue)
-        + (None, None, None, "op", None, None, None, None, None)
+        + (None, None, None, Kind.OP, None, None, None, None, None)
     ]
 
     def micro(kind: str, key: str, pos: int, offset: int | None, value: int | None, count=None, mtype=None) -> None:
@@ -203,11 +230,11 @@ def rows(op: _Op) -> list[tuple]:
     elif assign:
         held = cvalue if isinstance(cvalue, list) else ivalue if isinstance(ivalue, list) else []
         for k in held:
-            micro("assign", _str(k), 0, None, None)
+            micro(Kind.ASSIGN, _str(k), 0, None, None)
     elif client and f == COMMIT:
         committed = cvalue if isinstance(cvalue, dict) else ivalue if isinstance(ivalue, dict) else {}
         for k, v in committed.items():
-            micro("commit", k, 0, _int(v), None)
+            micro(Kind.COMMIT, k, 0, _int(v), None)
     return out
 
 
@@ -223,7 +250,7 @@ def _micro_ops(cvalue: Any, ivalue: Any) -> list:
 def _micro(micro, i: int, m: Any) -> None:
     m = _list(m)
     kind = m[0] if m else None
-    if kind == "send":
+    if kind == SEND:
         key = _str(m[1])
         x = m[2] if len(m) > 2 else None
         if isinstance(x, list):
@@ -232,22 +259,22 @@ def _micro(micro, i: int, m: Any) -> None:
         else:
             offset, value = None, _int(x)
         if value is not None:
-            micro("send", key, i, offset, value)
-    elif kind in ("poll", SHARE_POLL):
+            micro(Kind.SEND, key, i, offset, value)
+    elif kind in (POLL, SHARE_POLL):
         got = _dict(m[1]) if len(m) > 1 and m[1] is not None else {}
         for key, records in got.items():
             for j, r in enumerate(_list(records) if records is not None else []):
                 r = _list(r)
                 offset = _int(r[0]) if r else None
                 value = _int(r[1]) if len(r) > 1 else None
-                if kind == "poll":
-                    micro("read", key, i * READ_STRIDE + j, offset, value)
+                if kind == POLL:
+                    micro(Kind.READ, key, i * READ_STRIDE + j, offset, value)
                 else:
-                    micro("deliver", key, i * READ_STRIDE + j, offset, value, _int(r[2]) if len(r) > 2 else None)
-    elif kind == "share-offsets":
+                    micro(Kind.DELIVER, key, i * READ_STRIDE + j, offset, value, _int(r[2]) if len(r) > 2 else None)
+    elif kind == SHARE_OFFSETS:
         starts = _dict(m[1]) if len(m) > 1 and m[1] is not None else {}
         for key, start in starts.items():
-            micro("start", key, 0, _int(start), None)
+            micro(Kind.START, key, 0, _int(start), None)
     elif kind is not None and not isinstance(kind, str):
         raise NotColumnar(f"a micro-op named by {kind!r}")
 
@@ -263,7 +290,7 @@ def _acks(micro, ivalue: Any, cvalue: Any) -> None:
             a = _list(a)
             if a[1] not in ACK_TYPES:
                 raise NotColumnar(f"an acknowledgement type outside the format: {a[1]!r}")
-            micro("ack", key, j, _int(a[0]), ACK_TYPES[a[1]], None, _str(outcomes.get(key, INFO)))
+            micro(Kind.ACK, key, j, _int(a[0]), ACK_TYPES[a[1]], None, _str(outcomes.get(key, INFO)))
 
 
 def copy_path(history: Path) -> Path:

@@ -7,10 +7,8 @@ visible; for read_committed consumers this is the transactional guarantee at sta
 from __future__ import annotations
 
 import pandas as pd
-from pyspark.sql import DataFrame
 
-from kafka_chaos.checkers.anomalies import instance_sql, instances, maybe, maybe_sql, one, pairs
-from kafka_chaos.checkers.data_plane.key_tables import KeyTables
+from kafka_chaos.checkers.anomalies import instances, maybe, one, pairs
 from kafka_chaos.checkers.data_plane.version_order import KeyView
 
 
@@ -24,12 +22,3 @@ def rules(k: KeyView) -> list[pd.DataFrame]:
             "G1a", k.key, hits["process"], pairs(hits["op"], hits["send_op"]), maybe(hits["offset"]), one(hits["value"])
         )
     ]
-
-
-def query(t: KeyTables) -> DataFrame:
-    """The rule over every key (Spark SQL)."""
-    hit = instance_sql("G1a", "r.process", "array(r.op, s.op)", maybe_sql("r.offset"), "array(`value`)")
-    return t.sql(
-        f"SELECT {', '.join(hit)} FROM {{ok_reads}} r"
-        " JOIN (SELECT key, op, `value` FROM {sends} WHERE `type` = 'fail') s USING (key, `value`)"
-    )

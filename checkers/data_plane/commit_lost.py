@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from pyspark.sql import DataFrame
 
-from kafka_chaos.checkers.anomalies import instance_sql, instances
-from kafka_chaos.checkers.data_plane.key_tables import KeyTables
+from kafka_chaos.checkers.anomalies import instances
 from kafka_chaos.checkers.data_plane.version_order import KeyView
 from kafka_chaos.history.events import OK, SUBSCRIBE
 
@@ -92,50 +90,4 @@ def _first_polls(reads: pd.DataFrame) -> pd.DataFrame:
     first = r.groupby(["process", "n_assign"], sort=False).head(1)
     return first[["process", "n_assign", "op", "offset", "value"]].rename(
         columns={"op": "poll_op", "offset": "first_offset", "value": "first_value"}
-    )
-
-
-def query(t: KeyTables) -> DataFrame:
-    """The rule over every key (Spark SQL). Each addition meets the latest ok commit completed
-    strictly before its subscribe's invoke in one window over the key's additions and ok commits
-    by time (an addition sorts before a commit completed at the same instant)."""
-    never = "9223372036854775807"
-    w = "PARTITION BY key ORDER BY itime, op"
-    overlaps = t.sql(
-        f"""SELECT *,
-            max(coalesce(`time`, {never})) OVER ({w} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS earlier_end,
-            lead(itime) OVER ({w}) AS next_start
-        FROM {{commits}}"""
-    )
-    added = t.sql(
-        f"""SELECT a.* FROM {{assigns}} a LEFT ANTI JOIN {{assigns}} b
-            ON a.key <=> b.key AND a.process <=> b.process AND b.n_assign = a.n_assign - 1
-        WHERE a.f = '{SUBSCRIBE}' AND a.`type` = '{OK}' AND a.itime IS NOT NULL"""
-    )
-    latest = t.sql(
-        f"""SELECT * FROM (
-            SELECT key, process, op, n_assign, is_add,
-                last(CASE WHEN is_add = 0 THEN named_struct('op', op, 'offset', offset, 'trusted', trusted) END, true)
-                    OVER (PARTITION BY key ORDER BY at, is_add DESC ROWS UNBOUNDED PRECEDING) AS c
-            FROM (
-                SELECT key, process, op, n_assign, itime AS at, 1 AS is_add, NULL AS offset, NULL AS trusted
-                FROM {{added}}
-                UNION ALL
-                SELECT key, NULL, op, NULL, `time`, 0, offset,
-                    coalesce(earlier_end < itime, true) AND coalesce(next_start > coalesce(`time`, {never}), true)
-                FROM {{overlaps}} WHERE `type` = '{OK}' AND `time` IS NOT NULL))
-        WHERE is_add = 1 AND c.trusted""",
-        added=added,
-        overlaps=overlaps,
-    )
-    first = t.sql(
-        """SELECT key, process, n_assign, min(struct(op, pos, offset, `value`)) AS p FROM {reads}
-        WHERE offset IS NOT NULL GROUP BY key, process, n_assign"""
-    )
-    hit = instance_sql(NAME, "process", "array(c.op, op, p.op)", "array(c.offset, p.offset)", "array(p.`value`)")
-    return t.sql(
-        f"""SELECT {", ".join(hit)} FROM {{latest}} JOIN {{first}} USING (key, process, n_assign)
-        WHERE p.offset < c.offset""",
-        latest=latest,
-        first=first,
     )

@@ -7,19 +7,11 @@ the test or from a corrupted log. Polls of every outcome count: each shows what 
 from __future__ import annotations
 
 import pandas as pd
-from pyspark.sql import DataFrame
 
-from kafka_chaos.checkers.anomalies import instance_sql, maybe_sql, read_instances
-from kafka_chaos.checkers.data_plane.key_tables import KeyTables
+from kafka_chaos.checkers.anomalies import read_instances
 from kafka_chaos.checkers.data_plane.version_order import KeyView
 
 
 def rules(k: KeyView) -> list[pd.DataFrame]:
     hits = k.reads[~k.reads["value"].isin(k.sends["value"])]
     return [read_instances("garbage-read", k.key, hits)] if len(hits) else []
-
-
-def query(t: KeyTables) -> DataFrame:
-    """The rule over every key (Spark SQL)."""
-    hit = instance_sql("garbage-read", "process", "array(op)", maybe_sql("offset"), "array(`value`)")
-    return t.sql(f"SELECT {', '.join(hit)} FROM {{reads}} r LEFT ANTI JOIN {{sends}} s USING (key, `value`)")

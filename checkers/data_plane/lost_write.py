@@ -11,10 +11,8 @@ that only a share group read has no order to read past: its share rules judge wh
 from __future__ import annotations
 
 import pandas as pd
-from pyspark.sql import DataFrame
 
-from kafka_chaos.checkers.anomalies import instance_sql, instances, maybe, maybe_sql, one
-from kafka_chaos.checkers.data_plane.key_tables import KeyTables
+from kafka_chaos.checkers.anomalies import instances, maybe, one
 from kafka_chaos.checkers.data_plane.version_order import KeyView
 
 
@@ -49,28 +47,3 @@ def rules(k: KeyView) -> list[pd.DataFrame]:
             )
         )
     return out
-
-
-def query(t: KeyTables) -> DataFrame:
-    """Both rules over every key (Spark SQL)."""
-    lost = instance_sql("lost-write", "process", "array(op)", "os", "array(`value`)")
-    unseen = instance_sql("unseen", "process", "array(op)", maybe_sql("offset"), "array(`value`)")
-    share_only = "LEFT ANTI JOIN {share_only} USING (key)" if t.share_only is not None else ""
-    unread = t.sql(
-        f"""SELECT c.*, v.last_idx, b.bound FROM {{committed}} c
-        LEFT ANTI JOIN {{ok_values}} USING (key, `value`)
-        {share_only}
-        LEFT JOIN {{values}} v USING (key, `value`)
-        LEFT JOIN (
-            SELECT key, max(v.first_idx) AS bound FROM {{values}} v JOIN {{ok_values}} USING (key, `value`) GROUP BY key
-        ) b USING (key)"""
-    ).selectExpr("*", "coalesce(last_idx <= bound, false) AS lost")
-    return t.sql(
-        f"""SELECT {", ".join(lost)} FROM (SELECT * FROM {{unread}} WHERE lost) u JOIN (
-            SELECT key, `value`, array_sort(collect_list(offset)) AS os FROM {{seen}}
-            WHERE (key, `value`) IN (SELECT key, `value` FROM {{unread}} WHERE lost) GROUP BY key, `value`
-        ) USING (key, `value`)
-        UNION ALL
-        SELECT {", ".join(unseen)} FROM {{unread}} WHERE NOT lost AND `type` = 'ok'""",
-        unread=unread,
-    )

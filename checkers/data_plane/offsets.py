@@ -9,10 +9,8 @@ different things about the same log position (typically a truncated and rewritte
 from __future__ import annotations
 
 import pandas as pd
-from pyspark.sql import DataFrame
 
-from kafka_chaos.checkers.anomalies import instance_sql, instances, one
-from kafka_chaos.checkers.data_plane.key_tables import KeyTables
+from kafka_chaos.checkers.anomalies import instances, one
 from kafka_chaos.checkers.data_plane.version_order import KeyView
 
 MAX_OPS = 8  # operations named per instance
@@ -44,22 +42,3 @@ def rules(k: KeyView) -> list[pd.DataFrame]:
             instances("duplicate", k.key, None, _ops(k.observed, "value", dups), list(k.offsets_of(dups)), one(dups))
         )
     return out
-
-
-def query(t: KeyTables) -> DataFrame:
-    """Both rules over every key (Spark SQL): the few offsets and values in conflict first, then
-    what was seen of them."""
-    ops = f"slice(array_sort(collect_set(o.op)), 1, {MAX_OPS})"
-    conflicts = instance_sql("inconsistent-offsets", None, ops, "array(offset)", "first(vs)")
-    dups = instance_sql("duplicate", None, ops, "first(os)", "array(`value`)")
-    return t.sql(
-        f"""SELECT {", ".join(conflicts)} FROM {{observed}} o JOIN (
-            SELECT key, offset, array_sort(collect_list(`value`)) AS vs FROM {{seen}}
-            WHERE `value` IS NOT NULL GROUP BY key, offset HAVING count(1) > 1
-        ) c USING (key, offset) GROUP BY key, offset
-        UNION ALL
-        SELECT {", ".join(dups)} FROM {{observed}} o JOIN (
-            SELECT key, `value`, array_sort(collect_list(offset)) AS os FROM {{seen}}
-            WHERE (key, `value`) IN (SELECT key, `value` FROM {{values}} WHERE n > 1) GROUP BY key, `value`
-        ) d USING (key, `value`) GROUP BY key, `value`"""
-    )

@@ -11,34 +11,35 @@ stats and the report need of the key (checkers/data_plane/tallies.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from functools import reduce
 from importlib import import_module
 from types import ModuleType
 from typing import Any
 
 import pandas as pd
-from pyspark.sql import DataFrame
 
-from kafka_chaos.checkers.anomalies import ANOMALIES, DATA, INSTANCE_COLUMNS, INSTANCES
-from kafka_chaos.checkers.data_plane import key_tables, tallies, version_order
+from kafka_chaos.checkers.anomalies import ANOMALIES, DATA, INSTANCE_COLUMNS, SHARE_MODULES
+from kafka_chaos.checkers.data_plane import tallies, version_order
 from kafka_chaos.checkers.share import view as share_view
-from kafka_chaos.checkers.sql import in_list
 
+_ROOT = "kafka_chaos.checkers."
 #: The data plane's rule modules, in the anomaly table's order: each one `rules(view: KeyView) ->
 #: [instances]`, named by the table (checkers/anomalies.py `module`), so a new rule is its module
 #: and its rows in the table. All live beside this module, on the checker's floor. (The control
 #: plane's rules read other evidence: checkers/control_plane/judge.py.)
 RULES: tuple[ModuleType, ...] = tuple(
-    import_module(f"kafka_chaos.checkers.{module}")
-    for module in dict.fromkeys(a.module for a in ANOMALIES if a.plane == DATA)
+    import_module(f"{_ROOT}{module}") for module in dict.fromkeys(a.module for a in ANOMALIES if a.plane == DATA)
 )
 
 
-#: The rule modules with no Spark SQL form: run by a pandas pass over the keys a share group read.
-SHARE_RULES = tuple(rule for rule in RULES if not hasattr(rule, "query"))
+#: The share groups' rule modules, as the anomaly table marks them (checkers/anomalies.py
+#: SHARE_MODULES): run only over a key a share group read (its view has share rows).
+SHARE_RULES = tuple(rule for rule in RULES if rule.__name__.removeprefix(_ROOT) in SHARE_MODULES)
+#: The others: run over every key.
+PLAIN_RULES = tuple(rule for rule in RULES if rule not in SHARE_RULES)
 
 
-def _rules(view: version_order.KeyView, rules: tuple[ModuleType, ...] = RULES) -> list[pd.DataFrame]:
+def _rules(view: version_order.KeyView) -> list[pd.DataFrame]:
+    rules = RULES if view.share is not None else PLAIN_RULES
     return [frame for rule in rules for frame in rule.rules(view)]
 
 
@@ -61,43 +62,13 @@ def key_pass(evidenced: Collection[int], width: int, share: Any = None) -> Calla
     `evidenced`: the info operations an ok poll proved committed (in any key; checkers/tables.py);
     `width`: the report's time bucket in ns; `share`: a share-group run's context
     (checkers/share/context.py)."""
-    return _viewed(
-        evidenced, share, lambda view: [*_rules(view), tallies.key_tallies(view, width), *share_view.tallies(view)]
-    )
-
-
-def share_pass(evidenced: Collection[int], share: Any) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """The function `applyInPandas` runs per key a share group read: the rules of the modules with
-    no Spark SQL form (SHARE_RULES) and the key's share-group tallies."""
-    return _viewed(evidenced, share, lambda view: [*_rules(view, SHARE_RULES), *share_view.tallies(view)])
-
-
-def _viewed(
-    evidenced: Collection[int], share: Any, judge: Callable[[version_order.KeyView], list[pd.DataFrame]]
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Per key: its rows marked with `evidenced`, its view built, and what `judge` finds in it."""
     marked = frozenset(int(op) for op in evidenced)
 
     def run(rows: pd.DataFrame) -> pd.DataFrame:
-        return _frame(judge(version_order.build(rows.assign(evidenced=rows["op"].isin(marked)), share)))
+        view = version_order.build(rows.assign(evidenced=rows["op"].isin(marked)), share)
+        return _frame([*_rules(view), tallies.key_tallies(view, width), *share_view.tallies(view)])
 
     return run
-
-
-def rules_query(micro: DataFrame, evidenced: Collection[int], width: int, share: Any = None) -> DataFrame:
-    """Every anomaly instance and every tally of `micro`'s keys (INSTANCES): each rule module's
-    Spark SQL (`query`) over every key at once, and a pandas pass over only the keys a share
-    group read for the share rules, which have no SQL form yet."""
-    spark = micro.sparkSession
-    ev = spark.createDataFrame([(int(op),) for op in evidenced], "op bigint")
-    t = key_tables.build(micro, ev, share is not None)
-    found = [rule.query(t) for rule in RULES if rule not in SHARE_RULES]
-    found.append(tallies.query(t, width))
-    if share is not None:
-        keys = micro.where(f"kind IN {in_list(key_tables.SHARE_KINDS)}").select("key").distinct()
-        rows = micro.join(keys, "key", "left_semi")
-        found.append(rows.groupBy("key").applyInPandas(share_pass(evidenced, share), INSTANCES))
-    return reduce(DataFrame.unionByName, found)
 
 
 def warm(rows: pd.DataFrame) -> pd.DataFrame:

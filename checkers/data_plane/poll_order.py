@@ -13,18 +13,12 @@ key (across its poll micro-ops, in order) must be adjacent.
 from __future__ import annotations
 
 import pandas as pd
-from pyspark.sql import DataFrame
 
 from kafka_chaos.checkers.anomalies import step_instances
-from kafka_chaos.checkers.data_plane.key_tables import KeyTables
 from kafka_chaos.checkers.data_plane.references import (
     across,
-    across_sql,
     per_op,
-    per_op_query,
-    steps_query,
     with_references,
-    with_references_query,
 )
 from kafka_chaos.checkers.data_plane.version_order import KeyView
 
@@ -43,19 +37,3 @@ def rules(k: KeyView) -> list[pd.DataFrame]:
         if mask.any():
             out.append(across(name, k.key, refs[mask]))
     return out
-
-
-def query(t: KeyTables) -> DataFrame:
-    """The rules over every key (Spark SQL)."""
-    polled = t.observed.where("kind = 'read' AND `type` IN ('ok', 'info')")
-    inside = steps_query(t, polled.where("`type` = 'ok'"), "int-poll-skip", "int-nonmonotonic-poll")
-    refs = with_references_query(t, per_op_query(t, polled))
-    return t.sql(
-        f"""SELECT * FROM {{inside}}
-        UNION ALL SELECT {", ".join(across_sql("poll-skip"))} FROM {{refs}}
-        WHERE first_idx - prev.last_idx > 1
-        UNION ALL SELECT {", ".join(across_sql("nonmonotonic-poll"))} FROM {{refs}}
-        WHERE first_idx - prev.last_idx <= 0""",
-        inside=inside,
-        refs=refs,
-    )

@@ -7,10 +7,8 @@ transaction that sees its own sends read uncommitted data (Jepsen added this che
 from __future__ import annotations
 
 import pandas as pd
-from pyspark.sql import DataFrame
 
-from kafka_chaos.checkers.anomalies import instance_sql, maybe_sql, read_instances
-from kafka_chaos.checkers.data_plane.key_tables import KeyTables
+from kafka_chaos.checkers.anomalies import read_instances
 from kafka_chaos.checkers.data_plane.version_order import KeyView
 
 
@@ -18,13 +16,3 @@ def rules(k: KeyView) -> list[pd.DataFrame]:
     sent = k.sends.loc[k.sends["f"] == "txn", ["op", "value"]]
     hits = k.reads[k.reads["f"] == "txn"].merge(sent, on=["op", "value"])
     return [read_instances("precommitted-read", k.key, hits)] if len(hits) else []
-
-
-def query(t: KeyTables) -> DataFrame:
-    """The rule over every key (Spark SQL)."""
-    hit = instance_sql("precommitted-read", "r.process", "array(op)", maybe_sql("r.offset"), "array(`value`)")
-    return t.sql(
-        f"SELECT {', '.join(hit)} FROM {{reads}} r"
-        " JOIN (SELECT key, op, `value` FROM {sends} WHERE f = 'txn') s USING (key, op, `value`)"
-        " WHERE r.f = 'txn'"
-    )

@@ -15,11 +15,8 @@ from collections.abc import Collection
 
 import numpy as np
 import pandas as pd
-from pyspark.sql import DataFrame
 
-from kafka_chaos.checkers.anomalies import instance_sql, instances, pairs
-from kafka_chaos.checkers.data_plane.key_tables import KeyTables
-from kafka_chaos.checkers.sql import in_list
+from kafka_chaos.checkers.anomalies import instances, pairs
 from kafka_chaos.history.events import OK
 
 #: per_op's columns: from each operation's first entry (by pos), and from its last.
@@ -90,73 +87,4 @@ def across(name: str, key: str, r: pd.DataFrame) -> pd.DataFrame:
         pairs(r["prev_last_offset"], r["first_offset"]),
         pairs(r["prev_last_value"], r["first_value"]),
         r["mode"],
-    )
-
-
-# --- the same over every key, in Spark SQL ------------------------------------------------------
-
-
-def per_op_query(t: KeyTables, rows: DataFrame) -> DataFrame:
-    """`per_op` over every key: `rows` carry key, op, pos, process, type, n_assign, mode, idx,
-    offset and value."""
-    return t.sql(
-        """SELECT key, op, f.process, f.`type`, f.n_assign, f.mode, f.idx AS first_idx, f.offset AS first_offset,
-            f.`value` AS first_value, l.idx AS last_idx, l.offset AS last_offset, l.`value` AS last_value
-        FROM (
-            SELECT key, op, min(struct(pos, process, `type`, n_assign, mode, idx, offset, `value`)) AS f,
-                max(struct(pos, idx, offset, `value`)) AS l
-            FROM {rows} GROUP BY key, op)""",
-        rows=rows,
-    )
-
-
-def with_references_query(t: KeyTables, ops: DataFrame, moved_by: Collection[str] = (OK,)) -> DataFrame:
-    """`with_references` over every key: each row of `per_op_query` with its process's reference
-    (`prev`: op, type, last_idx, last_offset, last_value), less those with none or cleared."""
-    window = "PARTITION BY key, process ORDER BY op, has"
-    held = t.sql(
-        """SELECT key, process, op, 0 AS has, `type`, n_assign, mode, first_idx, first_offset, first_value,
-            last_idx, last_offset, last_value FROM {ops}
-        UNION ALL
-        SELECT key, process, op, 1, NULL, n_assign, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM {assigns}""",
-        ops=ops,
-    ).selectExpr("*", f"sum(has) OVER ({window} ROWS UNBOUNDED PRECEDING) AS n_assign_key")
-    mover = (
-        "named_struct('op', op, 'type', `type`, 'last_idx', last_idx, 'last_offset', last_offset,"
-        " 'last_value', last_value, 'n_assign', n_assign, 'n_assign_key', n_assign_key)"
-    )
-    return (
-        held.selectExpr(
-            "*",
-            f"last(CASE WHEN has = 0 AND `type` IN {in_list(moved_by)} THEN {mover} END, true)"
-            f" OVER ({window} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev",
-        )
-        .where("has = 0 AND prev IS NOT NULL")
-        .where("n_assign - prev.n_assign <= n_assign_key - prev.n_assign_key")
-    )
-
-
-def across_sql(name: str) -> list[str]:
-    """`across`'s instances, from `with_references_query`'s rows."""
-    return instance_sql(
-        name,
-        "process",
-        "array(prev.op, op)",
-        "array(prev.last_offset, first_offset)",
-        "array(prev.last_value, first_value)",
-        mode="mode",
-    )
-
-
-def steps_query(t: KeyTables, rows: DataFrame, skip: str, back: str) -> DataFrame:
-    """`step_instances` over every key: consecutive rows of a key inside one operation (by pos)
-    more than one index apart (`skip`), or at or before the one just before (`back`)."""
-    stepped = rows.selectExpr(
-        "*", "lag(struct(idx, offset, `value`)) OVER (PARTITION BY key, op ORDER BY pos) AS p"
-    ).where("p IS NOT NULL")
-    hit = ["process", "array(op)", "array(p.offset, offset)", "array(p.`value`, `value`)"]
-    return t.sql(
-        f"""SELECT {", ".join(instance_sql(skip, *hit))} FROM {{stepped}} WHERE idx - p.idx > 1
-        UNION ALL SELECT {", ".join(instance_sql(back, *hit))} FROM {{stepped}} WHERE idx - p.idx <= 0""",
-        stepped=stepped,
     )

@@ -19,18 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from pyspark.sql import DataFrame
 
 from kafka_chaos.checkers.anomalies import step_instances
-from kafka_chaos.checkers.data_plane.key_tables import KeyTables
 from kafka_chaos.checkers.data_plane.references import (
     across,
-    across_sql,
     per_op,
-    per_op_query,
-    steps_query,
     with_references,
-    with_references_query,
 )
 from kafka_chaos.checkers.data_plane.version_order import KeyView
 from kafka_chaos.history.events import INFO, OK
@@ -68,25 +62,3 @@ def _without_info_ties(landed: pd.DataFrame) -> pd.DataFrame:
     op, idx = r["op"].to_numpy(), r["idx"].to_numpy()
     tie = np.r_[False, (op[1:] == op[:-1]) & (idx[1:] == idx[:-1])]
     return r[~(tie & (r["type"] == INFO).to_numpy())]
-
-
-def query(t: KeyTables) -> DataFrame:
-    """The rules over every key (Spark SQL)."""
-    landed = t.sql(
-        """SELECT c.key, c.op, c.pos, c.process, c.`type`, c.n_assign, c.mode, v.first_idx AS idx,
-            coalesce(c.offset, v.first_offset) AS offset, c.`value`
-        FROM {committed} c JOIN {values} v USING (key, `value`)"""
-    )
-    untied = landed.selectExpr("*", "lag(idx) OVER (PARTITION BY key, op ORDER BY pos) AS prev_idx").where(
-        "NOT (`type` = 'info' AND prev_idx <=> idx)"
-    )
-    inside = steps_query(t, untied.drop("prev_idx"), "int-send-skip", "int-nonmonotonic-send")
-    refs = with_references_query(t, per_op_query(t, landed), moved_by=(OK, INFO))
-    tie = "(first_idx = prev.last_idx AND (`type` = 'info' OR prev.`type` = 'info'))"
-    return t.sql(
-        f"""SELECT * FROM {{inside}}
-        UNION ALL SELECT {", ".join(across_sql("nonmonotonic-send"))} FROM {{refs}}
-        WHERE first_idx <= prev.last_idx AND NOT {tie}""",
-        inside=inside,
-        refs=refs,
-    )

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from pyspark.sql import DataFrame
 
-from kafka_chaos.checkers.anomalies import bare_sql, tally_frame
-from kafka_chaos.checkers.data_plane.key_tables import KeyTables
+from kafka_chaos.checkers.anomalies import tally_frame
 from kafka_chaos.checkers.data_plane.version_order import KeyView
 
 PREFIX = "#"
@@ -65,38 +63,3 @@ def key_tallies(view: KeyView, width: int) -> pd.DataFrame:
     rows = [(VALUES, list(range(len(counts))), counts), (ACKED, *_buckets(acked["time"], width))]
     rows.append((SEEN, *_buckets(seen, width)))
     return tally_frame(view.key, rows)
-
-
-def query(t: KeyTables, width: int) -> DataFrame:
-    """`key_tallies` over every key (Spark SQL), already summed over keys: one row per name."""
-    flags = {
-        "attempted": "kind = 'send'",
-        "acknowledged": "kind = 'send' AND `type` = 'ok'",
-        "failed": "kind = 'send' AND `type` = 'fail'",
-        "indeterminate": "kind = 'send' AND `type` = 'info'",
-        "must_have_committed": "kind = 'committed'",
-        "read": "kind = 'read' AND `type` = 'ok'",
-    }
-    assert tuple(flags) == VALUE_SLOTS[:-1]
-    per_value = ", ".join(f"max(CAST({c} AS INT)) AS `{name}`" for name, c in flags.items())
-    sums = ", ".join(f"coalesce(sum(`{name}`), 0)" for name in flags)
-    bucket = f"CAST(floor(`time` / {int(width)}) AS BIGINT)"
-    acked = "SELECT key, `value`, `time` FROM {sends} WHERE `type` = 'ok' AND `time` IS NOT NULL"
-    return t.sql(
-        f"""SELECT '{VALUES}' AS name, array({", ".join(str(i) for i in range(len(VALUE_SLOTS)))}) AS offsets,
-            array({sums}, (SELECT count(1) FROM {{ok_reads}} WHERE f = 'txn')) AS `values`
-        FROM (
-            SELECT key, `value`, {per_value} FROM (
-                SELECT kind, key, `value`, `type` FROM {{sends}}
-                UNION ALL SELECT 'committed', key, `value`, `type` FROM {{committed}}
-                UNION ALL SELECT kind, key, `value`, `type` FROM {{ok_reads}})
-            GROUP BY key, `value`)
-        UNION ALL
-        SELECT '{ACKED}', array({bucket}), array(count(1)) FROM ({acked}) GROUP BY {bucket}
-        UNION ALL
-        SELECT '{SEEN}', array({bucket}), array(count(1)) FROM (
-            SELECT greatest(a.`time`, r.`time`) AS `time` FROM ({acked}) a JOIN (
-                SELECT key, `value`, min(`time`) AS `time` FROM {{ok_reads}} GROUP BY key, `value`
-            ) r USING (key, `value`) WHERE r.`time` IS NOT NULL)
-        GROUP BY {bucket}"""
-    ).selectExpr(*bare_sql("NULL", "array()", "offsets", "`values`"))

@@ -39,10 +39,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
-from kafka_chaos.checkers.anomalies import ANOMALIES, INSTANCE_COLUMNS, Fact, bare_sql, is_error
-from kafka_chaos.checkers.data_plane.key_tables import KeyTables
+from kafka_chaos.checkers.anomalies import ANOMALIES, INSTANCE_COLUMNS, Fact, is_error
 from kafka_chaos.checkers.data_plane.version_order import KeyView
 from kafka_chaos.checkers.edge_kinds import EdgeKind
 from kafka_chaos.checkers.txn import scc
@@ -385,23 +383,3 @@ def entries(g: Graph, found: dict[str, list[Instance]]) -> dict[str, dict[str, A
             examples.append(ex)
         out[name] = {"count": len(instances), "errors": sum(errors), "examples": examples}
     return out
-
-
-def query(t: KeyTables) -> DataFrame:
-    """`rules` over every key (Spark SQL): each key's edges of a kind as one row."""
-    writers = t.sql("SELECT DISTINCT key, op, `value` FROM {committed} WHERE f = 'txn'")
-    at = t.sql("SELECT DISTINCT key, idx, op FROM {seen} JOIN {writers} USING (key, `value`)", writers=writers)
-    edges = t.sql(
-        f"""SELECT DISTINCT '{WW}' AS name, key, a.op AS a, b.op AS b FROM {{at}} a JOIN {{at}} b USING (key)
-            WHERE b.idx = a.idx + 1 AND a.op != b.op
-        UNION ALL
-        SELECT DISTINCT '{WR}', key, w.op, r.op FROM {{writers}} w JOIN {{ok_reads}} r USING (key, `value`)
-            WHERE r.f = 'txn' AND w.op != r.op""",
-        at=at,
-        writers=writers,
-    )
-    return (
-        edges.groupBy("name", "key")
-        .agg(F.expr("flatten(collect_list(array(a, b))) AS ops"))
-        .selectExpr(*bare_sql("key", "ops", "array()", "array()"))
-    )

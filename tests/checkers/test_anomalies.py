@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from kafka_chaos.checkers import anomalies
-from kafka_chaos.checkers.anomalies import BY_NAME, CONTRACT_NAMES, CONTROL_NAMES, NAMES, PENDING, pending_warnings
+from kafka_chaos.checkers.anomalies import (
+    BY_NAME,
+    CONTRACT_NAMES,
+    CONTROL_NAMES,
+    NAMES,
+    PENDING,
+    SHARE_NAMES,
+    pending_warnings,
+)
 from tests.checkers import cp_cases
 from tests.checkers import histories as H
 
@@ -69,12 +77,16 @@ def test_lost_write_example_names_key_offsets_values_and_ops(check):
     assert saved["stats"]["operations"]["send"] == {"ok": 3}
 
 
+def _shared_contract() -> Path | None:
+    """../shared/anomalies.md, beside this checkout or in it."""
+    root = Path(__file__).resolve().parents[2]
+    places = (root.parent / "shared" / "anomalies.md", root / "shared" / "anomalies.md")
+    return next((p for p in places if p.exists()), None)
+
+
 def test_names_match_the_shared_contract():
     """The anomaly table is the checker's copy of ../shared/anomalies.md; they must agree."""
-    root = Path(__file__).resolve().parents[2]
-    shared = next(
-        (p for p in (root.parent / "shared" / "anomalies.md", root / "shared" / "anomalies.md") if p.exists()), None
-    )
+    shared = _shared_contract()
     if shared is None:
         pytest.skip("../shared/anomalies.md is not beside this checkout")
     # Every backticked name in the first column of a table row (a row may name two).
@@ -86,6 +98,19 @@ def test_names_match_the_shared_contract():
     assert contract == set(CONTRACT_NAMES) | (contract & set(PENDING)) and not set(NAMES) & set(PENDING)
     assert not contract & (set(NAMES) - set(CONTRACT_NAMES))  # the project's own are not the contract's
     assert all(name in shared.read_text() for name in PENDING)
+
+
+def test_the_share_rules_are_the_contracts_share_groups():
+    """The table marks a share rule as one (SHARE_MODULES): exactly the anomalies the contract lists
+    under "Share groups" that the checker judges."""
+    shared = _shared_contract()
+    if shared is None:
+        pytest.skip("../shared/anomalies.md is not beside this checkout")
+    section = re.search(r"^## Share groups.*?(?=^## )", shared.read_text(), re.M | re.S)
+    assert section is not None
+    listed = set(re.findall(r"^\| `([^`]+)` \|", section.group(0), re.M))
+    assert set(SHARE_NAMES) == listed & set(NAMES) and "share-lost" in SHARE_NAMES
+    assert "lost-write" not in SHARE_NAMES  # a data-plane rule of the same pass that is not a share rule
 
 
 def test_a_history_with_operations_of_a_pending_rule_says_it_was_not_checked(monkeypatch):

@@ -87,7 +87,15 @@ def test_the_copy_holds_the_rows_the_checker_builds_from_the_json(spark_session,
     path.write_text("".join(json.dumps(e) + "\n" for e in _one_history(built)), encoding="utf-8")
     copy = write_columnar_copy(path)
     assert copy is not None
-    assert _rows(load.columnar(spark_session, copy)) == _rows(_from_json(spark_session, path))
+    from_copy, from_json = load.columnar(spark_session, copy), _from_json(spark_session, path)
+    assert _rows(from_copy) == _rows(from_json)
+    # One spelling of the columns, their types and the rows' kinds (history/columns.py) for both.
+    spark_types = {"int64": "bigint", "string": "string"}
+    schema = [(name, spark_types[kind]) for name, kind in columns.COLUMNS]
+    for df in (from_copy, from_json):
+        assert [(f.name, f.dataType.simpleString()) for f in df.schema.fields] == schema
+    kinds = {v for k, v in vars(columns.Kind).items() if not k.startswith("_")}
+    assert {r.kind for r in from_json.select("kind").distinct().collect()} == kinds
 
 
 def _results(out: Path) -> dict:

@@ -149,6 +149,34 @@ def test_the_rules_are_the_anomaly_tables_modules_each_with_the_one_signature():
         assert _anomaly_names_in(module) == mine, module.__name__
 
 
+def test_a_share_rule_is_one_because_the_table_says_so():
+    from kafka_chaos.checkers.anomalies import ANOMALIES, SHARE_MODULES, SHARE_NAMES
+    from kafka_chaos.checkers.data_plane import lost_write, share_rules
+
+    assert per_key.SHARE_RULES == (share_rules,) and share_rules not in per_key.PLAIN_RULES
+    assert lost_write in per_key.PLAIN_RULES and lost_write not in per_key.SHARE_RULES
+    assert set(per_key.SHARE_RULES) | set(per_key.PLAIN_RULES) == set(per_key.RULES)
+    # Every anomaly of a share module is a share anomaly, and no other module's is.
+    assert {a.name for a in ANOMALIES if a.module in SHARE_MODULES} == set(SHARE_NAMES)
+    assert set(SHARE_NAMES) == set().union(*(_anomaly_names_in(m) for m in per_key.SHARE_RULES))
+
+
+def test_only_a_share_group_run_reaches_the_share_rules(monkeypatch):
+    """The same key with its share-group context goes to the share rule module; without it, the
+    pass never calls that module."""
+    from kafka_chaos.checkers.data_plane import share_rules
+
+    called = []
+    monkeypatch.setattr(share_rules, "rules", lambda view: called.append(view.key) or [])
+    events = H.share_lost(True).events
+    rows, share = rows_of(events).assign(evidenced=False), share_context(events)
+    assert share is not None
+    per_key.key_rules(rows, None)
+    assert called == []
+    per_key.key_rules(rows, share)
+    assert called
+
+
 def test_a_rule_in_the_wrong_module_is_noticed():
     # The near miss of the test above: poll_order's source names send_order's anomalies? It does not.
     from kafka_chaos.checkers.data_plane import poll_order, send_order
