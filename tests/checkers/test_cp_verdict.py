@@ -150,16 +150,38 @@ def test_a_run_on_a_shared_cluster_keeps_its_verdict(spark_session, tmp_path):
     assert result.control_plane_status == "not checked (a run on a shared cluster takes none)"
 
 
-@pytest.mark.parametrize("control_plane", [None, False], ids=["says-nothing", "turned-off"])
-def test_a_run_that_did_not_expect_its_evidence_is_not_made_unknown_by_it(spark_session, tmp_path, control_plane):
-    """Evidence there but not expected (a hand-made run, an older one): what could not be checked is
-    said, the verdict is as before."""
-    run = made(tmp_path, "run", control_plane=control_plane)
+def test_a_run_that_turned_its_evidence_off_is_not_made_unknown_by_what_is_left(spark_session, tmp_path):
+    """Evidence there but turned off by the user: what could not be checked is said, the verdict is
+    as before."""
+    run = made(tmp_path, "run", control_plane=False)
     run.quorum_replication.unlink()
     result = checked(spark_session, run)
     assert result.control_plane["not_checked"] and result.control_plane["expected"] is False
     assert result.valid is True and result.exit_code == 0
     assert f"of {RULES} rules" in result.control_plane_status
+
+
+def unreadable_config(run: RunDir) -> None:
+    """config.json cut short: not JSON, read as the empty config."""
+    run.config.write_text(run.config.read_text()[:40])
+
+
+@pytest.mark.parametrize("config", ["silent", "unreadable"])
+def test_evidence_there_is_expected_whatever_config_json_says_of_it(spark_session, tmp_path, config):
+    """The contract (amended 2026-12-06): evidence is expected when the run directory holds any of
+    it; a silent or unreadable config.json does not make what is missing unexpected. Near miss: the
+    same run with its evidence whole is valid."""
+    whole, short = made(tmp_path, "whole", control_plane=None), made(tmp_path, "short", control_plane=None)
+    if config == "unreadable":
+        unreadable_config(whole)
+        unreadable_config(short)
+    short.quorum_replication.unlink()
+    result = checked(spark_session, short)
+    assert result.control_plane["expected"] is True and result.control_plane["not_checked"]
+    assert result.valid == "unknown" and result.unknown_reason == CONTROL_PLANE_INCOMPLETE
+    near = checked(spark_session, whole)
+    assert near.control_plane["expected"] is True and near.control_plane["not_checked"] == {}
+    assert near.valid is True and near.exit_code == 0
 
 
 def test_a_bare_history_keeps_its_verdict(check):
