@@ -103,6 +103,22 @@ def test_the_runs_own_gaps_make_the_verdict_unknown_and_say_why(spark_session, t
     assert why in result.control_plane_status
 
 
+def test_a_gaps_file_that_cannot_be_read_is_a_gap_over_the_whole_run(spark_session, tmp_path):
+    """anomalies.md, "Control plane" (amended 2026-12-06): every rule that reads the sampled or
+    decoded evidence is not checked, and says why. Near miss: a readable gaps.json of one kind."""
+    run = made(tmp_path, "run")
+    run.control_plane_gaps.write_text('{"views": "the view sampler exi')  # cut short
+    result = checked(spark_session, run)
+    skipped = result.control_plane["not_checked"]
+    assert set(skipped) == set(CONTROL_NAMES), skipped  # each of the eleven reads one of the three kinds
+    assert all(why.startswith("gaps.json could not be read") for why in skipped.values()), skipped
+    assert result.valid == "unknown" and result.unknown_reason == CONTROL_PLANE_INCOMPLETE
+    near = made(tmp_path, "near")
+    near.control_plane_gaps.write_text(json.dumps({"replication": "the DescribeQuorum sampler did not stop"}))
+    result = checked(spark_session, near)
+    assert result.valid == "unknown" and 0 < len(result.control_plane["not_checked"]) < RULES
+
+
 def test_errors_still_win_over_a_rule_not_checked(spark_session, tmp_path):
     run = made(tmp_path, "run")
     edit_history(run, drop_a_read_value)

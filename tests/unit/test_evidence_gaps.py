@@ -23,7 +23,7 @@ from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.history.events import FAIL, NEMESIS, OK
 from kafka_chaos.history.evidence import read_gaps
 from kafka_chaos.history.file import HistoryWriter
-from kafka_chaos.history.run_dir import RunDir
+from kafka_chaos.history.run_dir import GAP_KINDS, RunDir
 from kafka_chaos.runs import run as runs
 from tests.unit.test_control_plane_sampler import ANSWER, Admin, Cluster
 
@@ -47,6 +47,20 @@ def test_gaps_are_one_line_per_kind_and_absent_when_none(run):
     }
     with pytest.raises(ValueError, match="unknown evidence kind"):
         record_gap(run, "quorum", "?")
+
+
+@pytest.mark.parametrize("text", ['{"views": "the view sampler exi', "[]", '"views"'], ids=["cut", "list", "string"])
+def test_a_gaps_file_that_cannot_be_read_is_a_gap_of_every_kind(run, text):
+    """anomalies.md, "Control plane" (amended 2026-12-06): a sampler's gap file that cannot be read
+    counts as a gap over the whole run. Near miss: no gaps file at all is no gap."""
+    assert read_gaps(run) == {}
+    run.control_plane_gaps.write_text(text)
+    gaps = read_gaps(run)
+    assert set(gaps) == set(GAP_KINDS), gaps
+    assert all(why.startswith("gaps.json could not be read (") for why in gaps.values()), gaps
+    record_gap(run, "views", "it did not stop")  # a later gap keeps what was lost before it
+    again = read_gaps(run)
+    assert set(again) == set(GAP_KINDS) and again["views"] == f"{gaps['views']}; it did not stop"
 
 
 def sampled(run: RunDir, cluster, events, window_s: float = 30.0, inside=None) -> float:
