@@ -17,7 +17,7 @@ import pytest
 
 from kafka_chaos.harness import control_plane
 from kafka_chaos.harness.control_plane import ControlPlaneSampler
-from kafka_chaos.harness.evidence_gaps import record_gap, undecoded_logs
+from kafka_chaos.harness.evidence_gaps import GapNotRecorded, record_gap, undecoded_logs
 from kafka_chaos.harness.quorum_state import METADATA_DIR
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.history.events import FAIL, NEMESIS, OK
@@ -61,6 +61,18 @@ def test_a_gaps_file_that_cannot_be_read_is_a_gap_of_every_kind(run, text):
     record_gap(run, "views", "it did not stop")  # a later gap keeps what was lost before it
     again = read_gaps(run)
     assert set(again) == set(GAP_KINDS) and again["views"] == f"{gaps['views']}; it did not stop"
+
+
+def jam_gaps_file(run: RunDir) -> None:
+    """gaps.json cannot be written (its temporary file's name is taken by a folder: root too fails)."""
+    run.control_plane_gaps.with_suffix(".json.tmp").mkdir()
+
+
+def test_a_gap_that_cannot_be_recorded_is_raised_not_dropped(run):
+    jam_gaps_file(run)
+    with pytest.raises(GapNotRecorded, match=r"views: the view sampler exited -9\).*IsADirectoryError"):
+        record_gap(run, "views", "the view sampler exited -9")
+    assert read_gaps(run) == {}  # nothing says so in the run directory: only the raise does
 
 
 def sampled(run: RunDir, cluster, events, window_s: float = 30.0, inside=None) -> float:
@@ -111,6 +123,20 @@ def test_a_view_sampler_that_died_is_a_gap(run, tmp_path):
 
     sampled(run, Cluster(tmp_path / "c", Admin()), [(0, OK, "send")], inside=kill_views)
     assert read_gaps(run)["views"].startswith("the view sampler exited -9 before the run's end")
+
+
+def test_a_view_sampler_that_died_where_its_gap_cannot_be_recorded_fails_the_stop(run, tmp_path):
+    """Both samplers stopped first (nodes.json says until when), then the gap raised. Near miss:
+    the same death recorded (test_a_view_sampler_that_died_is_a_gap) raises nothing."""
+
+    def kill_views(sampler):
+        jam_gaps_file(run)
+        os.kill(sampler._views.pid, signal.SIGKILL)
+        sampler._views.wait()
+
+    with pytest.raises(GapNotRecorded, match="the view sampler exited -9 before the run's end"):
+        sampled(run, Cluster(tmp_path / "c", Admin()), [(0, OK, "send")], inside=kill_views)
+    assert json.loads(run.control_plane_nodes.read_text())["sampling"]["ended"] > 0
 
 
 def test_a_quorum_sampler_that_crashed_is_a_gap(run, tmp_path):
