@@ -288,9 +288,8 @@ def check_control_plane(
     """The control plane's anomalies joined to the history's, with results.json's `control_plane`
     object and the report's timelines (checkers/control_plane/judge.py); a run without the evidence is
     not checked, and says why. The object also says whether the run expected its control plane
-    checked (config.json's `control_plane`: a run of `kafka-chaos run` that did not turn it off),
-    and how many of the rules were (`with_coverage`)."""
-    expected = config.control_plane is True
+    checked (`expected_control_plane`), and how many of the rules were (`with_coverage`)."""
+    expected = expected_control_plane(config, run_dir)
     if facts.control is None:
         why = _turned_off(config) or control_plane.absent(run_dir) or "no evidence"
         judged = control_plane.Judged({}, control_plane.not_checked(why))
@@ -299,6 +298,17 @@ def check_control_plane(
         anomalies = _in_order({**anomalies, **judged.anomalies})
     judged.summary = with_coverage(judged.summary, expected)
     return anomalies, judged
+
+
+def expected_control_plane(config: RunConfig, run_dir: Path | None) -> bool:
+    """Whether the run's control-plane evidence was expected (../shared/anomalies.md, "Control
+    plane", amended 2026-12-06): its config.json asks for it (`kafka-chaos run` writes
+    `control_plane`), or the run directory holds any of it (its control-plane folder), unless the
+    user turned it off. A silent or unreadable config.json (read as the empty config) does not make
+    missing evidence unexpected: evidence that is there says the run meant to take it."""
+    if config.control_plane is False:
+        return False
+    return config.control_plane is True or control_plane.absent(run_dir) is None
 
 
 def _turned_off(config: RunConfig) -> str | None:

@@ -11,9 +11,12 @@ history can show a loss only for the records the final read missed; the starts s
 itself. They are read at the end of the run from every replica and the remote folder
 (log-starts.json, harness/tiered.py).
 
-A tiered run whose starts could not all be read, or whose retention was not proven unable to
-delete, is not judged: results.json's `tiered` says why, and the verdict is "unknown" unless an
-error was found (a start read above 0 is one, whatever else could not be read).
+A tiered run whose starts could not all be read (a replica that did not answer; a partition of
+the workload's that log-starts.json does not list, or none listed at all: an empty answer is not a
+pass, ../shared/anomalies.md "Tiered storage"; a log-starts.json that cannot be read), or whose
+retention was not proven unable to delete, is not judged: results.json's `tiered` says why, and the
+verdict is "unknown" unless an error was found (a start read above 0 is one, whatever else could
+not be read).
 """
 
 from __future__ import annotations
@@ -59,6 +62,24 @@ def unjudged(starts: dict[str, Any]) -> list[str]:
     return out
 
 
+def unlisted(starts: dict[str, Any], keys: list[str] | None) -> list[str]:
+    """Why log-starts.json does not cover the run's partitions: it lists none, or not each of the
+    workload's `keys` (None: the run's config.json does not say which)."""
+    partitions = starts.get("partitions")
+    if not partitions:
+        return ["log-starts.json lists no partition (an empty answer is not a pass)"]
+    return [f"{key}: not in log-starts.json" for key in keys or [] if key not in partitions]
+
+
+def _read(path: Path) -> dict[str, Any] | str:
+    """log-starts.json, or why it could not be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return f"log-starts.json could not be read: {type(exc).__name__}: {exc}"
+    return data if isinstance(data, dict) else f"log-starts.json is a JSON {type(data).__name__}, not an object"
+
+
 def judge(run_dir: Path | None, config: RunConfig) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
     """The anomaly's entry (empty when none), and results.json's `tiered` object: None for a run
     that is not tiered; else `checked` (whether the rule judged every start), `why` when it did
@@ -74,22 +95,32 @@ def judge(run_dir: Path | None, config: RunConfig) -> tuple[dict[str, dict[str, 
     if files is None or not files.log_starts.exists():
         why = "no log-starts.json: the run ended before its final read, or could not record them (its log says why)"
         return {}, {"checked": False, "why": why, "reads": reads}
-    starts = json.loads(files.log_starts.read_text())
+    starts = _read(files.log_starts)
+    if isinstance(starts, str):
+        return {}, {"checked": False, "why": starts, "reads": reads}
+    if not isinstance(starts.get("partitions"), dict):
+        starts = {**starts, "partitions": {}}  # not a listing: `unlisted` says so
     summary: dict[str, Any] = {"partitions": starts.get("partitions", {}), "reads": reads}
     if retention is None:
         return {}, {**summary, "checked": False, "why": "retention not proven unable to delete (config.json)"}
     if not retention.get("nothing_deletable"):
         return {}, {**summary, "checked": False, "why": "retention could delete what the run wrote"}
-    found, unknown = moved(starts), unjudged(starts)
-    if unknown and not found:
-        shown = "; ".join(unknown[:3]) + (f"; {len(unknown) - 3} more" if len(unknown) > 3 else "")
-        return {}, {**summary, "checked": False, "why": f"not every replica answered: {shown}"}
+    found, missing, unknown = moved(starts), unlisted(starts, config.keys), unjudged(starts)
+    if (missing or unknown) and not found:
+        why = f"not every partition's start was read: {_shown(missing)}" if missing else ""
+        if unknown:
+            why += ("; " if why else "") + f"not every replica answered: {_shown(unknown)}"
+        return {}, {**summary, "checked": False, "why": why}
     summary["checked"] = True
     if not found:
         return {}, summary
     error = is_error(Fact(NAME))
     examples = [ex if error else {**ex, "allowed": True} for ex in found[:MAX_EXAMPLES]]
     return {NAME: {"count": len(found), "errors": len(found) if error else 0, "examples": examples}}, summary
+
+
+def _shown(reasons: list[str]) -> str:
+    return "; ".join(reasons[:3]) + (f"; {len(reasons) - 3} more" if len(reasons) > 3 else "")
 
 
 def format_reads(reads: dict[str, Any] | None) -> str | None:

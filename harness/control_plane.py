@@ -25,7 +25,9 @@ then lie after the history's last event, on its clock. Evidence that could not b
 
 The views have their process, so that neither a DescribeQuorum waiting on a faulted cluster nor
 the workload's threads delay a view. Nothing here may fail a run, nor slow it but by the window's
-hold: a read that fails is a line with `error`, and each round costs a few small file reads.
+hold: a read that fails is a line with `error`, and each round costs a few small file reads. One
+thing does: a gap that gaps.json could not take (harness/evidence_gaps.py `GapNotRecorded`) is
+raised by `stop`, once both samplers have stopped, so that it cannot vanish.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from kafka_chaos.harness import quorum_state
 from kafka_chaos.harness.admin import describe_quorum
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.config import NodeSpec
-from kafka_chaos.harness.evidence_gaps import record_gap
+from kafka_chaos.harness.evidence_gaps import GapNotRecorded, record_gap
 from kafka_chaos.history.events import FAIL, INVOKE, NEMESIS
 from kafka_chaos.history.evidence import member, sample_line
 from kafka_chaos.history.file import HistoryWriter
@@ -133,6 +135,8 @@ class ControlPlaneSampler:
         self._lock = threading.Lock()
         #: When every broker had been seen fetching since the last heal (the history's time), if so.
         self._caught_up: int | None = None
+        #: Gaps that gaps.json could not take (`_gap`), raised by `stop`.
+        self._unrecorded: list[GapNotRecorded] = []
 
     def saw(self, event: Mapping[str, Any]) -> None:
         """The history's tap: a nemesis operation that completed asks the view sampler for a view,
@@ -163,12 +167,16 @@ class ControlPlaneSampler:
 
     @contextmanager
     def running(self, history: HistoryWriter) -> Iterator[ControlPlaneSampler]:
-        """Sampling around a block; a block that raised (an interrupt, a crash) stops it at once."""
+        """Sampling around a block; a block that raised (an interrupt, a crash) stops it at once,
+        and its exception, not a gap that could not be recorded (reported), ends the run."""
         self.start(history.start_ns)
         try:
             yield self
         except BaseException:
-            self.stop(hold=False)
+            try:
+                self.stop(hold=False)
+            except GapNotRecorded:
+                pass  # said by `_gap`; the run ends with the block's own exception and no verdict
             raise
         self.stop()
 
@@ -199,12 +207,13 @@ class ControlPlaneSampler:
             self.reporter(f"warning: {why}")
             for kind, running in ((GAP_VIEWS, self._views), (GAP_REPLICATION, self._thread)):
                 if running is None:
-                    record_gap(self.run_dir, kind, why)
+                    self._gap(kind, why)
 
     def stop(self, hold: bool = True) -> None:
         """Stop both samplers (the view sampler takes one last view), after holding them until
         `hold_until` when `hold`; waits for a DescribeQuorum in flight at most its timeout. Then
-        nodes.json says until when sampling went on, and gaps.json what a sampler left out."""
+        nodes.json says until when sampling went on, and gaps.json what a sampler left out; last,
+        GapNotRecorded if gaps.json could not take a gap (the first, naming how many)."""
         try:
             if hold:
                 self._hold()
@@ -216,8 +225,20 @@ class ControlPlaneSampler:
             if self._thread is not None:
                 self._thread.join(timeout=QUORUM_TIMEOUT_MS / 1000 + 1)
                 if self._thread.is_alive():
-                    record_gap(self.run_dir, GAP_REPLICATION, "the DescribeQuorum sampler did not stop: a request hung")
+                    self._gap(GAP_REPLICATION, "the DescribeQuorum sampler did not stop: a request hung")
             self._record_sampling(ended)
+        if self._unrecorded:
+            first, more = self._unrecorded[0], len(self._unrecorded) - 1
+            raise GapNotRecorded(f"{first}" + (f" (and {more} more)" if more else "")) from first
+
+    def _gap(self, kind: str, why: str) -> None:
+        """gaps.json's `kind` gets `why` (harness/evidence_gaps.py); one it could not take is
+        reported now and kept for `stop` to raise: the samplers' threads must not end on it."""
+        try:
+            record_gap(self.run_dir, kind, why)
+        except GapNotRecorded as exc:
+            self.reporter(f"error: {exc}")
+            self._unrecorded.append(exc)
 
     def _hold(self) -> None:
         """Wait, sampling, until `hold_until` (the final read has taken part of the window), and
@@ -277,7 +298,7 @@ class ControlPlaneSampler:
         if died is not None:
             why = f"the view sampler exited {died} before the run's end{self._last_view()}"
             self.reporter(f"warning: control-plane {why}")
-            record_gap(self.run_dir, GAP_VIEWS, why)
+            self._gap(GAP_VIEWS, why)
             return
         try:
             assert views.stdin is not None
@@ -285,13 +306,13 @@ class ControlPlaneSampler:
             if views.wait(timeout=5) != 0:
                 why = f"the view sampler exited {views.returncode} as it stopped"
                 self.reporter(f"warning: control-plane {why}")
-                record_gap(self.run_dir, GAP_VIEWS, why)
+                self._gap(GAP_VIEWS, why)
         except (OSError, subprocess.TimeoutExpired) as exc:
             views.kill()
             views.wait()
             why = f"the view sampler did not stop: {type(exc).__name__}: {exc}"
             self.reporter(f"warning: control-plane {why}")
-            record_gap(self.run_dir, GAP_VIEWS, why)
+            self._gap(GAP_VIEWS, why)
 
     def _start_probe(self, start_ns: int) -> None:
         """The host stall probe's process, on the history's clock; one that did not start is said,
@@ -386,7 +407,7 @@ class ControlPlaneSampler:
         except Exception as exc:  # a sampler's own bug ends its samples, not the run
             why = f"the DescribeQuorum sampler stopped at {self._now() / 1e9:.1f} s: {type(exc).__name__}: {exc}"
             self.reporter(f"warning: control-plane {why}")
-            record_gap(self.run_dir, GAP_REPLICATION, why)
+            self._gap(GAP_REPLICATION, why)
 
     def _sample_quorum(self, out: TextIO) -> None:
         admin = None

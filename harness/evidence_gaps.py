@@ -23,22 +23,37 @@ from kafka_chaos.history.run_dir import GAP_KINDS, RunDir
 _LOCK = threading.Lock()
 
 
+class GapNotRecorded(RuntimeError):
+    """A gap that could not be written into gaps.json: its evidence is incomplete and nothing in
+    the run directory says so. Not an OSError, so that no handler of a file's trouble takes it for
+    its own and drops it."""
+
+
 def record_gap(run: RunDir, kind: str, why: str) -> None:
-    """Add `kind`'s reason to gaps.json (a second reason for one kind is joined to the first);
-    never raises: a run that cannot write it has no control-plane folder, and the checker says so."""
+    """Add `kind`'s reason to gaps.json (a second reason for one kind is joined to the first).
+
+    Raises GapNotRecorded when gaps.json cannot be written: a gap that could not be recorded must
+    not vanish, or the check would take the evidence for whole and could pass the run on rules it
+    could not check (../shared/anomalies.md, "Control plane"). The caller that must not fail the
+    run at once (the sampler, harness/control_plane.py) keeps it and raises it when it stops; the
+    run's evidence step (runs/run.py) lets it end the run, which then has no verdict rather than a
+    wrong one."""
     if kind not in GAP_KINDS:
         raise ValueError(f"unknown evidence kind {kind!r}: expected one of {', '.join(GAP_KINDS)}")
     why = " ".join(why.split())  # one line
     with _LOCK:
+        gaps = read_gaps(run)
+        if why not in (gaps.get(kind) or "").split("; "):
+            gaps[kind] = f"{gaps[kind]}; {why}" if gaps.get(kind) else why
+        tmp = run.control_plane_gaps.with_suffix(".json.tmp")
         try:
-            gaps = read_gaps(run)
-            if why not in (gaps.get(kind) or "").split("; "):
-                gaps[kind] = f"{gaps[kind]}; {why}" if gaps.get(kind) else why
-            tmp = run.control_plane_gaps.with_suffix(".json.tmp")
             tmp.write_text(json.dumps(gaps, indent=1, sort_keys=True) + "\n", encoding="utf-8")
             tmp.replace(run.control_plane_gaps)
-        except OSError:
-            pass
+        except OSError as exc:
+            raise GapNotRecorded(
+                f"control-plane evidence incomplete ({kind}: {why}), and {run.control_plane_gaps} could not say so:"
+                f" {type(exc).__name__}: {exc}"
+            ) from exc
 
 
 def undecoded_logs(run: RunDir) -> list[str]:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kafka_chaos.history import events
-from kafka_chaos.history.run_dir import RunDir
+from kafka_chaos.history.run_dir import GAP_KINDS, RunDir
 
 #: A replica in a DescribeQuorum answer: a voter or an observer.
 MEMBER_FIELDS = (
@@ -114,9 +114,22 @@ def record_line(**values: Any) -> str:
 
 def read_gaps(run: RunDir) -> dict[str, str]:
     """control-plane/gaps.json's kinds and reasons (the harness writes it, harness/evidence_gaps.py;
-    the checker reads it); {} when there is none or it cannot be read."""
+    the checker reads it); {} when there is none. A gaps.json that is there but cannot be read (not
+    JSON, not an object, a read that failed) is a gap of every kind over the whole run
+    (../shared/anomalies.md, "Control plane", amended 2026-12-06): what the sampler said it missed
+    is unknown, so nothing it sampled is known whole."""
+    path = run.control_plane_gaps
     try:
-        data = json.loads(run.control_plane_gaps.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    except (OSError, ValueError) as exc:
+        return _unreadable(f"{type(exc).__name__}: {exc}")
+    if not isinstance(data, dict):
+        return _unreadable(f"a JSON {type(data).__name__}, not an object")
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def _unreadable(why: str) -> dict[str, str]:
+    said = f"gaps.json could not be read ({' '.join(why.split())}): a gap over the whole run"
+    return dict.fromkeys(GAP_KINDS, said)

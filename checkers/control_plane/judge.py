@@ -25,7 +25,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from kafka_chaos.checkers.anomalies import CONTROL_NAMES, Fact, is_error
-from kafka_chaos.checkers.control_plane import fault_timing, metadata_rules, node_faults, quorum_rules
+from kafka_chaos.checkers.control_plane import fault_timing, lines, metadata_rules, node_faults, quorum_rules
 from kafka_chaos.checkers.control_plane import rules as cp_rules
 from kafka_chaos.history.events import NEMESIS
 from kafka_chaos.history.evidence import RECORD_SCHEMA, SAMPLE_SCHEMA, VIEW_SCHEMA, read_gaps
@@ -119,19 +119,17 @@ def evidence(run_dir: Path, config: RunConfig) -> Evidence:
     )
 
 
-def _lines(ops: DataFrame, paths: list[Path], schema: str, node_from_file: bool = False) -> DataFrame:
-    """JSON lines parsed by Spark (`node`: the file's name, a metadata log's alias)."""
-    text = ops.sparkSession.read.text([str(p) for p in paths])
-    cols = [F.from_json("value", schema).alias("r")]
-    if node_from_file:
-        cols.append(F.regexp_extract("_metadata.file_name", r"^(.+)\.jsonl$", 1).alias("node"))
-    parsed = text.select(*cols).where("r IS NOT NULL")
-    return parsed.select("r.*", *(["node"] if node_from_file else []))
+def _paths(ev: Evidence) -> dict[str, list[Path]]:
+    """Each kind of evidence's files (checkers/control_plane/lines.py)."""
+    return {
+        cp_rules.VIEWS: [ev.run.quorum_views],
+        cp_rules.REPLICATION: [ev.run.quorum_replication],
+        cp_rules.METADATA: list(ev.logs.values()),
+    }
 
 
-def _records(ops: DataFrame, ev: Evidence) -> DataFrame:
+def _records(recs: DataFrame) -> DataFrame:
     """Every node's records, with the reference mark (the longest log: the timing rules read its states)."""
-    recs = _lines(ops, list(ev.logs.values()), RECORD_SCHEMA, node_from_file=True).where("`offset` IS NOT NULL")
     return recs.selectExpr(
         "*",
         "xxhash64(coalesce(type, ''), coalesce(CAST(version AS STRING), ''), coalesce(data, ''), coalesce(raw, ''),"
@@ -149,9 +147,11 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
     (the history's sends and polls) is not read: every control-plane rule reads the evidence and
     the nemesis's operations alone."""
     out: dict[str, DataFrame] = {}
+    malformed: list[DataFrame] = []  # each file's lines that place nothing (lines.py)
     samples = None
     if ev.has_replication:
-        samples = _lines(ops, [ev.run.quorum_replication], SAMPLE_SCHEMA)
+        samples, bad = lines.read(ops, [ev.run.quorum_replication], SAMPLE_SCHEMA, cp_rules.REPLICATION)
+        malformed.append(bad)
         out["cp_samples"] = samples.select("time", "leader_id", "leader_epoch", "high_watermark", "error")
         out["cp_members"] = samples.where("error IS NULL").selectExpr(
             "time",
@@ -160,7 +160,8 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
         )
     views = None
     if ev.has_views:
-        views = _lines(ops, [ev.run.quorum_views], VIEW_SCHEMA)
+        views, bad = lines.read(ops, [ev.run.quorum_views], VIEW_SCHEMA, cp_rules.VIEWS)
+        malformed.append(bad)
         out["cp_views"] = views.select("time", "node", "node_id", "leader_id", "leader_epoch", "error", "written")
         out["cp_regressions"] = epoch_regressions(views, ops)
     claims = []
@@ -171,7 +172,9 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
             )
         )
     if ev.logs:
-        recs = _records(ops, ev)
+        parsed, bad = lines.read(ops, list(ev.logs.values()), RECORD_SCHEMA, cp_rules.METADATA, node_from_file=True)
+        malformed.append(bad)
+        recs = _records(parsed)
         out["cp_replay"] = recs.groupBy("node").applyInPandas(
             metadata_rules.node_pass(ev.bump_on_shrink), metadata_rules.OUT
         )
@@ -205,6 +208,8 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
             .agg(F.count("*").alias("leaders"), F.expr("slice(array_sort(collect_list(first)), 1, 20)").alias("claims"))
             .where("leaders > 1")
         )
+    if malformed:
+        out["cp_malformed"] = lines.union(malformed)
     return out
 
 
@@ -365,7 +370,8 @@ def judge(got: dict[str, list[dict[str, Any]]], nemesis_rows: list[dict[str, Any
     if ev.quorum == "dynamic":
         timing.lost = node_faults.seats_lost(ws, voters)
     ctx = cp_rules.Context(got, ops, timing, ev.logs)
-    found = cp_rules.judge(ctx, _absent(ev, got, samples, ops), ev.gaps)
+    gaps = lines.gaps(ev.gaps, got, _paths(ev), ev.nodes)  # the run's, and what its lines show
+    found = cp_rules.judge(ctx, _absent(ev, got, samples, ops), gaps)
     faults = fault_timing.reaction_times(timing) if aliases else []
 
     anomalies = {name: _entry(name, found[name]) for name in CONTROL_NAMES if found.get(name)}

@@ -103,6 +103,97 @@ def test_the_runs_own_gaps_make_the_verdict_unknown_and_say_why(spark_session, t
     assert why in result.control_plane_status
 
 
+def test_a_gaps_file_that_cannot_be_read_is_a_gap_over_the_whole_run(spark_session, tmp_path):
+    """anomalies.md, "Control plane" (amended 2026-12-06): every rule that reads the sampled or
+    decoded evidence is not checked, and says why. Near miss: a readable gaps.json of one kind."""
+    run = made(tmp_path, "run")
+    run.control_plane_gaps.write_text('{"views": "the view sampler exi')  # cut short
+    result = checked(spark_session, run)
+    skipped = result.control_plane["not_checked"]
+    assert set(skipped) == set(CONTROL_NAMES), skipped  # each of the eleven reads one of the three kinds
+    assert all(why.startswith("gaps.json could not be read") for why in skipped.values()), skipped
+    assert result.valid == "unknown" and result.unknown_reason == CONTROL_PLANE_INCOMPLETE
+    near = made(tmp_path, "near")
+    near.control_plane_gaps.write_text(json.dumps({"replication": "the DescribeQuorum sampler did not stop"}))
+    result = checked(spark_session, near)
+    assert result.valid == "unknown" and 0 < len(result.control_plane["not_checked"]) < RULES
+
+
+def edit_lines(path: Path, edit) -> None:
+    """`path`'s JSON lines, each through `edit` (which returns the lines to write in its place)."""
+    out = [text for line in path.read_text().splitlines() for text in edit(json.loads(line))]
+    path.write_text("".join(text + "\n" for text in out))
+
+
+def unreadable_view(view: dict) -> dict:
+    return {**view, "leader_id": None, "leader_epoch": None, "voted_id": None, "error": "no quorum-state file"}
+
+
+@pytest.mark.parametrize("readable", [0, 1], ids=["none", "one"])
+def test_a_node_none_of_whose_views_could_be_read_is_a_views_gap(spark_session, tmp_path, readable):
+    """kafka-2's quorum-state never read: the views rules would see the quorum without it. Near
+    miss: one of its views read."""
+    run = made(tmp_path, "run")
+    seen = []
+
+    def edit(view: dict) -> list[str]:
+        if view["node"] == "kafka-2":
+            seen.append(view)
+            view = view if len(seen) <= readable else unreadable_view(view)
+        return [json.dumps(view)]
+
+    edit_lines(run.quorum_views, edit)
+    result = checked(spark_session, run)
+    skipped = result.control_plane["not_checked"]
+    if readable:
+        assert skipped == {} and result.valid is True, skipped
+        return
+    why = "no readable quorum view of kafka-2 (its last: no quorum-state file)"
+    assert {"quorum-split-brain", "quorum-epoch-regression"} <= set(skipped) and why in skipped.values(), skipped
+    assert result.valid == "unknown" and result.unknown_reason == CONTROL_PLANE_INCOMPLETE
+
+
+def insert_lines(path: Path, at: int, lines: list[str]) -> None:
+    text = path.read_text().splitlines(keepends=True)
+    path.write_text("".join([*text[:at], *(line + "\n" for line in lines), *text[at:]]))
+
+
+@pytest.mark.parametrize(
+    ("where", "lines", "why"),
+    [
+        (
+            "views",
+            ['{"time": 5, "node": "kaf', '{"node": "kafka-1", "error": null}'],
+            "quorum-views.jsonl: 2 malformed lines dropped",
+        ),
+        ("replication", ["[1, 2]"], "quorum-replication.jsonl: 1 malformed line dropped"),
+        ("metadata", ["not json"], "kafka-3.jsonl: 1 malformed line dropped"),
+    ],
+)
+def test_malformed_evidence_lines_are_a_gap_that_says_how_many(spark_session, tmp_path, where, lines, why):
+    """Lines dropped unsaid would be a rule checked on less than it read: each kind that lost some
+    is a gap, per file, with the count (a line cut short; one without its time; not an object; not
+    JSON). Near miss: test_a_truncated_last_line_is_tolerated."""
+    run = made(tmp_path, "run")
+    path = {"views": run.quorum_views, "replication": run.quorum_replication}.get(where, run.metadata_log("kafka-3"))
+    insert_lines(path, 1, lines)
+    result = checked(spark_session, run)
+    said = result.control_plane["not_checked"].values()
+    assert any(why in w for w in said), (why, said)
+    assert result.valid == "unknown" and result.unknown_reason == CONTROL_PLANE_INCOMPLETE
+
+
+def test_a_truncated_last_line_is_tolerated(spark_session, tmp_path):
+    """The near miss: each file ends in a line cut short (a run that died half way), as
+    history-format.md tolerates; nothing is missing, the run is valid."""
+    run = made(tmp_path, "run")
+    for path in (run.quorum_views, run.quorum_replication, run.metadata_log("kafka-3")):
+        text = path.read_text()
+        path.write_text(text + text.splitlines()[-1][:17])
+    result = checked(spark_session, run)
+    assert result.control_plane["not_checked"] == {} and result.valid is True, result.control_plane
+
+
 def test_errors_still_win_over_a_rule_not_checked(spark_session, tmp_path):
     run = made(tmp_path, "run")
     edit_history(run, drop_a_read_value)
@@ -150,16 +241,38 @@ def test_a_run_on_a_shared_cluster_keeps_its_verdict(spark_session, tmp_path):
     assert result.control_plane_status == "not checked (a run on a shared cluster takes none)"
 
 
-@pytest.mark.parametrize("control_plane", [None, False], ids=["says-nothing", "turned-off"])
-def test_a_run_that_did_not_expect_its_evidence_is_not_made_unknown_by_it(spark_session, tmp_path, control_plane):
-    """Evidence there but not expected (a hand-made run, an older one): what could not be checked is
-    said, the verdict is as before."""
-    run = made(tmp_path, "run", control_plane=control_plane)
+def test_a_run_that_turned_its_evidence_off_is_not_made_unknown_by_what_is_left(spark_session, tmp_path):
+    """Evidence there but turned off by the user: what could not be checked is said, the verdict is
+    as before."""
+    run = made(tmp_path, "run", control_plane=False)
     run.quorum_replication.unlink()
     result = checked(spark_session, run)
     assert result.control_plane["not_checked"] and result.control_plane["expected"] is False
     assert result.valid is True and result.exit_code == 0
     assert f"of {RULES} rules" in result.control_plane_status
+
+
+def unreadable_config(run: RunDir) -> None:
+    """config.json cut short: not JSON, read as the empty config."""
+    run.config.write_text(run.config.read_text()[:40])
+
+
+@pytest.mark.parametrize("config", ["silent", "unreadable"])
+def test_evidence_there_is_expected_whatever_config_json_says_of_it(spark_session, tmp_path, config):
+    """The contract (amended 2026-12-06): evidence is expected when the run directory holds any of
+    it; a silent or unreadable config.json does not make what is missing unexpected. Near miss: the
+    same run with its evidence whole is valid."""
+    whole, short = made(tmp_path, "whole", control_plane=None), made(tmp_path, "short", control_plane=None)
+    if config == "unreadable":
+        unreadable_config(whole)
+        unreadable_config(short)
+    short.quorum_replication.unlink()
+    result = checked(spark_session, short)
+    assert result.control_plane["expected"] is True and result.control_plane["not_checked"]
+    assert result.valid == "unknown" and result.unknown_reason == CONTROL_PLANE_INCOMPLETE
+    near = checked(spark_session, whole)
+    assert near.control_plane["expected"] is True and near.control_plane["not_checked"] == {}
+    assert near.valid is True and near.exit_code == 0
 
 
 def test_a_bare_history_keeps_its_verdict(check):

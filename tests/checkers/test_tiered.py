@@ -97,6 +97,42 @@ def test_starts_that_cannot_be_judged_are_not_checked(tmp_path, starts, deletabl
     assert found == {} and not summary["checked"] and why in summary["why"]
 
 
+def _with_keys(run_dir: Path, keys: int) -> Path:
+    """config.json says the workload's keys (t/0 .. t/keys-1, K the first)."""
+    config = json.loads((run_dir / "config.json").read_text())
+    (run_dir / "config.json").write_text(json.dumps({**config, "workload": {"topic": "t", "keys": keys}}))
+    return run_dir
+
+
+@pytest.mark.parametrize(
+    ("starts", "keys", "why"),
+    [
+        ({"partitions": {}, "unanswered": {}}, None, "lists no partition (an empty answer is not a pass)"),
+        ({"unanswered": {}}, None, "lists no partition"),
+        ({"partitions": [], "unanswered": {}}, None, "lists no partition"),
+        (_starts({"1": 0, "2": 0}), 2, "t/1: not in log-starts.json"),
+    ],
+    ids=["empty", "no-listing", "not-a-listing", "a-key-missing"],
+)
+def test_an_empty_or_short_answer_is_not_a_pass(tmp_path, starts, keys, why):
+    """anomalies.md, "Tiered storage" (added 2026-12-06): starts that could not all be read are
+    `unknown`; an empty answer is not a pass. Near miss: every key of the workload listed."""
+    run_dir = _run_dir(tmp_path / "short", starts)
+    if keys is not None:
+        _with_keys(run_dir, keys)
+    found, summary = _judge(run_dir)
+    assert found == {} and not summary["checked"] and why in summary["why"], summary
+    found, summary = _judge(_with_keys(_run_dir(tmp_path / "whole", _starts({"1": 0, "2": 0})), 1))
+    assert found == {} and summary["checked"], summary
+
+
+def test_a_log_starts_file_that_cannot_be_read_is_not_a_pass(tmp_path):
+    run_dir = _run_dir(tmp_path, None)
+    (run_dir / "log-starts.json").write_text('{"partitions": {"chaos/0": ')
+    found, summary = _judge(run_dir)
+    assert found == {} and not summary["checked"] and "log-starts.json could not be read" in summary["why"]
+
+
 def test_a_run_whose_retention_was_never_proven_is_not_judged(tmp_path):
     found, summary = _judge(_run_dir(tmp_path, _starts({"1": 3}), nothing_deletable=None))
     assert found == {} and not summary["checked"] and "not proven" in summary["why"]

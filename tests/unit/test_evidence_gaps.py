@@ -17,13 +17,13 @@ import pytest
 
 from kafka_chaos.harness import control_plane
 from kafka_chaos.harness.control_plane import ControlPlaneSampler
-from kafka_chaos.harness.evidence_gaps import record_gap, undecoded_logs
+from kafka_chaos.harness.evidence_gaps import GapNotRecorded, record_gap, undecoded_logs
 from kafka_chaos.harness.quorum_state import METADATA_DIR
 from kafka_chaos.harness.versions import KafkaVersion
 from kafka_chaos.history.events import FAIL, NEMESIS, OK
 from kafka_chaos.history.evidence import read_gaps
 from kafka_chaos.history.file import HistoryWriter
-from kafka_chaos.history.run_dir import RunDir
+from kafka_chaos.history.run_dir import GAP_KINDS, RunDir
 from kafka_chaos.runs import run as runs
 from tests.unit.test_control_plane_sampler import ANSWER, Admin, Cluster
 
@@ -47,6 +47,32 @@ def test_gaps_are_one_line_per_kind_and_absent_when_none(run):
     }
     with pytest.raises(ValueError, match="unknown evidence kind"):
         record_gap(run, "quorum", "?")
+
+
+@pytest.mark.parametrize("text", ['{"views": "the view sampler exi', "[]", '"views"'], ids=["cut", "list", "string"])
+def test_a_gaps_file_that_cannot_be_read_is_a_gap_of_every_kind(run, text):
+    """anomalies.md, "Control plane" (amended 2026-12-06): a sampler's gap file that cannot be read
+    counts as a gap over the whole run. Near miss: no gaps file at all is no gap."""
+    assert read_gaps(run) == {}
+    run.control_plane_gaps.write_text(text)
+    gaps = read_gaps(run)
+    assert set(gaps) == set(GAP_KINDS), gaps
+    assert all(why.startswith("gaps.json could not be read (") for why in gaps.values()), gaps
+    record_gap(run, "views", "it did not stop")  # a later gap keeps what was lost before it
+    again = read_gaps(run)
+    assert set(again) == set(GAP_KINDS) and again["views"] == f"{gaps['views']}; it did not stop"
+
+
+def jam_gaps_file(run: RunDir) -> None:
+    """gaps.json cannot be written (its temporary file's name is taken by a folder: root too fails)."""
+    run.control_plane_gaps.with_suffix(".json.tmp").mkdir()
+
+
+def test_a_gap_that_cannot_be_recorded_is_raised_not_dropped(run):
+    jam_gaps_file(run)
+    with pytest.raises(GapNotRecorded, match=r"views: the view sampler exited -9\).*IsADirectoryError"):
+        record_gap(run, "views", "the view sampler exited -9")
+    assert read_gaps(run) == {}  # nothing says so in the run directory: only the raise does
 
 
 def sampled(run: RunDir, cluster, events, window_s: float = 30.0, inside=None) -> float:
@@ -97,6 +123,20 @@ def test_a_view_sampler_that_died_is_a_gap(run, tmp_path):
 
     sampled(run, Cluster(tmp_path / "c", Admin()), [(0, OK, "send")], inside=kill_views)
     assert read_gaps(run)["views"].startswith("the view sampler exited -9 before the run's end")
+
+
+def test_a_view_sampler_that_died_where_its_gap_cannot_be_recorded_fails_the_stop(run, tmp_path):
+    """Both samplers stopped first (nodes.json says until when), then the gap raised. Near miss:
+    the same death recorded (test_a_view_sampler_that_died_is_a_gap) raises nothing."""
+
+    def kill_views(sampler):
+        jam_gaps_file(run)
+        os.kill(sampler._views.pid, signal.SIGKILL)
+        sampler._views.wait()
+
+    with pytest.raises(GapNotRecorded, match="the view sampler exited -9 before the run's end"):
+        sampled(run, Cluster(tmp_path / "c", Admin()), [(0, OK, "send")], inside=kill_views)
+    assert json.loads(run.control_plane_nodes.read_text())["sampling"]["ended"] > 0
 
 
 def test_a_quorum_sampler_that_crashed_is_a_gap(run, tmp_path):
