@@ -43,7 +43,8 @@ def reloads(
     unknown (None when known). `group`: the run's share group (None: any group's). Unknown when
     some node's log could not be read (its reloads would be missing), or a drop was logged with
     no clock to put it on."""
-    nodes = sorted(p for p in cluster.glob("*") if p.is_dir()) if cluster.is_dir() else []
+    # A node's folder holds its config/ and logs/ (harness/node.py); a tiered cluster's remote/ is no node.
+    nodes = sorted(p for p in cluster.glob("*") if (p / "config").is_dir() or (p / "logs").is_dir())
     if not nodes:
         return None, "the run directory holds no node's log"
     out: dict[str, list[int]] = {}

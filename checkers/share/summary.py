@@ -28,7 +28,7 @@ def share_summary(slots: dict[str, dict[int, int]], leaders: Leaders) -> dict[st
         "redeliveries": {cause: causes.get(i, 0) for i, cause in enumerate(CAUSES)},
         "archived": slots.get(ARCHIVED, {}).get(0, 0),
         "unacknowledged": slots.get(UNACKNOWLEDGED, {}).get(0, 0),
-        "leader_changes_known": leaders.bare or leaders.changes is not None,
+        "leader_changes_known": not leaders.bare and leaders.changes is not None,
         **leaders.describe(),
         "unverified": slots.get(UNVERIFIED, {}).get(0, 0),
     }

@@ -308,7 +308,9 @@ def test_reloads_are_read_from_each_nodes_log_for_the_runs_group(tmp_path: Path)
     assert reloads(tmp_path, 1000.0, GROUP) == ({K: [1_500_000_000]}, None)
     assert reloads(tmp_path, 1000.0, None) == ({K: [1_500_000_000, 2_000_000_000]}, None)
     assert reloads(tmp_path, None, GROUP)[0] is None  # a reload with no time 0 to place it on
-    (tmp_path / "kafka-3").mkdir()
+    (tmp_path / "remote").mkdir()  # a tiered cluster's remote storage: not a node
+    assert reloads(tmp_path, 1000.0, GROUP) == ({K: [1_500_000_000]}, None)
+    (tmp_path / "kafka-3" / "config").mkdir(parents=True)
     found, why = reloads(tmp_path, 1000.0, GROUP)
     assert found is None and why.startswith("kafka-3's log could not be read")
     assert reloads(tmp_path / "absent", 0.0)[0] is None
