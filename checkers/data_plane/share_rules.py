@@ -13,6 +13,8 @@ After a member's `ok` accept or reject of a record, a later delivery of it is an
 came back `ok`, or its count grew past the accepted delivery's with no change or reload between.
 Otherwise, its acknowledgement refused or never made and its count not above, it is
 `share-stale-delivery`, reported: a client handing out a buffer the broker no longer honours.
+That row judges its count (not above the accepted one's), so a stale delivery is not the later
+delivery of a `share-delivery-count` pair too.
 
 While the leader changes or reloads are unknown (context.py), what only one could excuse is
 excused and counted (view.py UNVERIFIED): the check makes such a verdict unknown, never valid.
@@ -40,12 +42,12 @@ def rules(k: KeyView) -> list[pd.DataFrame]:
     dup = d[d.duplicated(["op", "offset"], keep="first")]
     if len(dup):
         out.append(_single("share-duplicate-in-poll", key, dup))
-    pairs_found, unverified = _pairs(key, s)
+    after, unverified_after, stale = _after_ack(key, s)
+    pairs_found, unverified = _pairs(key, s, stale)
     out += pairs_found
     over = d[d["count"].notna() & d["limit"].notna() & (d["count"] > d["limit"])]
     if len(over):
         out.append(_single("share-delivery-count", key, over))
-    after, unverified_after = _after_ack(key, s)
     out += after
     out += _double_acceptance(key, s)
     out += _undelivered(k, s)
@@ -59,9 +61,12 @@ def _single(name: str, key: str, rows: pd.DataFrame) -> pd.DataFrame:
     return instances(name, key, rows["process"], one(rows["op"]), maybe(rows["offset"]), maybe(rows["value"]))
 
 
-def _pairs(key: str, s: ShareKey) -> tuple[list[pd.DataFrame], int]:
+def _pairs(key: str, s: ShareKey, stale: set[tuple[int, int]]) -> tuple[list[pd.DataFrame], int]:
     """Two deliveries of one record, the later poll invoked after the earlier completed; and how
-    many errors only an unknown leader change or reload excused."""
+    many errors only an unknown leader change or reload excused. A later delivery that is a
+    `share-stale-delivery` (`stale`: its op and offset) has its count judged by that row (not
+    above the accepted one's, from an acquisition the broker no longer honoured), not compared
+    again here."""
     d = s.deliveries[s.deliveries["ctime"].notna() & s.deliveries["offset"].notna()]
     if len(d) < 2:
         return [], 0
@@ -73,7 +78,8 @@ def _pairs(key: str, s: ShareKey) -> tuple[list[pd.DataFrame], int]:
     changed = s.excused(p["itime_a"], p["ctime_b"])
     concurrent = (p["ctime_b"] < p["hold_end_a"]).to_numpy()
     counted = (p["count_a"].notna() & p["count_b"].notna()).to_numpy()
-    stuck = counted & (p["count_b"] <= p["count_a"]).to_numpy()
+    honoured = ~np.array([(int(o), int(f)) in stale for o, f in zip(p["op_b"], p["offset"], strict=True)], dtype=bool)
+    stuck = counted & (p["count_b"] <= p["count_a"]).to_numpy() & honoured
     out = []
     for name, mask in (
         ("share-concurrent-delivery", concurrent & ~changed),
@@ -125,18 +131,19 @@ def _own_outcome(s: ShareKey, hit: pd.DataFrame) -> np.ndarray:
     return outcome
 
 
-def _after_ack(key: str, s: ShareKey) -> tuple[list[pd.DataFrame], int]:
+def _after_ack(key: str, s: ShareKey) -> tuple[list[pd.DataFrame], int, set[tuple[int, int]]]:
     """Deliveries whose poll was invoked after the record's first ok accept or reject completed:
     `share-redelivered-after-ack` where the broker took it again, `share-stale-delivery` (another
-    member's) where it did not; and how many were excused only by unknown changes or reloads."""
+    member's) where it did not; how many were excused only by unknown changes or reloads; and
+    the stale deliveries (op, offset)."""
     first = _accepted(s)
     if first.empty or s.deliveries.empty:
-        return [], 0
+        return [], 0, set()
     first = first.rename(columns={"op": "ack_op", "process": "ack_process", "itime": "ack_itime", "ctime": "acked"})
     hit = s.deliveries[s.deliveries["offset"].notna()].merge(first, on="offset")
     hit = hit[hit["itime"] > hit["acked"]].reset_index(drop=True)
     if hit.empty:
-        return [], 0
+        return [], 0, set()
     hit = hit.assign(pos=np.arange(len(hit)))
     own = _own_outcome(s, hit)
     took_ack = own == OK
@@ -161,7 +168,8 @@ def _after_ack(key: str, s: ShareKey) -> tuple[list[pd.DataFrame], int]:
                     maybe(rows["value"]),
                 )
             )
-    return out, int((~took_ack & above & excused & ~known).sum())
+    gone = {(int(o), int(f)) for o, f in zip(hit["op"][stale], hit["offset"][stale], strict=True)}
+    return out, int((~took_ack & above & excused & ~known).sum()), gone
 
 
 def _double_acceptance(key: str, s: ShareKey) -> list[pd.DataFrame]:

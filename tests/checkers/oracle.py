@@ -309,28 +309,9 @@ def _share(ops: list[Op], committed: list[Op], hit, changes: dict[str, list[int]
     for d, _, _, _, n in deliveries:
         if n is not None and isinstance(limit(d), int | float) and n > limit(d):
             hit("share-delivery-count")
-    for a, key, o, _, na in deliveries:
-        if a.ctime is None or o is None:
-            continue
-        for b, key_b, o_b, _, nb in deliveries:
-            if (key_b, o_b) != (key, o) or b.ctime is None or not b.itime > a.ctime:
-                continue
-            concurrent = b.ctime < hold_end(a, key, o)
-            stuck = na is not None and nb is not None and nb <= na
-            if not (concurrent or stuck):
-                continue
-            ok, only_unknown = excused(key, a.itime, b.ctime)
-            if ok:
-                hit("share-redelivered-on-failover", False)
-                if only_unknown:
-                    hit(UNVERIFIED, False)
-                continue
-            if concurrent:
-                hit("share-concurrent-delivery")
-            if stuck:
-                hit("share-delivery-count")
-
-    # Final acknowledgements: ok accepts and rejects, by record.
+    # Final acknowledgements: ok accepts and rejects, by record. A stale delivery's count is
+    # judged by its own row (not above the accepted one's), not compared again as a pair's.
+    stale: set[tuple[int, str, int]] = set()
     final: dict[tuple[str, int], list[tuple[Op, str]]] = defaultdict(list)
     for op in ops:
         if op.f == "share-ack" and op.ctime is not None:
@@ -358,6 +339,28 @@ def _share(ops: list[Op], committed: list[Op], hit, changes: dict[str, list[int]
                 hit(UNVERIFIED, False)
             elif not above and own in (None, "fail") and b.process != acker:
                 hit("share-stale-delivery", False)
+                stale.add((b.id, key, o))
+
+    for a, key, o, _, na in deliveries:
+        if a.ctime is None or o is None:
+            continue
+        for b, key_b, o_b, _, nb in deliveries:
+            if (key_b, o_b) != (key, o) or b.ctime is None or not b.itime > a.ctime:
+                continue
+            concurrent = b.ctime < hold_end(a, key, o)
+            stuck = na is not None and nb is not None and nb <= na and (b.id, key, o) not in stale
+            if not (concurrent or stuck):
+                continue
+            ok, only_unknown = excused(key, a.itime, b.ctime)
+            if ok:
+                hit("share-redelivered-on-failover", False)
+                if only_unknown:
+                    hit(UNVERIFIED, False)
+                continue
+            if concurrent:
+                hit("share-concurrent-delivery")
+            if stuck:
+                hit("share-delivery-count")
 
     got = {(key, v) for _, key, _, v, _ in deliveries}
     starts: dict[str, int] = {}

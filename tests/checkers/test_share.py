@@ -314,3 +314,30 @@ def test_reloads_are_read_from_each_nodes_log_for_the_runs_group(tmp_path: Path)
     found, why = reloads(tmp_path, 1000.0, GROUP)
     assert found is None and why.startswith("kafka-3's log could not be read")
     assert reloads(tmp_path / "absent", 0.0)[0] is None
+
+
+@pytest.mark.parametrize(
+    ("outcome", "expected"),
+    [
+        ("fail", {"share-stale-delivery": (1, 0)}),
+        ("ok", {"share-redelivered-after-ack": (1, 1), "share-delivery-count": (1, 1)}),
+    ],
+)
+def test_a_stale_buffered_delivery_is_reported_and_its_count_not_compared_again(check, outcome, expected):
+    """Member 1 accepts value 1 (count 1); member 2's client then hands it out from a buffer of
+    an acquisition the broker no longer honours (count 1, not above). Its accept refused: a
+    stale delivery, reported, whose count is judged by that row, not as a repeated count; its
+    accept taken (ok): the broker took the record again, an error both ways."""
+    h = History()
+    h.send(0, K, [(1, 0)])
+    h.share_poll(1, {K: [(0, 1, 1)]})
+    h.share_ack(1, {K: [(0, "accept")]})
+    h.share_poll(2, {K: [(0, 1, 1)]})
+    h.share_ack(2, {K: [(0, "accept")]}, outcome)
+    h.share_offsets({K: 1})
+    if outcome == "ok":  # a second ok accept by another member is a double acceptance too
+        expected = {**expected, "share-double-acceptance": (1, 1)}
+    result = check(h)
+    assert _counts(result) == expected
+    assert {n: (f.count, f.errors) for n, f in oracle.check(h.events).items()} == expected
+    assert result.valid is (outcome == "fail")
