@@ -167,19 +167,34 @@ ANOMALIES: tuple[Anomaly, ...] = (
     Anomaly(
         "share-concurrent-delivery",
         "data_plane.share_rules",
-        "a value delivered by a share-poll invoked after another delivery of it completed and completed while that"
-        " other hold surely lasted, with no leader change of its key in between",
+        "a record delivered by a share-poll invoked after another delivery of it completed and completed while that"
+        " other hold surely lasted, with no leader change or share-partition reload of its key in between",
     ),
     Anomaly(
         "share-redelivered-after-ack",
         "data_plane.share_rules",
-        "a value delivered by a share-poll invoked after an ok share-ack that accepted or rejected it completed",
+        "a record delivered by a share-poll invoked after an ok share-ack that accepted or rejected it completed,"
+        " where the broker took it again: its own acknowledgement was ok, or its count is above the accepted"
+        " delivery's with no leader change or reload of its key in between",
+    ),
+    Anomaly(
+        "share-double-acceptance",
+        "data_plane.share_rules",
+        "two different processes' share-acks that accept or reject one record both come back ok for its key",
+    ),
+    Anomaly(
+        "share-stale-delivery",
+        "data_plane.share_rules",
+        "a record handed to a member after another member's ok accept or reject of it completed, from an"
+        " acquisition the broker no longer honoured: its acknowledgement refused or never made, its count not above"
+        " the accepted one's",
+        ALLOWED,
     ),
     Anomaly(
         "share-delivery-count",
         "data_plane.share_rules",
-        "a delivery count above D; or two deliveries of a value whose counts do not grow, with no leader change of"
-        " its key in between",
+        "a delivery count above D; or two deliveries of a record whose counts do not grow, with no leader change or"
+        " share-partition reload of its key in between",
     ),
     Anomaly(
         "share-duplicate-in-poll",
@@ -189,7 +204,8 @@ ANOMALIES: tuple[Anomaly, ...] = (
     Anomaly(
         "share-redelivered-on-failover",
         "data_plane.share_rules",
-        "what would be share-concurrent-delivery or share-delivery-count, with a leader change of the key in between",
+        "what would be share-concurrent-delivery or share-delivery-count, with a leader change or a share-partition"
+        " reload of the key in between",
         ALLOWED,
     ),
     Anomaly("G0", "txn.cycles", "a cycle of ww edges between transactions (writes are not isolated)", ALLOWED),

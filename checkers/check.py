@@ -43,8 +43,8 @@ from kafka_chaos.checkers.result import (
     with_coverage,
 )
 from kafka_chaos.checkers.share import context as share_context
-from kafka_chaos.checkers.share.leaders import leader_changes
-from kafka_chaos.checkers.share.summary import format_share, share_summary
+from kafka_chaos.checkers.share import leaders as share_leaders
+from kafka_chaos.checkers.share.summary import format_share, share_summary, share_verdict
 from kafka_chaos.checkers.sql import literal
 from kafka_chaos.checkers.txn import cycles
 from kafka_chaos.history import columns
@@ -273,6 +273,7 @@ def _check(
     anomalies = _in_order({**anomalies, **moved})
     tiered_incomplete = tiered_summary is not None and not tiered_summary["checked"]
     valid, why = verdict(anomalies, facts.counts["acknowledged"], facts.ok_poll, incomplete, tiered_incomplete)
+    valid, why = share_verdict(valid, why, facts.share, facts.slots)
     result, plots = build_report(loaded, facts, anomalies, valid, report, say, run_dir, config)
     result.unknown_reason = why
     result.control_plane = control.summary
@@ -377,8 +378,8 @@ def run_rules(
     control = None if absent else control_plane.evidence(run_dir, config)
     share = None
     if run["shares"]:
-        changes = leader_changes(control.logs) if control is not None and control.logs else None
-        share = share_context.from_rows(parts.collect(share_context.queries(ops)), end_ns, changes)
+        leaders = share_leaders.of_run(control.logs if control is not None else None, run_dir, config)
+        share = share_context.from_rows(parts.collect(share_context.queries(ops)), end_ns, leaders)
     say("check: version orders and every anomaly rule")
     width = series.bucket_width_ns(end_ns)
     found = all_instances(micro, evidenced, width, share).persist(StorageLevel.MEMORY_AND_DISK)
@@ -453,12 +454,13 @@ def build_report(
     if result.liveness["warning"]:
         result.warnings.append(result.liveness["warning"])
     if facts.share is not None:
-        leaders_known = facts.share.changes is not None
-        result.share = share_summary(facts.slots, leaders_known)
-        if not leaders_known:
+        result.share = share_summary(facts.slots, facts.share.leaders)
+        if facts.share.leaders.bare:
             result.warnings.append(
                 "share groups judged as if no partition's leader changed: the run left no metadata log to read"
             )
+        elif facts.share.unknown:
+            result.warnings.append(f"share groups: {facts.share.unknown}")
         blind = facts.share.blind_to_concurrency()
         if blind:
             result.warnings.append(blind)

@@ -16,6 +16,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
+from kafka_chaos.checkers.share.leaders import Leaders
 from kafka_chaos.history.events import CLOSE, CRASH, INFO, NEMESIS, SHARE_POLL
 from kafka_chaos.history.kraft import SLACK_S
 
@@ -32,9 +33,15 @@ class ShareContext:
     ends: dict[str, int]
     #: the history's last time (ns): a process that did not end sooner lasted until it
     end_ns: int
-    #: key -> its partition's leader changes (ns, sorted); None: no control-plane evidence
+    #: key -> its partition's leader changes and share-partition reloads (ns, sorted); None: no
+    #: control-plane evidence (judged as if none)
     changes: dict[str, list[int]] | None = None
     slack_ns: int = int(SLACK_S * NS)
+    #: why the leader changes or reloads are unknown (None: known, or a bare history): what only
+    #: one could excuse is then excused, counted, and the verdict made unknown (view.py UNVERIFIED)
+    unknown: str | None = None
+    #: what was known of them, for results.json (leaders.py)
+    leaders: Leaders = Leaders(bare=True)
 
     def hold_cap(self, process: str, after: int) -> int:
         """When `process`'s holds taken at `after` surely end at the latest, whatever they were."""
@@ -74,7 +81,11 @@ def queries(ops: DataFrame) -> dict[str, DataFrame]:
     }
 
 
-def from_rows(got: dict[str, list[dict[str, Any]]], end_ns: int, changes: dict[str, list[int]] | None) -> ShareContext:
+def from_rows(got: dict[str, list[dict[str, Any]]], end_ns: int, leaders: Leaders | None = None) -> ShareContext:
+    """The context of the queries' rows; `leaders`: the run's leader changes and reloads
+    (checkers/share/leaders.py; None: a bare history)."""
+    leaders = leaders or Leaders(bare=True)
+    changes = None if leaders.bare else leaders.merged()
     settings = {}
     for r in got["share_settings"]:
         settings[int(r["op"])] = _settings(r["nvalue"])
@@ -82,7 +93,15 @@ def from_rows(got: dict[str, list[dict[str, Any]]], end_ns: int, changes: dict[s
     for r in got["share_stops"]:
         stops.setdefault(str(r["process"]), []).append(int(r["itime"]))
     ends = {str(r["process"]): int(r["t"]) for r in got["share_lasts"] if r["type"] == INFO and r["t"] is not None}
-    return ShareContext(settings, {p: sorted(t) for p, t in stops.items()}, ends, end_ns, changes)
+    return ShareContext(
+        settings,
+        {p: sorted(t) for p, t in stops.items()},
+        ends,
+        end_ns,
+        changes,
+        unknown=leaders.unknown,
+        leaders=leaders,
+    )
 
 
 def _settings(nvalue: str | None) -> tuple[float | None, float | None]:

@@ -25,6 +25,9 @@ from kafka_chaos.history.events import ACK_TYPES, OK
 CAUSES = ("release", "member end", "leader change", "lock expiry", "unexplained")
 DELIVERIES, REDELIVERIES = "#share-deliveries", "#share-causes"
 ARCHIVED, UNACKNOWLEDGED = "#share-archived", "#share-unacked"
+#: Findings that only a leader change or a reload could excuse, excused while those were unknown
+#: (context.py `unknown`): each one makes the verdict unknown (checkers/data_plane/share_rules.py).
+UNVERIFIED = "#share-unverified"
 #: Acknowledgements after which a record is never delivered again: accepted or rejected.
 FINAL = (ACK_TYPES["accept"], ACK_TYPES["reject"])
 
@@ -38,14 +41,21 @@ class ShareKey:
     deliveries: pd.DataFrame
     acks: pd.DataFrame  # op, process, itime, ctime, offset, ack (ACK_TYPES' id), outcome
     start: int | None  # the share-partition start offset in the last share-offsets
-    changes: np.ndarray  # the key's leader changes (ns, sorted)
+    changes: np.ndarray  # the key's leader changes and share-partition reloads (ns, sorted)
     slack_ns: float = 0.0  # the control plane's slack S (context.py)
+    unknown: bool = False  # whether the leader changes or reloads are unknown (context.py)
 
     def changed(self, start: pd.Series, end: pd.Series) -> np.ndarray:
-        """Whether the key's leader changed between each `start` and `end` (inclusive)."""
+        """Whether the key's leader changed, or its share partition was reloaded, between each
+        `start` and `end` (inclusive), as far as known."""
         lo = np.searchsorted(self.changes, start.to_numpy(dtype="float64"), side="left")
         hi = np.searchsorted(self.changes, end.to_numpy(dtype="float64"), side="right")
         return hi > lo
+
+    def excused(self, start: pd.Series, end: pd.Series) -> np.ndarray:
+        """Whether a leader change or a reload may excuse what happened between each `start` and
+        `end`: a known one, or any while they are unknown."""
+        return np.ones(len(start), dtype=bool) if self.unknown else self.changed(start, end)
 
 
 def build(rows: pd.DataFrame, ctx: ShareContext | None) -> ShareKey | None:
@@ -74,7 +84,7 @@ def build(rows: pd.DataFrame, ctx: ShareContext | None) -> ShareKey | None:
     d = d.assign(hold_end=_hold_ends(d, acks, ctx))
     start = int(starts.sort_values("op")["offset"].iat[-1]) if len(starts) else None
     changes = np.asarray(sorted(ctx.changes_of(key)), dtype="float64")
-    return ShareKey(d.reset_index(drop=True), acks, start, changes, float(ctx.slack_ns))
+    return ShareKey(d.reset_index(drop=True), acks, start, changes, float(ctx.slack_ns), ctx.unknown is not None)
 
 
 def _hold_ends(d: pd.DataFrame, acks: pd.DataFrame, ctx: ShareContext) -> np.ndarray:
@@ -97,14 +107,15 @@ def _hold_ends(d: pd.DataFrame, acks: pd.DataFrame, ctx: ShareContext) -> np.nda
 
 
 def tallies(k: Any) -> list[pd.DataFrame]:  # k: data_plane.version_order.KeyView
-    """The key's share-group counts, as rows of the instance table: values by how many times they
-    were delivered (slot: deliveries), redeliveries by cause (slot: CAUSES' index), values
-    archived at the limit and values delivered but never acknowledged (slot 0)."""
+    """The key's share-group counts, as rows of the instance table: records (key, offset: a value
+    as it was written once) by how many times they were delivered (slot: deliveries),
+    redeliveries by cause (slot: CAUSES' index), records archived at the limit and records
+    delivered but never acknowledged (slot 0)."""
     s: ShareKey | None = k.share
     if s is None or s.deliveries.empty:
         return []
-    d = s.deliveries[s.deliveries["value"].notna()].sort_values(["itime", "op"])
-    per_value = d.groupby("value").size()
+    d = s.deliveries[s.deliveries["offset"].notna()].sort_values(["itime", "op"])
+    per_value = d.groupby("offset").size()
     counts = per_value.value_counts()
     rows = [(DELIVERIES, [int(n) for n in counts.index], [int(c) for c in counts.to_numpy()])]
     causes = _causes(s, d)
@@ -125,7 +136,7 @@ def _causes(s: ShareKey, d: pd.DataFrame) -> np.ndarray:
     last operation `info`); the key's leader changed between them; the lock may have run out
     first (the later delivery completed after the earlier poll's invoke + L - S: a client hands
     out records it fetched ahead, up to S before the poll, as the hold's end allows for)."""
-    prev = d.groupby("value").shift(1)
+    prev = d.groupby("offset").shift(1)
     again = prev["op"].notna().to_numpy()
     if not again.any():
         return np.array([], dtype="int64")

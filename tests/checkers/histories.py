@@ -486,13 +486,62 @@ def share_concurrent_delivery(bad: bool) -> History:
 
 
 def share_redelivered_after_ack(bad: bool) -> History:
-    """Member 1 accepts value 1 (ok, or an ack whose outcome is unknown); it is delivered again."""
+    """Member 1 accepts value 1 (ok, or an ack whose outcome is unknown); the broker hands it to
+    member 2 again, its count grown past the accepted delivery's (member 2 never acknowledges)."""
     h = History()
     _shared(h, 1)
     h.share_poll(1, {K: [(0, 1, 1)]})
     h.share_ack(1, {K: [(0, "accept")]}, "ok" if bad else "info")
     h.share_poll(2, {K: [(0, 1, 2)]})
+    h.share_offsets({K: 1})
+    return h
+
+
+def share_redelivered_after_ack_taken(bad: bool) -> History:
+    """The same record handed to member 2 from a stale buffer (its count not above the accepted
+    one's); member 2's own release of it comes back ok (the broker took its acquisition: an
+    error), or with no outcome known (neither taken nor refused: nothing to say)."""
+    h = History()
+    _shared(h, 1)
+    h.share_poll(1, {K: [(0, 1, 1)]})
+    h.share_ack(1, {K: [(0, "accept")]})
+    h.share_poll(2, {K: [(0, 1, None)]})
+    h.share_ack(2, {K: [(0, "release")]}, "ok" if bad else "info")
+    h.share_offsets({K: 1})
+    return h
+
+
+def share_double_acceptance(bad: bool) -> History:
+    """Member 1 holds value 1 past its 10 s lock; member 2 is handed it (count 2) and accepts it;
+    member 1's late accept then comes back ok (both taken: an error) or is refused."""
+    h = History()
+    _shared(h, 1)
+    h.share_poll(1, {K: [(0, 1, 1)]})
+    h.wait(11.0)
+    h.share_poll(2, {K: [(0, 1, 2)]})
     h.share_ack(2, {K: [(0, "accept")]})
+    h.share_ack(1, {K: [(0, "accept")]}, "ok" if bad else "fail")
+    h.share_offsets({K: 1})
+    return h
+
+
+def share_stale_delivery(bad: bool) -> History:
+    """Member 1 accepts value 1; member 2 is handed it (no count said) by a poll invoked after
+    that accept completed, or (the near miss) just before it did, and its accept is refused."""
+    h = History()
+    _shared(h, 1)
+    h.share_poll(1, {K: [(0, 1, 1)]})
+    accept = [["share-ack", {K: [[0, "accept"]]}]]
+    poll = [["share-poll", {"group": "g", "lock_ms": 10_000, "delivery_limit": 5}]]
+    if bad:
+        h.op(1, "share-ack", accept, [["share-ack", {K: "ok"}]])
+        h.invoke(2, "share-poll", poll)
+    else:
+        h.invoke(1, "share-ack", accept)
+        h.invoke(2, "share-poll", poll)
+        h.complete(1, "share-ack", [["share-ack", {K: "ok"}]])
+    h.complete(2, "share-poll", [["share-poll", {K: [[0, 1, None]]}]])
+    h.share_ack(2, {K: [(0, "accept")]}, "fail")
     h.share_offsets({K: 1})
     return h
 
@@ -564,7 +613,12 @@ CASES: dict[str, list[tuple[Callable[[bool], History], set[str]]]] = {
     "share-lost": [(share_lost, set())],
     "share-unseen": [(share_unseen, set())],
     "share-concurrent-delivery": [(share_concurrent_delivery, set())],
-    "share-redelivered-after-ack": [(share_redelivered_after_ack, set())],
+    "share-redelivered-after-ack": [
+        (share_redelivered_after_ack, set()),
+        (share_redelivered_after_ack_taken, set()),
+    ],
+    "share-double-acceptance": [(share_double_acceptance, set())],
+    "share-stale-delivery": [(share_stale_delivery, set())],
     "share-delivery-count": [(share_delivery_count, set()), (share_delivery_over_limit, set())],
     "share-duplicate-in-poll": [(share_duplicate_in_poll, set())],
     "commit-lost": [

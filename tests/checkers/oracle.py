@@ -106,8 +106,13 @@ class Found:
     errors: int = 0
 
 
-def check(events: Iterable[dict[str, Any]]) -> dict[str, Found]:
-    """Anomaly name -> instances and errors, for the anomalies that have any."""
+def check(
+    events: Iterable[dict[str, Any]], changes: dict[str, list[int]] | None = None, changes_unknown: bool = False
+) -> dict[str, Found]:
+    """Anomaly name -> instances and errors, for the anomalies that have any. `changes`: for the
+    share rules, each key's leader changes and share-partition reloads (ns; none when not given,
+    a bare history); `changes_unknown`: they could not be read, and what only one could excuse
+    is counted under UNVERIFIED (the verdict is then unknown, not valid)."""
     ops = operations(events)
     found: dict[str, Found] = defaultdict(Found)
 
@@ -237,21 +242,35 @@ def check(events: Iterable[dict[str, Any]]) -> dict[str, Found]:
             send_ref.update({(op.process, k): (i, info) for k, i in last_s.items()})
     _cycles(ops, ok_read, value_idx, hit)
     _commit_lost(ops, hit)
-    _share(ops, committed, hit)
+    _share(ops, committed, hit, changes or {}, changes_unknown)
     return dict(found)
 
 
 SLACK_NS = 5 * 10**9
 
 
-def _share(ops: list[Op], committed: list[Op], hit) -> None:
-    """The share-group rules, for a history with no control-plane evidence: no leader changed."""
+#: The oracle's count of share findings that only an unknown leader change or reload excused.
+UNVERIFIED = "#share-unverified"
+
+
+def _share(ops: list[Op], committed: list[Op], hit, changes: dict[str, list[int]], unknown: bool) -> None:
+    """The share-group rules. Deliveries are paired by record (key, offset). A leader change or a
+    share-partition reload of a key between two times excuses; with them unknown, anything only
+    one could excuse is excused and counted under UNVERIFIED."""
     if not any(op.f == "share-poll" for op in ops):
         return
     end = max(op.ctime if op.ctime is not None else op.itime for op in ops)
     mine: dict[str, list[Op]] = defaultdict(list)
     for op in sorted(ops, key=lambda x: x.id):
         mine[op.process].append(op)
+
+    def changed(key: str, lo: float, hi: float) -> bool:
+        return any(lo <= t <= hi for t in changes.get(key, []))
+
+    def excused(key: str, lo: float, hi: float) -> tuple[bool, bool]:
+        """(excused, excused only because changes are unknown)."""
+        known = changed(key, lo, hi)
+        return known or unknown, unknown and not known
 
     def hold_end(d: Op, key: str, offset: int) -> float:
         process = mine[d.process]
@@ -270,6 +289,15 @@ def _share(ops: list[Op], committed: list[Op], hit) -> None:
                 break
         return min(ends)
 
+    def own_ack(d: Op, key: str, offset: int) -> str | None:
+        """The outcome for `key` of the process's first share-ack naming the record after `d`."""
+        for later in mine[d.process]:
+            if later.f == "share-ack" and d.ctime is not None and later.itime >= d.ctime:
+                for k, o, _, outcome in later.acks:
+                    if (k, o) == (key, offset):
+                        return outcome
+        return None
+
     deliveries = [(d, key, o, v, n) for d in ops if d.f == "share-poll" for key, o, v, n in d.delivered]
     for d in ops:
         seen = set()
@@ -281,26 +309,59 @@ def _share(ops: list[Op], committed: list[Op], hit) -> None:
     for d, _, _, _, n in deliveries:
         if n is not None and isinstance(limit(d), int | float) and n > limit(d):
             hit("share-delivery-count")
-    for a, key, o, v, na in deliveries:
-        if a.ctime is None:
-            continue
-        for b, key_b, _, v_b, nb in deliveries:
-            if key_b != key or v_b != v or b.ctime is None or not b.itime > a.ctime:
+    # Final acknowledgements: ok accepts and rejects, by record. A stale delivery's count is
+    # judged by its own row (not above the accepted one's), not compared again as a pair's.
+    stale: set[tuple[int, str, int]] = set()
+    final: dict[tuple[str, int], list[tuple[Op, str]]] = defaultdict(list)
+    for op in ops:
+        if op.f == "share-ack" and op.ctime is not None:
+            for key, o, t, outcome in op.acks:
+                if outcome == "ok" and t in ("accept", "reject"):
+                    final[(key, o)].append((op, op.process))
+    for (key, o), acks in final.items():
+        if len({p for _, p in acks}) >= 2:
+            hit("share-double-acceptance")
+        first, acker = min(acks, key=lambda x: (x[0].ctime, x[0].id))
+        theirs = [d for d, k, off, _, _ in deliveries if d.process == acker and (k, off) == (key, o)]
+        theirs = [d for d in theirs if d.ctime is not None and d.ctime <= first.itime]
+        accepted = max(theirs, key=lambda d: d.ctime) if theirs else None
+        n_acc = next((n for k, off, _, n in accepted.delivered if (k, off) == (key, o)), None) if accepted else None
+        since = accepted.itime if accepted else first.itime
+        for b, k, off, _, nb in deliveries:
+            if (k, off) != (key, o) or not b.itime > first.ctime:
                 continue
-            if b.ctime < hold_end(a, key, o):
+            own = own_ack(b, key, o)
+            above = nb is not None and n_acc is not None and nb > n_acc
+            ok, only_unknown = excused(key, since, b.ctime if b.ctime is not None else b.itime)
+            if own == "ok" or (above and not ok):
+                hit("share-redelivered-after-ack")
+            elif above and only_unknown:
+                hit(UNVERIFIED, False)
+            elif not above and own in (None, "fail") and b.process != acker:
+                hit("share-stale-delivery", False)
+                stale.add((b.id, key, o))
+
+    for a, key, o, _, na in deliveries:
+        if a.ctime is None or o is None:
+            continue
+        for b, key_b, o_b, _, nb in deliveries:
+            if (key_b, o_b) != (key, o) or b.ctime is None or not b.itime > a.ctime:
+                continue
+            concurrent = b.ctime < hold_end(a, key, o)
+            stuck = na is not None and nb is not None and nb <= na and (b.id, key, o) not in stale
+            if not (concurrent or stuck):
+                continue
+            ok, only_unknown = excused(key, a.itime, b.ctime)
+            if ok:
+                hit("share-redelivered-on-failover", False)
+                if only_unknown:
+                    hit(UNVERIFIED, False)
+                continue
+            if concurrent:
                 hit("share-concurrent-delivery")
-            if na is not None and nb is not None and nb <= na:
+            if stuck:
                 hit("share-delivery-count")
-    final = [
-        (op.ctime, key, o)
-        for op in ops
-        if op.f == "share-ack" and op.ctime is not None
-        for key, o, t, outcome in op.acks
-        if outcome == "ok" and t in ("accept", "reject")
-    ]
-    for b, key, o, _, _ in deliveries:
-        if any(k == key and off == o and b.itime > t for t, k, off in final):
-            hit("share-redelivered-after-ack")
+
     got = {(key, v) for _, key, _, v, _ in deliveries}
     starts: dict[str, int] = {}
     for op in ops:

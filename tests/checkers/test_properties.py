@@ -337,6 +337,8 @@ INJECTIONS: dict[str, Callable[[Model], None]] = {
     "share-unseen": _replayed(H.share_unseen),
     "share-concurrent-delivery": _replayed(H.share_concurrent_delivery),
     "share-redelivered-after-ack": _replayed(H.share_redelivered_after_ack),
+    "share-double-acceptance": _replayed(H.share_double_acceptance),
+    "share-stale-delivery": _replayed(H.share_stale_delivery),
     "share-delivery-count": _replayed(H.share_delivery_count),
     "share-duplicate-in-poll": _replayed(H.share_duplicate_in_poll),
     "G0": _cycle(H.g0),

@@ -1,6 +1,8 @@
-"""Share groups' rules that need the control plane's evidence: a leader change between two
-deliveries (`share-redelivered-on-failover`), read from a hand-made run directory's metadata log
-(tests/checkers/cp_builder.py); and a bare history, judged as if no leader changed, says so."""
+"""Share groups' rules that need the control plane's evidence: a leader change or a
+share-partition reload between two deliveries (`share-redelivered-on-failover`), read from a
+hand-made run directory's metadata log (tests/checkers/cp_builder.py) and its brokers' logs; the
+same evidence unreadable makes the verdict unknown; a bare history, judged as if no leader
+changed, says so. Each case is also put to the oracle (oracle.py), given the same changes."""
 
 from __future__ import annotations
 
@@ -10,11 +12,28 @@ from pathlib import Path
 import pytest
 
 from kafka_chaos.checkers.check import check_history
+from kafka_chaos.checkers.result import CONTROL_PLANE_INCOMPLETE, UNKNOWN
+from kafka_chaos.checkers.share.reloads import reloads
+from kafka_chaos.history.run_dir import RunDir
+from tests.checkers import oracle
 from tests.checkers.builder import History
-from tests.checkers.cp_builder import Run, change
+from tests.checkers.cp_builder import NODES, Run, change
 
-pytestmark = pytest.mark.spark
 K = "chaos/0"
+GROUP = "kafka-chaos-r1"
+
+
+def fenced_line(at_s: float, key: str = K, group: str = GROUP) -> str:
+    """The INFO line a 4.x broker writes when it drops a fenced share partition to reload it
+    (SharePartitionManager.fencedSharePartitionHandler), at `at_s` on a clock whose 0 is the
+    Unix epoch (the hand-made run's history_started_unix_ms)."""
+    topic, partition = key.rsplit("/", 1)
+    stamp = f"1970-01-01 00:00:{int(at_s):02d},{round(at_s % 1 * 1000):03d}"
+    return (
+        f"[{stamp}] INFO The share partition with key SharePartitionKey{{groupId={group}, "
+        f"topicIdPartition=AAAAAAAAAAAAAAAAAAAAAA:{topic}-{partition}}} is fenced: The share partition is fenced."
+        f" (kafka.server.share.SharePartitionManager)\n"
+    )
 
 
 def _redelivered(h: History) -> History:
@@ -32,18 +51,50 @@ def _redelivered(h: History) -> History:
 
 @pytest.fixture
 def check_share_run(spark_session, tmp_path: Path):
+    """check(leader change at s, reload at s, the share history, whether the metadata logs and
+    the brokers' logs were left) on a hand-made run directory."""
     counter = iter(range(1_000_000))
 
-    def run(leader_change_at: float | None):
+    def run(
+        leader_change_at: float | None,
+        reload_at: float | None = None,
+        build=_redelivered,
+        metadata: bool = True,
+        broker_logs: bool = True,
+    ):
         n = next(counter)
         r = Run(writes=[])
         if leader_change_at is not None:
             r.add(change(8, leader_change_at, leader=3))
         history = r.write(tmp_path / f"run-{n}")
-        _redelivered(History()).write(history)  # the share history instead of the builder's
+        build(History()).write(history)  # the share history instead of the builder's
+        run_dir = RunDir(history.parent)
+        if not metadata:
+            for log in run_dir.metadata_logs().values():
+                log.unlink()  # the evidence is there; its metadata logs could not be decoded
+        if broker_logs:
+            for alias in NODES:
+                logs = run_dir.cluster / alias / "logs"
+                logs.mkdir(parents=True)
+                lines = [fenced_line(reload_at)] if reload_at is not None and alias == "kafka-1" else []
+                (logs / "server.log").write_text("[1970-01-01 00:00:00,000] INFO started\n" + "".join(lines))
         return check_history(history, report=False, session=spark_session)
 
     return run
+
+
+def _oracle(build, at: float | None = None, unknown: bool = False) -> dict[str, tuple[int, int]]:
+    """The oracle's counts of the same share history, given a change or reload of K at `at` s."""
+    changes = {K: [int(at * 1e9)]} if at is not None else {}
+    found = oracle.check(build(History()).events, changes, unknown)
+    return {name: (f.count, f.errors) for name, f in found.items()}
+
+
+def _counts(result) -> dict[str, tuple[int, int]]:
+    return {name: (a["count"], a["errors"]) for name, a in result.anomalies.items()}
+
+
+pytestmark = pytest.mark.spark
 
 
 def test_a_redelivery_across_a_leader_change_is_reported_not_an_error(check_share_run):
@@ -149,3 +200,144 @@ def test_a_lock_no_longer_than_the_slack_cannot_show_a_concurrent_delivery_and_s
     warned = [w for w in result.warnings if w.startswith("share-concurrent-delivery could not fire")]
     assert bool(warned) is blind, result.warnings
     assert ("share-concurrent-delivery" in result.anomalies) is not blind, result.anomalies
+
+
+@pytest.mark.parametrize(("reload_at", "errors"), [(2.0, False), (5.0, True)])
+def test_a_reload_exempts_a_repeated_count_and_is_recorded_with_its_time(check_share_run, reload_at, errors):
+    """The same redelivery with no leader change, but the leader reloading its share partition
+    between the two deliveries (a fenced state write: acquisitions and counts forgotten): reported
+    as `share-redelivered-on-failover`; the reload after the second delivery excuses nothing. The
+    reload is in results.json beside the (no) leader changes, at its time."""
+    result = check_share_run(None, reload_at=reload_at)
+    expected = {"share-concurrent-delivery": (1, 1), "share-delivery-count": (1, 1)} if errors else {FAILOVER: (1, 0)}
+    assert _counts(result) == expected
+    assert _oracle(_redelivered, reload_at) == expected
+    assert result.valid is (not errors)
+    share = json.loads(result.results_path.read_text())["share"]
+    assert share["reloads"] == {K: [reload_at]}, share
+    assert share["leader_changes"] == {K: [0.3]}, share  # the partition's creation, before any delivery
+    assert share["unknown_reason"] is None and share["unverified"] == 0
+
+
+FAILOVER = "share-redelivered-on-failover"
+
+
+def _accepted_then_regrown(h: History) -> History:
+    """Member 1 accepts value 1 (count 1) at about 1 s; member 2 is handed it at about 3 s with
+    count 2 and never acknowledges it: the broker acquired it again, unless a leader change or a
+    reload between the two forgot the accept's state."""
+    h.wait(1.0)
+    h.send(0, K, [(1, 0)])
+    h.share_poll(1, {K: [(0, 1, 1)]})
+    h.share_ack(1, {K: [(0, "accept")]})
+    h.wait(2.0)
+    h.share_poll(2, {K: [(0, 1, 2)]})
+    h.share_offsets({K: 1})
+    return h
+
+
+@pytest.mark.parametrize(("reload_at", "errors"), [(2.0, False), (5.0, True)])
+def test_a_grown_count_after_an_accept_is_excused_only_by_a_reload_between(check_share_run, reload_at, errors):
+    result = check_share_run(None, reload_at=reload_at, build=_accepted_then_regrown)
+    expected = {"share-redelivered-after-ack": (1, 1)} if errors else {}
+    assert _counts(result) == expected
+    assert _oracle(_accepted_then_regrown, reload_at) == expected
+    assert result.valid is (not errors)
+
+
+def test_undecoded_metadata_logs_make_the_verdict_unknown_not_valid(check_share_run):
+    """The control-plane evidence is there, its metadata logs could not be decoded: the leader
+    changes are unknown, so a concurrent redelivery that only a leader change could excuse is
+    neither an error nor passed: the verdict is unknown, and results.json says why. (Before,
+    the run was judged as if no leader changed.)"""
+    result = check_share_run(None, metadata=False)
+    assert _counts(result) == {FAILOVER: (1, 0)}
+    assert _oracle(_redelivered, unknown=True) == {FAILOVER: (1, 0), oracle.UNVERIFIED: (1, 0)}
+    assert result.valid == UNKNOWN and result.unknown_reason == CONTROL_PLANE_INCOMPLETE
+    saved = json.loads(result.results_path.read_text())
+    assert saved["share"]["leader_changes"] == "unknown" and saved["share"]["unverified"] == 1
+    assert "metadata logs could not be decoded" in saved["share"]["unknown_reason"]
+    assert any("leader changes unknown" in w for w in result.warnings), result.warnings
+
+
+def _quiet(h: History) -> History:
+    """One delivery, accepted: nothing that a leader change would have to excuse."""
+    h.send(0, K, [(1, 0)])
+    h.share_poll(1, {K: [(0, 1, 1)]})
+    h.share_ack(1, {K: [(0, "accept")]})
+    h.share_offsets({K: 1})
+    return h
+
+
+@pytest.mark.parametrize(("build", "valid"), [(_redelivered, UNKNOWN), (_quiet, True)])
+def test_unreadable_broker_logs_leave_reloads_unknown(check_share_run, build, valid):
+    """The brokers' logs were not left: the reloads are unknown, so a finding only a reload could
+    excuse makes the verdict unknown; a run with nothing to excuse stays valid, and says that its
+    reloads are unknown."""
+    result = check_share_run(None, build=build, broker_logs=False)
+    assert result.valid == valid
+    share = json.loads(result.results_path.read_text())["share"]
+    assert share["reloads"] == "unknown" and share["leader_changes"] == {K: [0.3]}
+    assert "share-partition reloads unknown" in share["unknown_reason"]
+
+
+def test_deliveries_are_paired_by_record_not_by_value(check):
+    """Value 1 written twice (offsets 0 and 1: a `duplicate`), each record handed out once, 0.5 s
+    apart with count 1: two records, not a repeated delivery (paired by value it would be a
+    concurrent delivery whose count did not grow); the same record twice is."""
+    for offset, expected in ((1, set()), (0, {"share-concurrent-delivery", "share-delivery-count"})):
+        h = History()
+        h.send(0, K, [(1, 0)])
+        h.send(0, K, [(1, 1)])
+        h.share_poll(1, {K: [(0, 1, 1)]})
+        h.wait(0.5)
+        h.share_poll(2, {K: [(offset, 1, 1)]})
+        h.share_ack(2, {K: [(offset, "accept")]})
+        h.share_offsets({K: 2})
+        found = {n for n in check(h).anomalies if n.startswith("share-")}
+        assert found == expected
+        assert {n for n in oracle.check(h.events) if n.startswith("share-")} == expected
+
+
+def test_reloads_are_read_from_each_nodes_log_for_the_runs_group(tmp_path: Path):
+    """The fenced line of the run's group, on the history's clock; another group's is not the
+    run's; a node whose log cannot be read leaves the reloads unknown."""
+    for alias, lines in (("kafka-1", [fenced_line(2.5), fenced_line(3.0, group="other")]), ("kafka-2", [])):
+        (tmp_path / alias / "logs").mkdir(parents=True)
+        (tmp_path / alias / "logs" / "server.log").write_text("".join(lines))
+    assert reloads(tmp_path, 1000.0, GROUP) == ({K: [1_500_000_000]}, None)
+    assert reloads(tmp_path, 1000.0, None) == ({K: [1_500_000_000, 2_000_000_000]}, None)
+    assert reloads(tmp_path, None, GROUP)[0] is None  # a reload with no time 0 to place it on
+    (tmp_path / "remote").mkdir()  # a tiered cluster's remote storage: not a node
+    assert reloads(tmp_path, 1000.0, GROUP) == ({K: [1_500_000_000]}, None)
+    (tmp_path / "kafka-3" / "config").mkdir(parents=True)
+    found, why = reloads(tmp_path, 1000.0, GROUP)
+    assert found is None and why.startswith("kafka-3's log could not be read")
+    assert reloads(tmp_path / "absent", 0.0)[0] is None
+
+
+@pytest.mark.parametrize(
+    ("outcome", "expected"),
+    [
+        ("fail", {"share-stale-delivery": (1, 0)}),
+        ("ok", {"share-redelivered-after-ack": (1, 1), "share-delivery-count": (1, 1)}),
+    ],
+)
+def test_a_stale_buffered_delivery_is_reported_and_its_count_not_compared_again(check, outcome, expected):
+    """Member 1 accepts value 1 (count 1); member 2's client then hands it out from a buffer of
+    an acquisition the broker no longer honours (count 1, not above). Its accept refused: a
+    stale delivery, reported, whose count is judged by that row, not as a repeated count; its
+    accept taken (ok): the broker took the record again, an error both ways."""
+    h = History()
+    h.send(0, K, [(1, 0)])
+    h.share_poll(1, {K: [(0, 1, 1)]})
+    h.share_ack(1, {K: [(0, "accept")]})
+    h.share_poll(2, {K: [(0, 1, 1)]})
+    h.share_ack(2, {K: [(0, "accept")]}, outcome)
+    h.share_offsets({K: 1})
+    if outcome == "ok":  # a second ok accept by another member is a double acceptance too
+        expected = {**expected, "share-double-acceptance": (1, 1)}
+    result = check(h)
+    assert _counts(result) == expected
+    assert {n: (f.count, f.errors) for n, f in oracle.check(h.events).items()} == expected
+    assert result.valid is (outcome == "fail")

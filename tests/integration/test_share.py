@@ -21,8 +21,9 @@ pytestmark = [pytest.mark.cluster, pytest.mark.spark, pytest.mark.xdist_group("s
 #: 4.3.1 in fault-free runs with stalls, a record handed to a member with a delivery count lower
 #: than it had had, after another member's accept was acknowledged (docs/measurements.md,
 #: 2026-11-29). The checker reports them as the errors they are; this test lists them, and fails
-#: on anything else.
-FINDINGS = {"share-delivery-count", "share-redelivered-after-ack"}
+#: on anything else. A double acceptance was seen on 4.4.0 in a fault-free run of the Java
+#: client (issue 60): a late accept reported ok after another member's.
+FINDINGS = {"share-delivery-count", "share-redelivered-after-ack", "share-double-acceptance"}
 
 
 def _options(client: str) -> WorkloadOptions:
