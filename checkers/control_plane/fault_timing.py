@@ -172,7 +172,8 @@ def session_start(ev: Evidence, w: Window, bound_ns: int, not_checked: dict[str,
     if not had and not regains:
         return None  # no controller could fence it: the bound never starts
     starts = [w.effect, *regains]
-    elected = [lc for lc in ev.leader_changes if lc["time"] is not None and w.effect <= lc["time"] < w.undone]
+    # elected since the fault began: a stopped controller resigns while its stop is under way
+    elected = [lc for lc in ev.leader_changes if lc["time"] is not None and w.invoke <= lc["time"] < w.undone]
     for lc in elected:
         active = activation(ev, lc["offset"])
         if active is None:

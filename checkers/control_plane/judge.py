@@ -231,9 +231,7 @@ def send_queries(ops: DataFrame, micro: DataFrame) -> dict[str, DataFrame]:
     2026-12-06): exactly, within the operation's own second (`cp_first_sends`), and the first of
     every second (`cp_send_seconds`) for the later ones, without a range join over every send."""
     sent = micro.where("kind = 'send' AND `type` = 'ok'").select("key", "op").distinct()
-    timed = ops.where("f = 'send' AND `type` = 'ok' AND itime IS NOT NULL AND ctime IS NOT NULL").select(
-        "op", "itime", "ctime"
-    )
+    timed = ops.where("`type` = 'ok' AND itime IS NOT NULL AND ctime IS NOT NULL").select("op", "itime", "ctime")
     sends = sent.join(timed, "op").selectExpr("key", "itime", "ctime", "floor(itime / 1000000000) AS second")
     marks = ops.where(f"process = '{NEMESIS}' AND `type` = 'ok' AND ctime IS NOT NULL").selectExpr(
         "ctime AS mark", "floor(ctime / 1000000000) AS second"

@@ -942,7 +942,8 @@ def unfenced(out: Judgement, ev: Evidence, world: World, views: Views, committed
             if not had and not regains:
                 continue  # no majority again: no controller could fence it, the bound never starts
             starts += regains
-            elected = [(e, o) for e, o, t in changes if t is not None and took <= t < until]
+            # since the fault began (a stopped controller resigns while its stop is under way)*
+            elected = [(e, o) for e, o, t in changes if t is not None and op.invoked <= t < until]
             unknown = False
             for _, offset in elected:
                 when = activated(ev, offset)
