@@ -420,7 +420,7 @@ def _stale_one(
                 continue  # the leader changed first: the count starts again
             if stays < ev.end:
                 return None  # the fault was undone first
-            not_checked.setdefault(name, f"op {w.op}: the evidence ended before its count reached the bound")
+            not_checked.setdefault(name, f"op {w.op}: the evidence ended before its bound elapsed (in counted time)")
             return None
         stall = ev.stall(begin, plain)
         deadline = _reach(stretches, bound_ns + stall) if stall else plain
@@ -429,7 +429,7 @@ def _stale_one(
                 return None
             if until is not None and until < ev.end:
                 continue
-            not_checked.setdefault(name, f"op {w.op}: the evidence ended before its count reached the bound")
+            not_checked.setdefault(name, f"op {w.op}: the evidence ended before its bound elapsed (in counted time)")
             return None
         hw = ev.hw_by(deadline)
         if hw is None:
