@@ -226,3 +226,17 @@ def test_the_docs_table_is_the_rules():
     docs = Path(__file__).parents[2] / "docs" / "checker.md"
     assert cp_rules.markdown_table() in docs.read_text()
     assert [r.name for r in cp_rules.RULES] == list(CONTROL_NAMES)
+
+
+def test_each_judged_window_says_the_host_stall_it_added(check_run):
+    """A bound exceeded by 1 s: found without a stall, and a near miss with the 2 s stall the probe
+    measured inside its window; results.json gives both, with the stall added."""
+    found = check_run(cp_cases.unfenced_under_a_stall(True))
+    example = found.anomalies["unfenced-down-broker"]["examples"][0]
+    assert example["stall_s"] == 0.0 and example["deadline_s"] == pytest.approx(24.01, abs=0.01)
+    spared = check_run(cp_cases.unfenced_under_a_stall(False))
+    assert spared.anomalies == {}
+    assert spared.control_plane["host_stall"]["probe"] is True
+    (window,) = spared.control_plane["judged_windows"]["unfenced-down-broker"]
+    assert window["found"] is False and window["stall_s"] == pytest.approx(2.0, abs=0.01)
+    assert window["deadline_s"] == pytest.approx(26.01, abs=0.01)
