@@ -182,11 +182,11 @@ def test_the_rules_that_need_node_ids_are_not_checked_without_them(spark_session
 
 
 def test_a_log_whose_node_no_sample_lists_is_compared_all_the_same(spark_session, tmp_path):
-    """kafka-3's log holds another record at offset 8 and no replication sample lists kafka-3 (at
-    192bec4: not compared, and not said): it is compared below the final high watermark, as every
-    log is, whatever it fetched."""
+    """kafka-3's log holds another record at offset 8, in the same epoch, and no replication sample
+    lists kafka-3 (at 192bec4: not compared, and not said): it is compared below the final high
+    watermark, as every log is, whatever it fetched (records of one epoch at one offset must match)."""
     r = Run().add(rec(8, 5, "NO_OP_RECORD"), rec(9, 6, "NO_OP_RECORD"), nodes=("kafka-1", "kafka-2"))
-    r.add(rec(8, 5, "NO_OP_RECORD", batch_epoch=2), nodes=("kafka-3",))
+    r.add(rec(8, 5, "TOPIC_RECORD", name="x", topicId="T8"), nodes=("kafka-3",))
     history = r.write(tmp_path / "unsampled")
     path = history.parent / "control-plane" / "quorum-replication.jsonl"
     lines = [json.loads(x) for x in path.read_text().splitlines()]
