@@ -16,10 +16,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_chaos.checkers.control_plane import quorum_rules
-from kafka_chaos.checkers.control_plane.node_faults import DOWN, Window, cut_between, down, is_down, majority_back
+from kafka_chaos.checkers.control_plane.node_faults import (
+    DOWN,
+    Window,
+    cut_between,
+    down,
+    is_down,
+    majority_reachable,
+)
 from kafka_chaos.history import events
 from kafka_chaos.history.kraft import caught_up
 from kafka_chaos.history.metadata_replay import REGISTER
+from kafka_chaos.history.stall import stall_within
 
 NS = 1_000_000_000
 MS = 1_000_000
@@ -66,6 +74,15 @@ class Evidence:
     end: int
     #: voter -> when its seat was lost for good (a dynamic quorum's wiped voter: node_faults.seats_lost)
     lost: dict[str, int] = field(default_factory=dict)
+    #: the host stall probe's wakes (history/stall.py `read_wakes`); None: the run had no probe
+    wakes: list[int] | None = None
+    #: when the first ok send to each partition after each fault completed (None: not known, and
+    #: stale-isr-member counts from the fault taking effect)
+    sends: FirstSends | None = None
+    #: the LeaderChange records (epoch, leader, offset, time) of the reference log
+    leader_changes: list[dict[str, Any]] = field(default_factory=list)
+    #: every timing rule instance judged, found or not (results.json's `judged_windows`)
+    judged: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     brokers_state: dict[str, States] = field(init=False)
     partitions: dict[str, States] = field(init=False)
     #: the views that are a running node's claim to lead the quorum (quorum_rules.live_claims)
@@ -93,67 +110,134 @@ class Evidence:
     def setting_ns(self, name: str) -> int:
         return int(self.settings[name]) * MS
 
+    def stall(self, start: int, end: int) -> int:
+        """The host stall measured inside [start, end] (0 without a probe)."""
+        return stall_within(self.wakes, start, end)
+
+    def note(self, rule: str, entry: dict[str, Any]) -> None:
+        """One judged instance of a timing rule, with its window and the stall added."""
+        self.judged.setdefault(rule, []).append(entry)
+
+
+@dataclass
+class FirstSends:
+    """When the first `ok` send to a partition invoked at or after a moment (a fault taking effect)
+    completed: `exact` for the moments asked on Spark within their own second, `seconds` for the
+    first send of each later second (checkers/control_plane/judge.py `send_queries`)."""
+
+    exact: dict[tuple[str, int], int] = field(default_factory=dict)  # (partition, moment) -> completion
+    seconds: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # partition -> (second, completion)
+
+    def after(self, part: str, t: int) -> int | None:
+        """The completion of the first ok send to `part` invoked at or after `t`; None: none was."""
+        if (part, t) in self.exact:
+            return self.exact[(part, t)]
+        second = t // NS
+        return next((done for sec, done in self.seconds.get(part, ()) if sec > second), None)
+
 
 def _s(t: int | None) -> float | None:
     return None if t is None else round(t / NS, 3)
 
 
-def session_start(ev: Evidence, w: Window, bound_ns: int, not_checked: dict[str, str] | None = None) -> int | None:
-    """When the controller's clock of a faulted broker's session starts, by the contract: the latest
-    of the fault taking effect; the next quorum leader's election, when the fault (its nemesis
-    operation) took down or cut off the active controller, since a controller that takes over
-    starts every broker's session afresh; and a majority of the voters reaching each other again,
-    if they could not then. None: never before the fault was undone."""
-    start = majority_back(ev.ws, ev.voters, w.effect, w.undone, ev.lost)
-    if start is None:
-        return None
+def activation(ev: Evidence, offset: int) -> int | None:
+    """When the quorum's high watermark was first seen past `offset` (a leader's LeaderChange
+    record): the first sample that shows it, so a late sample never makes an alarm. None: never."""
+    return next((s["time"] for s in ev.samples if s["high_watermark"] > offset), None)
+
+
+def _majority_regained(ev: Evidence, a: int, b: int) -> tuple[bool, list[int]]:
+    """Whether a majority of the voters could reach each other at `a`, and each later moment before
+    `b` at which they came to reach each other again."""
+    moments = sorted({m for w in ev.ws for m in (w.invoke, w.effect or w.invoke, w.healed, w.undone) if a < m < b})
+    was = majority_reachable(ev.ws, ev.voters, a, ev.lost)
+    first, regains = was, []
+    for m in moments:
+        now = majority_reachable(ev.ws, ev.voters, m + 1, ev.lost)
+        if now and not was:
+            regains.append(m)
+        was = now
+    return first, regains
+
+
+def session_start(ev: Evidence, w: Window, bound_ns: int, not_checked: dict[str, str]) -> int | None:
+    """When the controller's clock of a faulted broker's session starts, by the contract (amended
+    2026-12-06): the latest of the fault taking effect; the activation of each quorum leader
+    elected while the broker stayed down, whatever fault caused the election (a controller that
+    takes over starts every broker's session afresh); and the last moment a majority of the voters
+    came to reach each other again. None: the rule does not apply (no majority ever again), or
+    cannot be judged (said in `not_checked`)."""
+    assert w.effect is not None
+    had, regains = _majority_regained(ev, w.effect, w.undone)
+    if not had and not regains:
+        return None  # no controller could fence it: the bound never starts
+    starts = [w.effect, *regains]
+    # elected since the fault began: a stopped controller resigns while its stop is under way
+    elected = [lc for lc in ev.leader_changes if lc["time"] is not None and w.invoke <= lc["time"] < w.undone]
+    for lc in elected:
+        active = activation(ev, lc["offset"])
+        if active is None:
+            not_checked.setdefault(
+                "unfenced-down-broker",
+                f"op {w.op}: the quorum leader of epoch {lc['epoch']} elected while {w.node} was down"
+                " is not seen activated before the evidence ends",
+            )
+            return None
+        starts.append(active)
     leader = quorum_rules.leader_at(ev.views, w.invoke - 1, ev.ws, ev.claims)
     if leader is not None and any(x.op == w.op and _on(x, leader[0], ev.voters) for x in ev.ws):
-        elected = quorum_rules.next_leader(ev.claims, w.invoke, leader, w.undone)
-        if elected is None:
-            held_long = w.effect + bound_ns < w.undone
-            if not_checked is not None and held_long:  # the bound could have elapsed, had one been elected
-                why = f"no next quorum leader seen after {w.f} of the active controller {leader[0]} (op {w.op})"
-                not_checked.setdefault("unfenced-down-broker", why)
+        # The fault took the active controller: until a next one is active, nobody counts the session.
+        taken_over = [lc for lc in elected if lc["epoch"] > leader[1]]
+        if not taken_over and w.effect + bound_ns < w.undone:
+            why = f"no next quorum leader seen activated after {w.f} of the active controller {leader[0]} (op {w.op})"
+            not_checked.setdefault("unfenced-down-broker", why)
             return None
-        start = max(start, elected)
-    return start
+        if not taken_over:
+            return None
+    return max(starts)
 
 
 def unfenced_down_broker(ev: Evidence, bound_ns: int, not_checked: dict[str, str]) -> list[dict[str, Any]]:
     """A broker the nemesis killed, stopped or paused, that stayed so, still unfenced in the
-    committed metadata `broker.session.timeout.ms` + S after its session's clock started
-    (`session_start`)."""
+    committed metadata `broker.session.timeout.ms` + S (+ the host stall inside that window) after
+    its session's clock started (`session_start`). A deadline after the evidence ends is not checked."""
     found = []
+    name = "unfenced-down-broker"
     for w in ev.ws:
-        if w.does not in DOWN or w.node not in ev.brokers or w.stayed is None:
+        if w.does not in DOWN or w.node not in ev.brokers or w.effect is None:
             continue
         start = session_start(ev, w, bound_ns, not_checked)
         if start is None:
             continue
-        deadline = start + bound_ns
+        stall = ev.stall(start, start + bound_ns)
+        deadline = start + bound_ns + stall
         if deadline >= w.undone:
+            if w.undone >= ev.end:
+                not_checked.setdefault(name, f"op {w.op}: the evidence ended before its deadline ({_s(deadline)} s)")
             continue
+        if not majority_reachable(ev.ws, ev.voters, deadline, ev.lost):
+            continue  # no majority at the deadline: no controller could commit a fencing
         hw = ev.hw_by(deadline)
         if hw is None:
-            not_checked.setdefault("unfenced-down-broker", "no quorum-replication sample after a deadline")
+            not_checked.setdefault(name, "no quorum-replication sample after a deadline")
             continue
         broker = str(ev.aliases[w.node])
         state = ev.brokers_state.get(broker, States()).committed_by(hw, deadline)
-        if state is not None and not state["fenced"]:
-            found.append(
-                {
-                    "node": w.node,
-                    "broker": int(broker),
-                    "fault": w.f,
-                    "op": w.op,
-                    "took_effect_s": _s(w.effect),
-                    "session_from_s": _s(start),
-                    "deadline_s": _s(deadline),
-                    "high_watermark": hw,
-                    "offset": state["offset"],
-                }
-            )
+        unfenced = state is not None and not state["fenced"]
+        entry = {
+            "node": w.node,
+            "broker": int(broker),
+            "fault": w.f,
+            "op": w.op,
+            "took_effect_s": _s(w.effect),
+            "session_from_s": _s(start),
+            "stall_s": _s(stall),
+            "deadline_s": _s(deadline),
+            "high_watermark": hw,
+        }
+        ev.note(name, {**entry, "found": unfenced})
+        if unfenced:
+            found.append({**entry, "offset": state["offset"]})
     return found
 
 
@@ -192,11 +276,45 @@ def _active_spans(ev: Evidence, a: int, b: int) -> list[tuple[str, int, int]]:
     return spans
 
 
-def _reaches_controller(ev: Evidence, node: str, a: int, b: int) -> bool:
-    """Whether `node` could reach the active controller throughout [a, b]: at every moment there
-    was one, it was that node or no network fault may have cut them apart (a moment without an
-    active controller asks nothing of it)."""
-    return not any(c != node and cut_between(ev.ws, node, c, s, e) for c, s, e in _active_spans(ev, a, b))
+def counted(ev: Evidence, leader: str, a: int, b: int) -> list[tuple[int, int]]:
+    """The stretches of [a, b] in which an active controller existed and `leader`, up, could reach
+    it (it, or no network fault that may have cut them apart): stale-isr-member's counted time."""
+    if b <= a:
+        return []
+    spans = _active_spans(ev, a, b)
+    moments = {a, b}
+    for _, s0, e0 in spans:
+        moments |= {s0, e0}
+    for s0, e0 in ev.dn.get(leader, ()):
+        moments |= {s0, e0}
+    for w in ev.ws:
+        if w.node is None:
+            moments |= {w.invoke, w.healed}
+    points = sorted(m for m in moments if a <= m <= b)
+    out: list[tuple[int, int]] = []
+    for x, y in zip(points, points[1:], strict=False):
+        mid = (x + y) // 2
+        holder = next((c for c, s0, e0 in spans if s0 <= mid < e0), None)
+        ok = (
+            holder is not None
+            and not is_down(ev.dn, leader, mid)
+            and (holder == leader or not cut_between(ev.ws, leader, holder, mid))
+        )
+        if ok and y > x:
+            if out and out[-1][1] == x:
+                out[-1] = (out[-1][0], y)
+            else:
+                out.append((x, y))
+    return out
+
+
+def _reach(stretches: list[tuple[int, int]], need: int) -> int | None:
+    """The moment at which `need` ns of the stretches have passed; None: they hold less."""
+    for x, y in stretches:
+        if y - x >= need:
+            return x + need
+        need -= y - x
+    return None
 
 
 def _cut_until(ev: Evidence, w: Window, follower: str, leader: str) -> int:
@@ -214,80 +332,135 @@ def _cut_until(ev: Evidence, w: Window, follower: str, leader: str) -> int:
         seen.add(nxt.op)
 
 
+def _leaderships(states: States, since: int, leader: int) -> list[tuple[int, int]]:
+    """(from, leader id) of the partition's leader from `since` on: the one it had then, and each
+    change of it written after (a deleted partition's leader: -1)."""
+    out = [(since, leader)]
+    for e in states.events:
+        if e["time"] is None or e["time"] <= since:
+            continue
+        now = e["leader"] if e["leader"] is not None else -1
+        if now != out[-1][1]:
+            out.append((e["time"], now))
+    return out
+
+
 def stale_isr_member(ev: Evidence, bound_ns: int, not_checked: dict[str, str]) -> list[dict[str, Any]]:
     """A follower faulted (down, or cut from its partition's leader) that stayed so and is still in
-    that partition's committed ISR 1.5 x `replica.lag.time.max.ms` + S after the fault took effect,
-    while the leader stayed the same, up, and able to reach the active controller (`_reaches_controller`).
-
-    The bound runs from the fault taking effect, as the contract says, whether or not the partition
-    took a write since: a follower of an idle partition is held to it too. A cut replaced by a
-    partition that still cuts the follower from its leader stays the one fault (`_cut_until`)."""
+    that partition's committed ISR once 1.5 x `replica.lag.time.max.ms` + S (+ the host stall inside
+    that window) of counted time (`counted`) has passed, by the contract amended 2026-12-06: counted
+    from the later of the fault taking effect and the completion of the first ok send to the
+    partition invoked after it (a partition no ok send wrote after the fault is not judged), and
+    again from each change of the partition's leader. A count that has not reached the bound when
+    the evidence ends is not checked. A cut replaced by a partition that still cuts the follower
+    from its leader stays the one fault (`_cut_until`)."""
     found = []
-    dn = ev.dn
     by_id = {str(i): a for a, i in ev.aliases.items()}
     for w in ev.ws:
         if w.stayed is None or w.effect is None or not (w.does in DOWN or w.node is None):
             continue
-        deadline = w.effect + bound_ns
-        # A fault undone before its bound elapsed is over; one still in place at the end of the
-        # evidence is judged as far as the evidence goes, and said not checked past it.
-        if w.node is not None and deadline >= w.undone and w.undone < ev.end:
-            continue
-        reached: dict[str, bool] = {}  # leader -> whether it reached the active controller
         for part, states in sorted(ev.partitions.items()):
             now = states.at_time(w.effect)
             if now is None or now["leader"] is None or now["leader"] < 0:
                 continue
-            leader = by_id.get(str(now["leader"]))
             followers = [by_id.get(str(r)) for r in now["isr"] if r != now["leader"]]
-            if leader is None:
-                continue
             if w.node is not None:
                 faulted = [w.node] if w.node in followers else []
             else:
-                faulted = [
-                    f
-                    for f in followers
-                    if f is not None and w.cuts(f, leader, replication=True) and _cut_until(ev, w, f, leader) > deadline
-                ]
+                leader0 = by_id.get(str(now["leader"]))
+                faulted = [f for f in followers if f is not None and leader0 and w.cuts(f, leader0, replication=True)]
             if not faulted:
                 continue
-            later = [e for e in states.events if e["time"] is not None and w.effect < e["time"] <= deadline]
-            if any(e["leader"] != now["leader"] for e in later) or is_down(dn, leader, w.effect, deadline):
-                continue
-            if leader not in reached:
-                reached[leader] = _reaches_controller(ev, leader, w.effect, deadline)
-            if not reached[leader]:
-                continue
-            if deadline > ev.end:
-                not_checked.setdefault("stale-isr-member", f"op {w.op}: the evidence ended before its bound elapsed")
-                continue
-            hw = ev.hw_by(deadline)
-            if hw is None:
-                not_checked.setdefault("stale-isr-member", "no quorum-replication sample after a deadline")
-                continue
-            committed = states.committed_by(hw, deadline)
+            first = w.effect if ev.sends is None else ev.sends.after(part, w.effect)
+            if first is None:
+                continue  # no ok send wrote the partition after the fault: not judged
+            start = max(w.effect, first)
             for f in faulted:
-                if committed is not None and ev.aliases[f] in committed["isr"]:
-                    found.append(
-                        {
-                            "node": f,
-                            "partition": part,
-                            "leader": now["leader"],
-                            "fault": w.f,
-                            "op": w.op,
-                            "took_effect_s": _s(w.effect),
-                            "deadline_s": _s(deadline),
-                            "isr": list(committed["isr"]),
-                            "offset": committed["offset"],
-                        }
-                    )
+                entry = _stale_one(ev, w, part, states, f, start, bound_ns, not_checked, by_id)
+                if entry is not None:
+                    found.append(entry)
     return found
 
 
-def stuck_broker_metadata(ev: Evidence, last_undone: int | None, bound_ns: int) -> list[dict[str, Any]]:
+def _stale_one(
+    ev: Evidence,
+    w: Window,
+    part: str,
+    states: States,
+    f: str,
+    start: int,
+    bound_ns: int,
+    not_checked: dict[str, str],
+    by_id: dict[str, str],
+) -> dict[str, Any] | None:
+    """One faulted follower of one partition: judged in each leadership from the fault on."""
+    name = "stale-isr-member"
+    now = states.at_time(w.effect)
+    assert now is not None
+    terms = _leaderships(states, w.effect, now["leader"])
+    for i, (since, lid) in enumerate(terms):
+        until = terms[i + 1][0] if i + 1 < len(terms) else None
+        leader = by_id.get(str(lid))
+        if leader is None or leader == f:
+            if until is None:
+                return None
+            continue
+        if w.node is not None:
+            stays = w.undone
+        elif w.cuts(f, leader, replication=True):
+            stays = _cut_until(ev, w, f, leader)
+        else:
+            return None  # the new leader is not cut from it: the fault no longer keeps it out
+        begin = max(start, since)
+        limit = min(x for x in (until, stays, ev.end) if x is not None)
+        stretches = counted(ev, leader, begin, limit)
+        plain = _reach(stretches, bound_ns)
+        if plain is None:
+            if until is not None and until < min(stays, ev.end):
+                continue  # the leader changed first: the count starts again
+            if stays < ev.end:
+                return None  # the fault was undone first
+            not_checked.setdefault(name, f"op {w.op}: the evidence ended before its bound elapsed (in counted time)")
+            return None
+        stall = ev.stall(begin, plain)
+        deadline = _reach(stretches, bound_ns + stall) if stall else plain
+        if deadline is None:
+            if stays < ev.end and (until is None or stays <= until):
+                return None
+            if until is not None and until < ev.end:
+                continue
+            not_checked.setdefault(name, f"op {w.op}: the evidence ended before its bound elapsed (in counted time)")
+            return None
+        hw = ev.hw_by(deadline)
+        if hw is None:
+            not_checked.setdefault(name, "no quorum-replication sample after a deadline")
+            return None
+        committed = states.committed_by(hw, deadline)
+        stale = committed is not None and ev.aliases[f] in committed["isr"]
+        entry = {
+            "node": f,
+            "partition": part,
+            "leader": lid,
+            "fault": w.f,
+            "op": w.op,
+            "took_effect_s": _s(w.effect),
+            "count_from_s": _s(begin),
+            "stall_s": _s(stall),
+            "deadline_s": _s(deadline),
+        }
+        ev.note(name, {**entry, "found": stale})
+        if not stale:
+            return None
+        return {**entry, "isr": list(committed["isr"]), "offset": committed["offset"]}
+    return None
+
+
+def stuck_broker_metadata(
+    ev: Evidence, last_undone: int | None, bound_ns: int, name: str = "stuck-broker-metadata"
+) -> list[dict[str, Any]]:
     """After the last fault was undone, a broker that stays behind the quorum's high watermark with
-    its log end offset unmoved for longer than 30 s + S. A broker behind in the first sample after
+    its log end offset unmoved for longer than 30 s + S, lengthened by the host stall inside the
+    window (from the stretch's start). A broker behind in the first sample after
     the undo has stayed behind since the undo: its stretch starts there (the samples come a period
     apart, and a run samples 30 s + S after the undo, not after its first sample)."""
     if last_undone is None:
@@ -309,18 +482,21 @@ def stuck_broker_metadata(ev: Evidence, last_undone: int | None, bound_ns: int) 
             stretch = (leo, last_undone if i == 0 else m["time"], m["time"]) if behind else None
         if stretch is not None:
             stretches.append(stretch)
-        found += [
-            {
+        for leo, first, last in stretches:
+            stall = ev.stall(first, first + bound_ns)
+            entry = {
                 "node": alias,
                 "broker": bid,
                 "log_end_offset": leo,
                 "from_s": _s(first),
                 "to_s": _s(last),
                 "seconds": round((last - first) / NS, 3),
+                "stall_s": _s(stall),
             }
-            for leo, first, last in stretches
-            if last - first > bound_ns
-        ]
+            over = last - first > bound_ns + stall
+            ev.note(name, {**entry, "found": over})
+            if over:
+                found.append(entry)
     return found
 
 

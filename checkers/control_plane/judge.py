@@ -34,10 +34,13 @@ from kafka_chaos.history.kraft import SLACK_S
 from kafka_chaos.history.metadata_replay import bumps_on_isr_shrink
 from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import RunDir
+from kafka_chaos.history.stall import read_wakes
 
 #: How long after a heal completed its epochs are counted (unless the next nemesis operation comes first).
 HEAL_SETTLE_S = 10.0
 MAX_EXAMPLES = 10
+#: How many judged instances of each timing rule results.json lists (findings and near misses)
+MAX_WINDOWS = 50
 
 
 @dataclass
@@ -55,6 +58,8 @@ class Evidence:
     quorum: str = "static"  # or "dynamic" (KIP-853): a wiped voter comes back an observer
     #: evidence the run expected and could not collect whole (control-plane/gaps.json): kind -> why
     gaps: dict[str, str] = field(default_factory=dict)
+    #: the host stall probe's wakes (history/stall.py), read once; None: the run had no probe
+    wakes: list[int] | None = None
 
     @property
     def bump_on_shrink(self) -> bool:
@@ -116,6 +121,7 @@ def evidence(run_dir: Path, config: RunConfig) -> Evidence:
         run.metadata_logs() if run.control_plane.is_dir() else {},
         str(described.get("quorum") or "static"),
         read_gaps(run),
+        read_wakes(run),
     )
 
 
@@ -143,9 +149,10 @@ def _records(recs: DataFrame) -> DataFrame:
 
 
 def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFrame]:
-    """The control plane's Spark queries, for the check's one collect (checkers/parts.py). `micro`
-    (the history's sends and polls) is not read: every control-plane rule reads the evidence and
-    the nemesis's operations alone."""
+    """The control plane's Spark queries, for the check's one collect (checkers/parts.py). Of
+    `micro` (the history's sends and polls), only the ok sends' partitions are read: when the first
+    write after each fault came (`send_queries`); every other rule reads the evidence and the
+    nemesis's operations alone."""
     out: dict[str, DataFrame] = {}
     malformed: list[DataFrame] = []  # each file's lines that place nothing (lines.py)
     samples = None
@@ -156,6 +163,7 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
         out["cp_members"] = samples.where("error IS NULL").selectExpr(
             "time",
             "high_watermark",
+            "leader_id",
             "inline(concat(coalesce(voters, array()), coalesce(observers, array())))",
         )
     views = None
@@ -178,6 +186,14 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
         out["cp_replay"] = recs.groupBy("node").applyInPandas(
             metadata_rules.node_pass(ev.bump_on_shrink), metadata_rules.OUT
         )
+        out["cp_leader_changes"] = recs.where(
+            "ref AND upper(regexp_replace(type, '_', '')) LIKE 'LEADERCHANGE%' AND batch_epoch IS NOT NULL"
+        ).selectExpr(
+            "batch_epoch AS epoch",
+            "CAST(get_json_object(data, '$.leaderId') AS INT) AS leader",
+            "`offset`",
+            "time",
+        )
         out["cp_logs"] = recs.groupBy("node").agg(
             F.count("*").alias("records"), F.max("offset").alias("end"), F.max(F.col("ref").cast("int")).alias("ref")
         )
@@ -194,6 +210,7 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
         )
         if samples is not None:
             out["cp_divergence"] = divergence(recs, samples)
+    out.update(send_queries(ops, micro))
     if claims:
         every = claims[0] if len(claims) == 1 else claims[0].unionByName(claims[1])
         # Each leader's first claim of the epoch: the example shows both sides, however many times
@@ -213,12 +230,32 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
     return out
 
 
+def send_queries(ops: DataFrame, micro: DataFrame) -> dict[str, DataFrame]:
+    """When the first ok send to each partition invoked at or after each nemesis operation took
+    effect completed (stale-isr-member counts from there: ../shared/anomalies.md, amended
+    2026-12-06): exactly, within the operation's own second (`cp_first_sends`), and the first of
+    every second (`cp_send_seconds`) for the later ones, without a range join over every send."""
+    sent = micro.where("kind = 'send' AND `type` = 'ok'").select("key", "op").distinct()
+    timed = ops.where("`type` = 'ok' AND itime IS NOT NULL AND ctime IS NOT NULL").select("op", "itime", "ctime")
+    sends = sent.join(timed, "op").selectExpr("key", "itime", "ctime", "floor(itime / 1000000000) AS second")
+    marks = ops.where(f"process = '{NEMESIS}' AND `type` = 'ok' AND ctime IS NOT NULL").selectExpr(
+        "ctime AS mark", "floor(ctime / 1000000000) AS second"
+    )
+    first = (
+        sends.join(F.broadcast(marks.distinct()), "second")
+        .where("itime >= mark")
+        .groupBy("key", "mark")
+        .agg(F.expr("min_by(ctime, itime)").alias("done"))
+    )
+    seconds = sends.groupBy("key", "second").agg(F.expr("min_by(ctime, itime)").alias("done"))
+    return {"cp_first_sends": first, "cp_send_seconds": seconds}
+
+
 def divergence(recs: DataFrame, samples: DataFrame) -> DataFrame:
     """Offsets at which two nodes' logs hold different records, below the quorum's high watermark
     in the last replication sample that has one (the contract's "at the end of the run"): every
-    node's log is compared up to there, whether or not that node fetched that far since (a former
-    leader restarted late that still holds an uncommitted tail of its old epoch below it is held
-    to the rule too: the contract names no such exemption)."""
+    node's log is compared up to there; which differences count (the same epoch, or a node that
+    fetched past the offset from the final leader) is decided in the driver (rules.divergence)."""
     good = samples.where("error IS NULL AND high_watermark IS NOT NULL")
     final_hw = good.selectExpr("max_by(high_watermark, time) AS final_hw")
     below = recs.crossJoin(F.broadcast(final_hw)).where("`offset` < final_hw")
@@ -367,6 +404,9 @@ def judge(got: dict[str, list[dict[str, Any]]], nemesis_rows: list[dict[str, Any
     brokers = [a for a, n in ev.nodes.items() if "broker" in (n.get("roles") or [])]
     voters = [by_id[v] for v in ev.voter_ids if v in by_id]
     timing = fault_timing.Evidence(ws, aliases, brokers, voters, ev.settings, views, samples, members, states, end)
+    timing.wakes = ev.wakes
+    timing.sends = first_sends(got)
+    timing.leader_changes = sorted(got.get("cp_leader_changes", []), key=lambda r: r["offset"])
     if ev.quorum == "dynamic":
         timing.lost = node_faults.seats_lost(ws, voters)
     ctx = cp_rules.Context(got, ops, timing, ev.logs)
@@ -391,11 +431,30 @@ def judge(got: dict[str, list[dict[str, Any]]], nemesis_rows: list[dict[str, Any
         "faults": faults,
         "heals": _heals(ops, views, end),
         "metadata_lag": _lag(members, by_id),
+        "host_stall": {"probe": ev.wakes is not None, "wakes": len(ev.wakes or [])},
+        "judged_windows": {
+            name: sorted(entries, key=lambda e: not e["found"])[:MAX_WINDOWS]
+            for name, entries in sorted(timing.judged.items())
+        },
         "rules": len(CONTROL_NAMES),
         "rules_checked": len(CONTROL_NAMES) - len(missing),
         "not_checked": missing,
     }
     return Judged(anomalies, summary, timelines(aliases, views, states, members))
+
+
+def first_sends(got: dict[str, list[dict[str, Any]]]) -> fault_timing.FirstSends | None:
+    """The collected `send_queries`; None when they were not asked (no such rows at all means no ok
+    send after any fault, which is known)."""
+    if "cp_first_sends" not in got:
+        return None
+    seconds: dict[str, list[tuple[int, int]]] = {}
+    for r in got.get("cp_send_seconds", []):
+        seconds.setdefault(r["key"], []).append((int(r["second"]), int(r["done"])))
+    return fault_timing.FirstSends(
+        {(r["key"], int(r["mark"])): int(r["done"]) for r in got["cp_first_sends"]},
+        {k: sorted(v) for k, v in seconds.items()},
+    )
 
 
 def _heals(ops: list[node_faults.NemesisOp], views: list[dict[str, Any]], end: int) -> list[dict[str, Any]]:

@@ -2,17 +2,19 @@
 a few thousand rows, collected by checkers/control_plane/judge.py with the nemesis's fault windows.
 
 - `quorum-split-brain`: two running nodes each hold themselves leader, in different epochs, at
-  the same moment, for longer than 1.5 x `controller.quorum.fetch.timeout.ms` + S; each example
+  the same moment, for longer than 1.5 x `controller.quorum.fetch.timeout.ms` + S, lengthened by
+  the host stall measured inside the window (history/stall.py); each example
   says since when each held its claim and whom each could not reach as the split began. A node holds
   a claim from the first sample that shows it to the last one that still does (what was surely
   seen; the slack covers the time between samples); the stretch a node may have been down is cut
   out (a dead node's last view is not a claim).
-Neither a pause nor a restart hides a later claim: a paused leader resumes still leader, and a
-node started again holds a claim as soon as its new process writes one (KRaft starts a former
-leader as resigned in its old epoch, and writes that). What a restart does not make a claim is
-the file its dead process left: the node's JVM takes seconds to start and read it (longer on a
-loaded machine), and until its new process writes the file again it is the dead node's last view
-(`from_the_dead`, by the file's time, `written`).
+A pause hides no later claim: a paused leader resumes still leader. A restart ends the claims of
+the epochs the node held before it (amended 2026-12-06, `restarted_claim`): KRaft starts a former
+leader resigned in its old epoch while its quorum-state file still names it, and the node holds a
+claim again only once elected, in a new epoch. Nor is the file its dead process left a claim: the
+node's JVM takes seconds to start and read it (longer on a loaded machine), and until its new
+process writes the file again it is the dead node's last view (`from_the_dead`, by the file's
+time, `written`).
 - `quorum-double-leader` and `quorum-epoch-regression` are queries on Spark (control_plane.py).
 
 Beside them: who led the quorum when (the active controller at a moment), and the epochs that
@@ -33,6 +35,7 @@ from kafka_chaos.checkers.control_plane.node_faults import (
     subtract,
 )
 from kafka_chaos.history.evidence import ENDS_PROCESS, left_by_the_dead
+from kafka_chaos.history.stall import stall_within
 
 View = dict[str, Any]  # time, node, node_id, leader_id, leader_epoch, error
 
@@ -57,12 +60,31 @@ def from_the_dead(v: View, ends: dict[str, list[int]]) -> bool:
     return left_by_the_dead(v.get("written"), v["time"], ends.get(v["node"], ()))
 
 
+def first_claims(views: list[View]) -> dict[tuple[str, int], int]:
+    """(node, epoch) -> when the node's views first showed it leader of that epoch."""
+    out: dict[tuple[str, int], int] = {}
+    for v in views:
+        if leads(v):
+            key = (v["node"], v["leader_epoch"])
+            out[key] = min(out.get(key, v["time"]), v["time"])
+    return out
+
+
+def restarted_claim(v: View, ends: dict[str, list[int]], first: dict[tuple[str, int], int]) -> bool:
+    """Whether the view claims an epoch its node held before a restart (a fault that ended its
+    process) that came before the view: no claim until the node is elected again, in a new epoch
+    (KRaft starts a former leader resigned in its old epoch, while its quorum-state file still names
+    it: ../shared/anomalies.md, amended 2026-12-06)."""
+    since = first.get((v["node"], v["leader_epoch"]))
+    return since is not None and any(since < r < v["time"] for r in ends.get(v["node"], ()))
+
+
 def claims(views: list[View], ws: list[Window] | None = None) -> dict[str, list[tuple[int, Interval]]]:
     """node -> (epoch, [first, last sample]) of each run of samples in which it held itself leader,
     its running process's view (`from_the_dead`: a file a dead process left is no claim, and breaks
-    the run). A restarted node whose new process writes it leader of its old epoch again (KRaft
-    starts a former leader as resigned in that epoch, and writes that) holds that claim."""
+    the run), and not an epoch it held before a restart (`restarted_claim`)."""
     ends = process_ends(ws or [])
+    first = first_claims(views)
     out: dict[str, list[tuple[int, Interval]]] = {}
     by_node: dict[str, list[View]] = {}
     for v in views:
@@ -70,7 +92,8 @@ def claims(views: list[View], ws: list[Window] | None = None) -> dict[str, list[
     for node, vs in by_node.items():
         run: tuple[int, int, int] | None = None  # epoch, first, last
         for v in sorted(vs, key=lambda v: v["time"]):
-            epoch = v["leader_epoch"] if leads(v) and not from_the_dead(v, ends) else None
+            claim = leads(v) and not from_the_dead(v, ends) and not restarted_claim(v, ends, first)
+            epoch = v["leader_epoch"] if claim else None
             if run is not None and epoch == run[0]:
                 run = (run[0], run[1], v["time"])
                 continue
@@ -84,14 +107,27 @@ def claims(views: list[View], ws: list[Window] | None = None) -> dict[str, list[
 
 def live_claims(views: list[View], ws: list[Window]) -> list[View]:
     """The views that are a running node's claim to lead: not taken while the node may have been
-    down (a dead or paused node's file still names it), nor a file its dead process left."""
-    dn, ends = down(ws), process_ends(ws)
-    return [v for v in views if leads(v) and not is_down(dn, v["node"], v["time"]) and not from_the_dead(v, ends)]
+    down (a dead or paused node's file still names it), nor a file its dead process left, nor an
+    epoch it held before a restart."""
+    dn, ends, first = down(ws), process_ends(ws), first_claims(views)
+    return [
+        v
+        for v in views
+        if leads(v)
+        and not is_down(dn, v["node"], v["time"])
+        and not from_the_dead(v, ends)
+        and not restarted_claim(v, ends, first)
+    ]
 
 
-def split_brain(views: list[View], ws: list[Window], bound_ns: int) -> list[dict[str, Any]]:
-    """Pairs of claims in different epochs that overlap, both nodes running, for longer than the bound."""
+def split_brain(
+    views: list[View], ws: list[Window], bound_ns: int, wakes: list[int] | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Pairs of claims in different epochs that overlap, both nodes running, for longer than the
+    bound lengthened by the host stall inside its window (from the overlap's start); and every pair
+    judged, with the stall added (results.json's `judged_windows`)."""
     dn = down(ws)
+    judged = []
     held = claims(views, ws)
     everyone = sorted({v["node"] for v in views})
     found = []
@@ -103,7 +139,21 @@ def split_brain(views: list[View], ws: list[Window], bound_ns: int) -> list[dict
                     continue
                 parts = subtract((start, end), dn.get(a, []) + dn.get(b, []))
                 longest = max(parts, key=lambda p: p[1] - p[0], default=None)
-                if longest is not None and longest[1] - longest[0] > bound_ns:
+                if longest is None:
+                    continue
+                stall = stall_within(wakes, longest[0], longest[0] + bound_ns)
+                over = longest[1] - longest[0] > bound_ns + stall
+                judged.append(
+                    {
+                        "nodes": [a, b],
+                        "epochs": [ea, eb],
+                        "from_s": longest[0] / 1e9,
+                        "seconds": round((longest[1] - longest[0]) / 1e9, 3),
+                        "stall_s": round(stall / 1e9, 3),
+                        "found": over,
+                    }
+                )
+                if over:
                     found.append(
                         {
                             "nodes": [a, b],
@@ -111,6 +161,7 @@ def split_brain(views: list[View], ws: list[Window], bound_ns: int) -> list[dict
                             "from_s": longest[0] / 1e9,
                             "to_s": longest[1] / 1e9,
                             "seconds": round((longest[1] - longest[0]) / 1e9, 3),
+                            "stall_s": round(stall / 1e9, 3),
                             # The root cause: since when each held itself leader, and whom each
                             # could not reach as the split began (the nemesis's cuts).
                             "since_s": [sa / 1e9, sb / 1e9],
@@ -120,7 +171,7 @@ def split_brain(views: list[View], ws: list[Window], bound_ns: int) -> list[dict
                             },
                         }
                     )
-    return found
+    return found, judged
 
 
 def leader_at(

@@ -117,7 +117,11 @@ def _bound_ns(ctx: Context, name: str) -> int:
 
 
 def split_brain(ctx: Context) -> Found:
-    return quorum_rules.split_brain(ctx.views, ctx.ws, _bound_ns(ctx, "quorum-split-brain"))
+    name = "quorum-split-brain"
+    found, judged = quorum_rules.split_brain(ctx.views, ctx.ws, _bound_ns(ctx, name), ctx.timing.wakes)
+    for entry in judged:
+        ctx.timing.note(name, entry)
+    return found
 
 
 def double_leader(ctx: Context) -> Found:
@@ -148,19 +152,47 @@ def epoch_regression(ctx: Context) -> Found:
 
 def divergence(ctx: Context) -> Found:
     """Offsets two nodes' logs hold differently below the final high watermark (judge.divergence),
-    every node's log compared up to there whether or not it fetched that far since."""
-    return [
-        {
-            "offset": r["offset"],
-            "high_watermark": r["final_hw"],
-            "records": {
-                x["node"]: f"{x['type']} {x['data']}"
-                + (f" (epoch {x['batch_epoch']})" if x["batch_epoch"] is not None else "")
-                for x in r["records"]
-            },
-        }
-        for r in sorted(ctx.got.get("cp_divergence", []), key=lambda r: r["offset"])
-    ]
+    by the contract amended 2026-12-06: only where both records carry the same epoch, or the node
+    whose record differs from the final quorum leader's fetched from that leader past that offset
+    (a node cut off or down may hold an uncommitted tail of an older epoch until its next fetch)."""
+    last = max(ctx.samples, key=lambda s: s["time"], default=None)
+    final = last.get("leader_id") if last is not None else None
+    by_id = {i: a for a, i in ctx.timing.aliases.items()}
+    leader = by_id.get(final) if final is not None else None
+    fetched: dict[str, int] = {}  # node -> the furthest log end it was seen at while `leader` led
+    for m in ctx.timing.members:
+        node = by_id.get(m["id"])
+        if node is not None and m.get("leader_id") == final and m["log_end_offset"] is not None:
+            fetched[node] = max(fetched.get(node, -1), m["log_end_offset"])
+    out = []
+    for r in sorted(ctx.got.get("cp_divergence", []), key=lambda r: r["offset"]):
+        records = r["records"]
+        ref = next((x for x in records if x["node"] == leader), None)
+
+        def differs(x: dict[str, Any], ref: dict[str, Any] | None = ref) -> bool:
+            return ref is not None and x["fingerprint"] != ref["fingerprint"]
+
+        def judged(x: dict[str, Any], y: dict[str, Any], offset: int = r["offset"]) -> bool:
+            if x["batch_epoch"] == y["batch_epoch"]:
+                return True
+            return any(differs(n) and fetched.get(n["node"], -1) > offset for n in (x, y))
+
+        pairs = [(x, y) for i, x in enumerate(records) for y in records[i + 1 :]]
+        pairs = [(x, y) for x, y in pairs if x["fingerprint"] != y["fingerprint"]]
+        if not any(judged(x, y) for x, y in pairs):
+            continue
+        out.append(
+            {
+                "offset": r["offset"],
+                "high_watermark": r["final_hw"],
+                "records": {
+                    x["node"]: f"{x['type']} {x['data']}"
+                    + (f" (epoch {x['batch_epoch']})" if x["batch_epoch"] is not None else "")
+                    for x in records
+                },
+            }
+        )
+    return out
 
 
 def record_rule(name: str) -> Callable[[Context], Found]:
@@ -220,7 +252,7 @@ def stuck_broker_metadata(ctx: Context) -> Found:
     faulted = bool(undos or restarts)
     last = max([*undos, *restarts], default=0)
     need = _bound_ns(ctx, name)
-    found = fault_timing.stuck_broker_metadata(ctx.timing, last, need)
+    found = fault_timing.stuck_broker_metadata(ctx.timing, last, need, name)
     sampled_until = max((s["time"] for s in ctx.samples), default=None)
     if faulted and not found and (sampled_until is None or sampled_until - last < need):
         # Short of the window, the answer is known once every broker was seen fetching since the
@@ -242,7 +274,7 @@ RULES: tuple[Rule, ...] = (
         split_brain,
         "checkers/control_plane/quorum_rules.py",
         lambda s: 1.5 * s["controller.quorum.fetch.timeout.ms"] / 1000 + SLACK_S,
-        "1.5 × `controller.quorum.fetch.timeout.ms` + S",
+        "1.5 × `controller.quorum.fetch.timeout.ms` + S (+ the host stall)",
     ),
     Rule("quorum-double-leader", (VIEWS, METADATA), double_leader, "checkers/control_plane/judge.py", any_of=True),
     Rule("quorum-epoch-regression", (VIEWS, NEMESIS), epoch_regression, "checkers/control_plane/judge.py"),
@@ -264,9 +296,9 @@ RULES: tuple[Rule, ...] = (
         unfenced_down_broker,
         "checkers/control_plane/fault_timing.py",
         lambda s: s["broker.session.timeout.ms"] / 1000 + SLACK_S,
-        "`broker.session.timeout.ms` + S, from the latest of: the fault taking effect; the next"
-        " quorum leader's election, when the fault took down or cut off the active controller; a"
-        " majority of the voters reaching each other again",
+        "`broker.session.timeout.ms` + S (+ the host stall), from the latest of: the fault taking"
+        " effect; the activation of each quorum leader elected while the broker stayed down; the last"
+        " time a majority of the voters came to reach each other again",
     ),
     Rule(
         "stale-isr-member",
@@ -274,8 +306,9 @@ RULES: tuple[Rule, ...] = (
         stale_isr_member,
         "checkers/control_plane/fault_timing.py",
         lambda s: 1.5 * s["replica.lag.time.max.ms"] / 1000 + SLACK_S,
-        "1.5 × `replica.lag.time.max.ms` + S after the fault took effect (a partition that replaces a"
-        " cut and still cuts the follower off continues it)",
+        "1.5 × `replica.lag.time.max.ms` + S (+ the host stall) of time with an active controller that"
+        " the leader reaches, from the first ok send after the fault (none: not judged) and again from"
+        " each leader change (a partition that replaces a cut and still cuts the follower off continues it)",
     ),
     Rule(
         "stuck-broker-metadata",
@@ -283,7 +316,7 @@ RULES: tuple[Rule, ...] = (
         stuck_broker_metadata,
         "checkers/control_plane/fault_timing.py",
         lambda s: STUCK_S + SLACK_S,
-        f"{STUCK_S:g} s + S after the last fault was undone",
+        f"{STUCK_S:g} s + S (+ the host stall) after the last fault was undone",
     ),
 )
 BY_NAME = {r.name: r for r in RULES}

@@ -104,6 +104,9 @@ class Run:
     writes: list[float] = field(default_factory=lambda: [float(t) for t in range(2, 58)])
     #: until when the evidence is sampled (None: as a run does, `sampled_until`)
     until: float | None = None
+    #: the host stall probe (control-plane/host-stall.jsonl): None, no probe; else (from s, for s)
+    #: of each stall, the probe waking every 100 ms outside them
+    stalls: list[tuple[float, float]] | None = None
 
     def sampled_until(self) -> float:
         """Until when the evidence is sampled: the run's end, or, as a run does (runs/run.py), the
@@ -135,6 +138,20 @@ class Run:
         """The samples over [start, end) come from `node`, leader of `epoch` (at high watermark `hw`)."""
         self.led.append((node, start, end, epoch, hw))
         return self
+
+    def stall(self, at: float, seconds: float) -> Run:
+        """The host stalled from `at` for `seconds`: the probe, which wakes every 100 ms, slept
+        through it (a measured stall of `seconds` less 100 ms)."""
+        self.stalls = [*(self.stalls or []), (at, seconds)]
+        return self
+
+    def _wakes(self) -> list[int]:
+        wakes, t, end = [], 0.0, self.sampled_until()
+        while t <= end:
+            wakes.append(round(t * S))
+            gap = next((s for a, s in self.stalls or [] if a <= t < a + 0.1), None)
+            t = round(t + (gap if gap is not None else 0.1), 6)
+        return wakes
 
     def fault(self, f: str, nodes: list[str], at: float, took: float = 0.01, **value: Any) -> Run:
         """A nemesis operation invoked at `at`, completed `took` later."""
@@ -233,6 +250,8 @@ class Run:
         ticks = [i / 2 for i in range(int(self.sampled_until() * 2) + 1)]
         run.quorum_views.write_text("".join(json.dumps(self._view(t, node)) + "\n" for t in ticks for node in NODES))
         run.quorum_replication.write_text("".join(json.dumps(self._sample(t)) + "\n" for t in ticks if t == int(t)))
+        if self.stalls is not None:
+            run.host_stall.write_text("".join(json.dumps({"time": w}) + "\n" for w in self._wakes()))
         for alias, log in self.logs.items():
             ordered = sorted(log, key=lambda r: r["offset"])
             run.metadata_log(alias).write_text("".join(json.dumps(r) + "\n" for r in ordered))

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.checkers.cp_builder import Run, change, fence, rec
+from tests.checkers.cp_builder import NODES, Run, change, fence, rec
+
+#: kafka-1 cut off from the two other nodes
+ISOLATE_1 = {"kafka-1": ["kafka-2", "kafka-3"], "kafka-2": ["kafka-1"], "kafka-3": ["kafka-1"]}
+
+
+def leader_change(offset: int, t: float, leader: int, epoch: int) -> dict:
+    """The LeaderChange record a new quorum leader writes first in its epoch."""
+    return rec(offset, t, "LeaderChange", batch_epoch=epoch, leaderId=leader, voters=[], grantingVoters=[])
 
 
 def _leader_cut_off(r: Run, bad: bool, at: float, until: float) -> Run:
@@ -21,7 +29,7 @@ def _leader_cut_off(r: Run, bad: bool, at: float, until: float) -> Run:
     r.views("kafka-2", elected, 60, (2, 2)).views("kafka-3", elected, 60, (2, 2)).views(
         "kafka-1", until + 0.5, 60, (2, 2)
     )
-    return r.add(fence(8, at + 5, 1), rec(9, elected, "NO_OP_RECORD", batch_epoch=2))
+    return r.add(fence(8, at + 5, 1), leader_change(9, elected, 2, 2))
 
 
 def split_brain(bad: bool) -> Run:
@@ -33,29 +41,27 @@ def split_brain(bad: bool) -> Run:
 
 def split_brain_after_restart(bad: bool) -> Run:
     """kafka-1, the quorum leader, killed from 10 s to 20 s while kafka-2 leads epoch 2 from 12 s;
-    its file says (1, 1), what it held as it went down, written back as it starts again, until
-    30 s (bad) or 27 s (near miss), then it follows kafka-2. Once it runs, that view is a claim
-    (the contract exempts only a dead node's view): beside kafka-2's from its start, for 9 s (past
-    1.5 x 2 + 5 s) or 6 s. The down stretch is no claim: counted from kafka-2's election at 12 s,
-    even the near miss would be past the bound."""
+    from 20.5 s to 30 s its file, written by its new process, names it leader of epoch 3 (bad: it
+    was elected again, in a new epoch: a claim beside kafka-2's for 9.5 s, past 1.5 x 2 + 5 s), or
+    of epoch 1, the one it held before the kill (near miss: KRaft starts a former leader resigned
+    in its old epoch while its quorum-state file still names it; no claim until it is elected
+    again: amended 2026-12-06)."""
     r = Run().fault("kill", ["kafka-1"], 10).fault("start", ["kafka-1"], 20)
     r.views("kafka-2", 12, 60, (2, 2)).views("kafka-3", 12, 60, (2, 2))
-    follows = 30 if bad else 27
-    r.views("kafka-1", 20.5, follows, (1, 1)).views("kafka-1", follows, 60, (2, 2))
-    return r.add(fence(8, 15, 1), rec(9, 12, "NO_OP_RECORD", batch_epoch=2))
+    r.views("kafka-1", 20.5, 30, (1, 3) if bad else (1, 1)).views("kafka-1", 30, 60, None if bad else (2, 2))
+    return r.add(fence(8, 15, 1), leader_change(9, 12, 2, 2))
 
 
 def split_brain_beside_the_file_a_dead_process_left(bad: bool) -> Run:
     """kafka-1, the quorum leader, killed from 10 s to 20 s while kafka-2 leads epoch 2 from 12 s;
     its JVM then takes until 30 s to follow kafka-2 (a slow start on a loaded machine). Its file
-    says (1, 1) from 20 s to 30 s, written by its new process at 20.5 s (KRaft starts a former
-    leader as resigned in its epoch: a claim, 9.5 s beside kafka-2's, past 8 s),
-    or (near miss) left by the process the kill ended, never written since: the dead node's last
-    view, which the contract says is no claim."""
+    says (1, 3) from 20 s to 30 s, written by its new process at 20.5 s (elected again in a new
+    epoch: a claim, 9.5 s beside kafka-2's, past 8 s), or (near miss) left by the process the kill
+    ended, never written since: the dead node's last view, which the contract says is no claim."""
     r = Run().fault("kill", ["kafka-1"], 10).fault("start", ["kafka-1"], 20)
     r.views("kafka-2", 12, 60, (2, 2)).views("kafka-3", 12, 60, (2, 2))
-    r.views("kafka-1", 20.5, 30, (1, 1), written=20.5 if bad else -1.0).views("kafka-1", 30, 60, (2, 2))
-    return r.add(fence(8, 15, 1), rec(9, 12, "NO_OP_RECORD", batch_epoch=2))
+    r.views("kafka-1", 20.5, 30, (1, 3), written=20.5 if bad else -1.0).views("kafka-1", 30, 60, None)
+    return r.add(fence(8, 15, 1), leader_change(9, 12, 2, 2))
 
 
 def split_brain_after_a_pause(bad: bool) -> Run:
@@ -105,15 +111,28 @@ def divergence(bad: bool) -> Run:
 
 
 def divergence_not_fetched(bad: bool) -> Run:
-    """kafka-3 holds offset 9 from another epoch (an uncommitted tail of its own) and the last sample
-    has its log end at 9: it has not fetched past it since. Compared all the same below the quorum's
-    final high watermark, 10 (the contract names no exemption for a node that has not fetched); near
-    miss: the final high watermark is 9, and offset 9 is not below it."""
+    """kafka-3 holds offset 9 from another epoch (an uncommitted tail of its own), below the
+    quorum's final high watermark, 10; kafka-2 answers the samples as quorum leader from 50 s on.
+    Bad: its samples show kafka-3 at log end 10: it fetched from the final leader past offset 9 and
+    still holds another record there. Near miss: they show kafka-3 at 9: it has not fetched past
+    it from that leader, and a node cut off or down may hold an older epoch's tail until its next
+    fetch truncates it (amended 2026-12-06)."""
     r = Run().add(rec(8, 5, "NO_OP_RECORD"))
     r.add(rec(9, 6, "NO_OP_RECORD"), nodes=("kafka-1", "kafka-2"))
     r.add(rec(9, 6, "NO_OP_RECORD", batch_epoch=2), nodes=("kafka-3",))
-    r.final_hw = None if bad else 9
-    return r.behind("kafka-3", 59.5, 61, 9)
+    r.leads("kafka-2", 50, 1000, 2)
+    return r if bad else r.behind("kafka-3", 50, 1000, 9)
+
+
+def divergence_same_epoch(bad: bool) -> Run:
+    """kafka-3 holds another record at offset 9 and has not fetched past it from kafka-2, the final
+    quorum leader (from 50 s on: its samples show kafka-3 at log end 9): in the same epoch as the
+    others' (bad: Raft's log matching is broken, whoever fetched what), or in another (near miss: an
+    uncommitted tail it has not fetched over)."""
+    r = Run().add(rec(8, 5, "NO_OP_RECORD"))
+    r.add(rec(9, 6, "NO_OP_RECORD"), nodes=("kafka-1", "kafka-2"))
+    r.add(rec(9, 6, "TOPIC_RECORD", batch_epoch=1 if bad else 2, name="x", topicId="T9"), nodes=("kafka-3",))
+    return r.leads("kafka-2", 50, 1000, 2).behind("kafka-3", 50, 1000, 9)
 
 
 def divergence_shorter(bad: bool) -> Run:
@@ -127,10 +146,11 @@ def divergence_shorter(bad: bool) -> Run:
 
 def divergence_committed_by_its_leader(bad: bool) -> Run:
     """kafka-3 led epoch 2 from 5 to 10 s and wrote offsets 8 and 9; kafka-1 then led epoch 3 and
-    wrote others there, and kafka-3 never fetched again (the last sample has its log end at 8: it
-    died on the truncation below its high watermark, KAFKA-14077). Its records were committed: the
-    samples gave a high watermark of 10 while it led, and 10 at the end. Near miss: neither side's
-    offsets 8 and 9 were ever committed (the samples gave 8 while it led and 8 at the end)."""
+    wrote others there; the samples of kafka-1, the final leader, show kafka-3 at their high
+    watermark (it fetched from it past offsets 8 and 9) until 59.5 s, then at 8 (it died on the
+    truncation below its high watermark, KAFKA-14077). Its records were committed: the samples gave
+    a high watermark of 10 while it led, and 10 at the end. Near miss: neither side's offsets 8 and
+    9 were ever committed (the samples gave 8 while it led and 8 at the end)."""
     r = Run().add(rec(8, 12, "NO_OP_RECORD", batch_epoch=3), rec(9, 12, "NO_OP_RECORD", batch_epoch=3))
     r.logs["kafka-3"] = r.logs["kafka-3"][:-2] + [
         rec(8, 6, "TOPIC_RECORD", batch_epoch=2, name="gone", topicId="T8"),
@@ -208,16 +228,17 @@ def unfenced_down_broker(bad: bool) -> Run:
 
 def unfenced_after_a_slow_election(bad: bool) -> Run:
     """kafka-1, the quorum leader and a broker, killed at 10 s (until 50 s); the next leader, kafka-2,
-    is elected only at 15 s (DescribeQuorum fails meanwhile). A controller that takes over starts
-    every broker's session afresh, so the bound runs from 15 s: 15 + 9 + 5 = 29 s. Near miss:
-    kafka-1 fenced at 28 s (past the bound from the kill, 24 s: the false alarm of 4.3.1 under
-    load); bad: at 30 s."""
+    is elected only at 15 s (DescribeQuorum fails meanwhile), and activated then (the first sample,
+    at 15 s, has the high watermark past its LeaderChange record). A controller that takes over
+    starts every broker's session afresh, so the bound runs from 15 s: 15 + 9 + 5 = 29 s. Near
+    miss: kafka-1 fenced at 28 s (past the bound from the kill, 24 s: the false alarm of 4.3.1
+    under load); bad: at 30 s."""
     r = Run().fault("kill", ["kafka-1"], 10).fault("start", ["kafka-1"], 50)
     r.sample_errors = [(10.5, 15)]
     r.leads("kafka-2", 15, 1000, 2)
     r.views("kafka-2", 15, 60, (2, 2)).views("kafka-3", 15, 60, (2, 2)).views("kafka-1", 50.5, 60, (2, 2))
     at = 30 if bad else 28
-    return r.add(rec(8, 15, "NO_OP_RECORD", batch_epoch=2), fence(9, at, 1), fence(10, 52, 1, fenced=-1))
+    return r.add(leader_change(8, 15, 2, 2), fence(9, at, 1), fence(10, 52, 1, fenced=-1))
 
 
 def unfenced_after_quorum_loss(bad: bool) -> Run:
@@ -239,14 +260,15 @@ def unfenced_without_a_dynamic_seat(bad: bool) -> Run:
 
 
 def unfenced_while_unsampled(bad: bool) -> Run:
-    """kafka-1, the quorum leader, killed at 10 s: DescribeQuorum fails until 30 s, so the last
-    high watermark sampled before the deadline (24 s) predates every record since. kafka-1's
-    broker is fenced at 26 s, after the deadline; near miss: at 19 s, before it."""
+    """kafka-1, the quorum leader, killed at 10 s; kafka-2 elected at 11 s and activated then (the
+    samples of 11 and 12 s); then DescribeQuorum fails until 30 s, so the last high watermark
+    sampled before the deadline (25 s) predates every record since. kafka-1's broker is fenced at
+    26 s, after the deadline; near miss: at 19 s, before it."""
     r = Run().fault("kill", ["kafka-1"], 10).fault("start", ["kafka-1"], 40)
-    r.sample_errors = [(10.5, 30)]
+    r.sample_errors = [(12.5, 30)]
     r.views("kafka-2", 11, 60, (2, 2)).views("kafka-3", 11, 60, (2, 2)).views("kafka-1", 40.5, 60, (2, 2))
     at = 26 if bad else 19
-    return r.add(rec(8, 11, "NO_OP_RECORD", batch_epoch=2), fence(9, at, 1), fence(10, 42, 1, fenced=-1))
+    return r.add(leader_change(8, 11, 2, 2), fence(9, at, 1), fence(10, 42, 1, fenced=-1))
 
 
 def unfenced_after_pause_and_kill(bad: bool) -> Run:
@@ -286,7 +308,7 @@ def stale_isr_member_of_the_active_controller(bad: bool) -> Run:
     r.views("kafka-1", 7, 60, (1, 2)).views("kafka-2", 7, 60, (1, 2)).views("kafka-3", 58.5, 60, (1, 2))
     r.leads("kafka-3", 0, 5, 1).leads("kafka-1", 7, 1000, 2)
     r.sample_errors = [(5, 7)]
-    r.add(rec(8, 7, "NO_OP_RECORD", batch_epoch=2), fence(9, 12, 3))
+    r.add(leader_change(8, 7, 1, 2), fence(9, 12, 3))
     return r if bad else r.add(change(10, 20, isr=[2]))
 
 
@@ -324,25 +346,50 @@ def stale_isr_member_deleted(bad: bool) -> Run:
 
 
 def stale_isr_member_idle(bad: bool) -> Run:
-    """chaos/0 takes no write after 4 s; kafka-3 is cut off from its leader from 5 s to 58 s and
-    still in the ISR at the end: the contract's bound runs from the cut taking effect, whether or
-    not the partition took a write since (Kafka itself counts such a follower caught up: KAFKA-4485).
-    Near miss: the ISR drops kafka-3 at 54 s, a second inside 1.5 x 30 + 5 s after the cut."""
+    """kafka-3 is cut off from chaos/0's leader from 5 s to 58 s and still in the ISR at the end;
+    chaos/0 takes writes at 2, 3 and 4 s, and (bad) one more at 30 s: counted from its completion,
+    1.5 x 10 + 5 s had passed by 50 s. Near miss: no ok send wrote chaos/0 after the cut: Kafka
+    holds a follower whose log ends where its leader's does as caught up, however long ago it
+    fetched (KAFKA-4485), and the partition is not judged (amended 2026-12-06)."""
     grudge = {"kafka-3": ["kafka-2"], "kafka-2": ["kafka-3"]}
     r = Run().fault("partition", ["kafka-3"], 5, grudge=grudge, shape="cut").fault("heal", ["kafka-1"], 58)
-    r.writes = [2.0, 3.0, 4.0]
-    return r if bad else r.add(change(8, 54, isr=[2]))
+    r.settings["replica.lag.time.max.ms"] = 10000
+    r.writes = [2.0, 3.0, 4.0] + ([30.0] if bad else [])
+    return r
 
 
 def stale_isr_member_late(bad: bool) -> Run:
     """chaos/0 is idle from 4 s; kafka-3 is cut off from its leader at 5 s; writes start again at
-    15 s, and the ISR drops kafka-3 at 26 s: past 1.5 x 10 + 5 s after the cut took effect, though
-    inside that bound after the first write (near miss: at 24 s, inside it after the cut too)."""
+    15 s (the first completes at 15.002 s), and the count of 1.5 x 10 + 5 s runs from there, to
+    35.002 s: the ISR drops kafka-3 at 36 s (bad), a second past, or at 34 s (near miss), a second
+    inside (both past the bound counted from the cut: amended 2026-12-06)."""
     grudge = {"kafka-3": ["kafka-2"], "kafka-2": ["kafka-3"]}
     r = Run().fault("partition", ["kafka-3"], 5, grudge=grudge, shape="cut").fault("heal", ["kafka-1"], 58)
     r.settings["replica.lag.time.max.ms"] = 10000
     r.writes = [2.0, 3.0, 4.0] + [float(t) for t in range(15, 58)]
-    return r.add(change(8, 26 if bad else 24, isr=[2]))
+    return r.add(change(8, 36 if bad else 34, isr=[2]))
+
+
+def stale_isr_member_new_leader(bad: bool) -> Run:
+    """kafka-3 killed at 5 s (fenced at 6 s, started at 58 s); chaos/0's leader moves from kafka-2
+    to kafka-1 at 15 s, and the count starts again there: 1.5 x 10 + 5 s to 35 s. The ISR drops
+    kafka-3 at 36 s (bad), a second past, or at 34 s (near miss), a second inside (both past the
+    bound counted from the first write after the kill, 26 s: amended 2026-12-06)."""
+    r = Run().fault("kill", ["kafka-3"], 5).fault("start", ["kafka-3"], 58)
+    r.settings["replica.lag.time.max.ms"] = 10000
+    return r.add(fence(8, 6, 3), change(9, 15, leader=1, isr=[1, 3]), change(10, 36 if bad else 34, isr=[1]))
+
+
+def stale_isr_member_leader_cut_from_the_controller(bad: bool) -> Run:
+    """kafka-3 killed at 5 s (fenced at 6 s, started at 58 s); kafka-1, the active controller, is
+    cut off from the other nodes from 10 s to 20 s (and holds itself leader throughout): chaos/0's
+    leader, kafka-2, cannot reach it, and the count pauses (amended 2026-12-06). From the first
+    write after the kill (6.002 s), 1.5 x 10 + 5 s of counted time end at about 36 s: the ISR drops
+    kafka-3 at 37 s (bad) or 35 s (near miss; both past the bound counted without the pause)."""
+    r = Run().fault("kill", ["kafka-3"], 5).fault("start", ["kafka-3"], 58)
+    r.fault("partition", ["kafka-1"], 10, grudge=ISOLATE_1, shape="isolate").fault("heal", ["kafka-1"], 20)
+    r.settings["replica.lag.time.max.ms"] = 10000
+    return r.add(fence(8, 6, 3), change(9, 37 if bad else 35, isr=[2]))
 
 
 def stuck_broker_metadata(bad: bool) -> Run:
@@ -363,6 +410,52 @@ def stuck_from_the_heal(bad: bool) -> Run:
     return r.behind("kafka-3", 5, 1000 if bad else 39, 8)
 
 
+def unfenced_under_a_stall(bad: bool) -> Run:
+    """kafka-3 killed from 10 s to 40 s, fenced at 25.01 s: a second past 9 + 5 s after the kill
+    took effect (bad). Near miss: the host stalled 2 s inside that window (the probe slept from
+    15 s to 17.1 s), which lengthens it to 26.01 s (amended 2026-12-06)."""
+    r = Run().fault("kill", ["kafka-3"], 10).fault("start", ["kafka-3"], 40).stall(1, 0.1)
+    if not bad:
+        r.stall(15, 2.1)
+    return r.add(change(8, 12, isr=[2]), fence(9, 25.01, 3), fence(10, 42, 3, fenced=-1))
+
+
+def stale_under_a_stall(bad: bool) -> Run:
+    """kafka-3 cut off from chaos/0's leader from 5 s to 58 s; counted from the first write after
+    the cut (6.002 s), 1.5 x 10 + 5 s end at 26.002 s; the ISR drops kafka-3 at 27.002 s (bad). Near
+    miss: a 2 s host stall inside the window lengthens it to 28.002 s."""
+    grudge = {"kafka-3": ["kafka-2"], "kafka-2": ["kafka-3"]}
+    r = Run().fault("partition", ["kafka-3"], 5, grudge=grudge, shape="cut").fault("heal", ["kafka-1"], 58)
+    r.settings["replica.lag.time.max.ms"] = 10000
+    r.stall(1, 0.1)
+    if not bad:
+        r.stall(15, 2.1)
+    return r.add(change(8, 27.002, isr=[2]))
+
+
+def split_brain_under_a_stall(bad: bool) -> Run:
+    """kafka-1 cut off at 10 s holds epoch 1 in the rounds from 12 s to 21 s beside kafka-2's epoch
+    2: 9 s, a second past 1.5 x 2 + 5 s (bad). Near miss: a 2 s host stall inside the window."""
+    others = {"kafka-1": ["kafka-2", "kafka-3"], "kafka-2": ["kafka-1"], "kafka-3": ["kafka-1"]}
+    r = Run().fault("partition", ["kafka-1"], 10, grudge=others, shape="isolate").fault("heal", list(NODES), 35)
+    r.views("kafka-2", 12, 60, (2, 2)).views("kafka-3", 12, 60, (2, 2)).views("kafka-1", 21.5, 60, (2, 2))
+    r.stall(1, 0.1)
+    if not bad:
+        r.stall(14, 2.1)
+    return r.add(fence(8, 15, 1), leader_change(9, 12, 2, 2))
+
+
+def stuck_under_a_stall(bad: bool) -> Run:
+    """After a heal at 5 s, kafka-3's log end offset stays at 8 while the quorum moves on, in the
+    samples from 10 s to 46 s: 36 s, a second past 30 s + S (bad). Near miss: a 2 s host stall
+    inside the window."""
+    r = Run().fault("pause", ["kafka-3"], 2).fault("resume", ["kafka-3"], 5).stall(1, 0.1)
+    if not bad:
+        r.stall(20, 2.1)
+    r.hw_per_s = 1
+    return r.behind("kafka-3", 10, 47, 8)
+
+
 Case = Callable[[bool], Run]
 #: name -> the builders whose bad run has exactly that anomaly
 CASES: dict[str, list[Case]] = {
@@ -371,10 +464,17 @@ CASES: dict[str, list[Case]] = {
         split_brain_after_restart,
         split_brain_beside_the_file_a_dead_process_left,
         split_brain_after_a_pause,
+        split_brain_under_a_stall,
     ],
     "quorum-double-leader": [double_leader, double_leader_in_log],
     "quorum-epoch-regression": [epoch_regression],
-    "metadata-divergence": [divergence, divergence_shorter, divergence_not_fetched, divergence_committed_by_its_leader],
+    "metadata-divergence": [
+        divergence,
+        divergence_shorter,
+        divergence_not_fetched,
+        divergence_same_epoch,
+        divergence_committed_by_its_leader,
+    ],
     "leader-not-in-isr": [leader_not_in_isr, leader_not_in_isr_elected],
     "partition-epoch-regression": [partition_epoch_regression],
     "inactive-leader": [inactive_leader, inactive_leader_shutdown, inactive_leader_named_again],
@@ -387,6 +487,7 @@ CASES: dict[str, list[Case]] = {
         unfenced_while_unsampled,
         unfenced_after_pause_and_kill,
         unfenced_after_a_slow_election,
+        unfenced_under_a_stall,
     ],
     "stale-isr-member": [
         stale_isr_member,
@@ -396,6 +497,9 @@ CASES: dict[str, list[Case]] = {
         stale_isr_member_replaced,
         stale_isr_member_quorum_only,
         stale_isr_member_of_the_active_controller,
+        stale_isr_member_new_leader,
+        stale_isr_member_leader_cut_from_the_controller,
+        stale_under_a_stall,
     ],
-    "stuck-broker-metadata": [stuck_broker_metadata, stuck_from_the_heal],
+    "stuck-broker-metadata": [stuck_broker_metadata, stuck_from_the_heal, stuck_under_a_stall],
 }

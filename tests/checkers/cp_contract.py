@@ -48,8 +48,8 @@ Metadata logs
 - Every node's log is replayed on its own; an instance is (rule, partition, offset[, broker]),
   the union over the logs. A partition is named "topic/id" from its TopicRecord.
 - Records compared by `metadata-divergence`: batch epoch, type, version and data. Offsets below the
-  high watermark of the last successful replication sample, in any two logs that hold them
-  (whether or not the node fetched that far since: the contract names no such exemption).
+  high watermark of the last successful replication sample, in any two logs that hold them (which
+  pairs count: "metadata-divergence", below).
 - Leader epoch: +1 for a `Leader` other than -2, and +1 more for an ISR that loses a member below
   metadata version 3.6 (both in one record: +2)*. The metadata version is config.json's
   `metadata_version`, else the release's own.
@@ -68,17 +68,37 @@ Committed metadata and timing
   last sample at or before D, at most the lower of the first sample's at or after D and the first
   offset written after D. A broker is "still unfenced" (a follower "still in the ISR") at D only
   if it is so for every prefix in that range: sampling never makes an alarm.
-- `unfenced-down-broker`: per fault (kill, stop, pause completed `ok`) and broker node it faulted.
-  The fault took down the active controller when its nodes include the active controller at its
-  invoke; the next quorum leader's election is the first view round after it took effect in which
-  a running node holds itself leader in a higher epoch. The majority clause is judged at the moment
-  the fault took effect: running voters pairwise not cut (in a dynamic quorum a wiped voter lost its
-  seat). Not checked when the election never shows or the deadline falls after the history's end.
+- The host stall (amended 2026-12-06): control-plane/host-stall.jsonl's wakes ({"time": ns}); the
+  stall of a window is, over consecutive wakes more than 150 ms apart that overlap it, the part
+  inside it less 100 ms. A bound's deadline is its window's start + bound + the stall inside
+  [start, start + bound] (for a count: inside [start, the moment the bound's count was reached]).
+  Without the file, 0. *The evidence ends* at the last history event, view or sample.
+- `unfenced-down-broker`: per fault (kill, stop, pause completed `ok`) and broker node it faulted,
+  from the latest of: the fault taking effect; the activation of each quorum leader elected while
+  the broker stayed down (a LeaderChange record, in any log, written in that stretch; activated at
+  the first successful sample whose high watermark is past its offset: none is "unknown", not
+  checked); each moment in that stretch a majority (running voters pairwise not cut; in a dynamic
+  quorum a wiped voter lost its seat) came back. No majority at the fault and none again, or none at
+  the deadline: no controller could fence it, not judged. The fault took down the active controller
+  when its nodes include the active controller at its invoke: then a leader of a higher epoch must
+  be elected in the stretch, else not checked (when the broker stayed down past the bound)*. Not
+  checked when the deadline falls after the evidence ends and the broker is still down.
 - `stale-isr-member`: per fault and follower: a kill, stop or pause of it, or a partition that cuts
   it from its partition's leader. Its partition's leader and ISR are the log as written by the
-  moment the fault took effect (it must be in the ISR then). "Could reach the active controller":
-  at every moment of the window when there is one, the leader is it or is not cut from it; the
-  leader stays up throughout.
+  moment the fault took effect (it must be in the ISR then). The count starts at the later of the
+  fault taking effect and the completion of the first ok send to that partition (read from the
+  history's send completions) invoked at or after it; none: not judged. Each change of the
+  partition's leader in the written log starts it again at the change (a cut must still cut the
+  follower from the new leader, else the fault is over). Counted time: an active controller exists,
+  the leader runs, and is it or not cut from it (a listener's cut counts). The deadline is where the
+  counted time reaches the bound (+ stall); the fault undone first: nothing; the evidence ending
+  first: not checked.
+- `quorum-split-brain` (amended 2026-12-06): a view claiming an epoch its node held in an earlier
+  view before a fault ended its process (kill, stop, restart: from its invoke) is no claim.
+- `metadata-divergence` (amended 2026-12-06): a pair of different records at an offset counts when
+  both carry the same batch epoch, or one of them differs from the final quorum leader's (the last
+  successful sample's `leader_id`) and its node was seen, in a sample that leader answered, at a log
+  end past the offset.
 - `stuck-broker-metadata`: from the end of the last fault (after it every node is up and the network
   whole to the end; a run without faults: from 0); per broker, consecutive successful samples in
   which its log end offset is the same and below the high watermark (error samples and samples
@@ -359,6 +379,7 @@ class Views:
     ids: dict[str, int]
     rounds: list[tuple[float, dict[str, dict[str, Any]]]]
     _index: dict[str, tuple[list[float], list[dict[str, Any]]]] | None = None
+    _held: dict[tuple[str, int], float] | None = None
 
     @classmethod
     def of(cls, rows: list[dict[str, Any]], ids: dict[str, int]) -> Views:
@@ -394,11 +415,29 @@ class Views:
         """The epoch of the node's claim in this view, unless its file is what a process that a
         fault ended before the view was taken left (the module's docstring)."""
         epoch = self.claim(node, view)
-        written = sec(view.get("written")) if view else None
-        if view is None or epoch is None or written is None:
+        if view is None or epoch is None:
             return epoch
         taken = view["time"] / 1e9
+        # A node restarted since it last held itself leader of an epoch holds no claim to it
+        # (amended 2026-12-06): it held it in a view before a fault that ended its process.
+        held = self.first_held(node, epoch)
+        if held is not None and any(held < end < taken for end in world.ends.get(node, ())):
+            return None
+        written = sec(view.get("written"))
+        if written is None:
+            return epoch
         return None if any(written < end < taken for end in world.ends.get(node, ())) else epoch
+
+    def first_held(self, node: str, epoch: int) -> float | None:
+        """When the node's views first held it leader of `epoch`."""
+        if self._held is None:
+            self._held = {}
+            for t, round_ in self.rounds:
+                for n, v in round_.items():
+                    e = self.claim(n, v)
+                    if e is not None:
+                        self._held.setdefault((n, e), t)
+        return self._held.get((node, epoch))
 
     def active(self, world: World, t: float) -> tuple[str, int] | None:
         """The active controller at t (see the module's docstring) and its epoch."""
@@ -603,6 +642,28 @@ class Evidence:
     samples: list[dict[str, Any]]
     logs: dict[str, list[dict[str, Any]]]
     gaps: dict[str, str]
+    #: the stall probe's wake times (s), in order; None: no probe (judged with S alone)
+    wakes: list[float] | None = None
+    #: partition -> (invoke s, completion s) of each ok send to it
+    sends: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    #: when the evidence ends (s): the history's last event, view or replication sample
+    evidence_end: float = 0.0
+
+    def stall(self, a: float, b: float) -> float:
+        """The host stall inside [a, b] (s): over the probe's intervals that lasted over 150 ms and
+        overlap the window, the part of each inside it less 100 ms."""
+        if not self.wakes or b <= a:
+            return 0.0
+        total = 0.0
+        for x, y in zip(self.wakes, self.wakes[1:], strict=False):
+            if y - x > 0.15 and x < b and y > a:
+                total += max(0.0, min(y, b) - max(x, a) - 0.1)
+        return total
+
+    def first_send(self, partition: str, after: float) -> float | None:
+        """The completion of the first ok send to `partition` invoked at or after `after`."""
+        invoked = [(i, c) for i, c in self.sends.get(partition, []) if i >= after]
+        return min(invoked)[1] if invoked else None
 
 
 def release(version: str | None) -> tuple[int, int] | None:
@@ -626,6 +687,9 @@ def load(path: Path) -> Evidence:
     voters = [by_id[v] for v in nodes.get("voters", []) if v in by_id]
     version = release(config.get("metadata_version")) or release(config.get("kafka_version")) or (99, 0)
     gaps_file = run.control_plane / "gaps.json"
+    stall_file = run.control_plane / "host-stall.jsonl"
+    wakes = sorted(w["time"] / 1e9 for w in lines(stall_file) if isinstance(w.get("time"), int))
+    views, samples = lines(run.quorum_views), lines(run.quorum_replication)
     return Evidence(
         run=run,
         end=max((e["time"] for e in events), default=0) / 1e9,
@@ -636,11 +700,33 @@ def load(path: Path) -> Evidence:
         settings=nodes.get("settings", {}),
         bump_on_shrink=version < (3, 6),
         ops=nemesis_ops(events, list(aliases)),
-        views=lines(run.quorum_views),
-        samples=lines(run.quorum_replication),
+        views=views,
+        samples=samples,
         logs={alias: lines(p) for alias, p in run.metadata_logs().items()},
         gaps=json.loads(gaps_file.read_text()) if gaps_file.exists() else {},
+        wakes=wakes if stall_file.exists() else None,
+        sends=ok_sends(events),
+        evidence_end=max(e["time"] for e in [*events, *views, *samples, {"time": 0}]) / 1e9,
     )
+
+
+def ok_sends(events: list[dict[str, Any]]) -> dict[str, list[tuple[float, float]]]:
+    """partition -> (invoke, completion) of each ok send that wrote it (its completion's value)."""
+    out: dict[str, list[tuple[float, float]]] = {}
+    invoked: dict[Any, dict[str, Any]] = {}
+    for e in events:
+        if e.get("process") == "nemesis" or e.get("f") != "send":
+            continue
+        if e["type"] == "invoke":
+            invoked[e["process"]] = e
+            continue
+        start = invoked.pop(e["process"], None)
+        if start is None or e["type"] != "ok":
+            continue
+        for m in e.get("value") or []:
+            if isinstance(m, list) and len(m) >= 2 and m[0] == "send":
+                out.setdefault(str(m[1]), []).append((start["time"] / 1e9, e["time"] / 1e9))
+    return out
 
 
 def judge(path: Path) -> Judgement:
@@ -668,13 +754,13 @@ def judge(path: Path) -> Judgement:
     )
     out.bounds = {SPLIT: 1.5 * fetch + S, UNFENCED: session + S, STALE: 1.5 * lag + S, STUCK_RULE: STUCK + S}
     if "views" not in missing:
-        split_brain(out, world, views)
+        split_brain(out, ev, world, views)
         double_leader(out, views, ev.logs)
         epoch_regression(out, world, views)
     if "metadata" not in missing:
         record_rules(out, ev.logs, ev.bump_on_shrink)
         if "replication" not in missing:
-            divergence(out, ev.logs, ev.samples)
+            divergence(out, ev)
     if not {"views", "metadata", "replication"} & set(missing):
         unfenced(out, ev, world, views, committed)
         stale(out, ev, world, views, committed)
@@ -686,7 +772,7 @@ def judge(path: Path) -> Judgement:
 # -- the rules
 
 
-def split_brain(out: Judgement, world: World, views: Views) -> None:
+def split_brain(out: Judgement, ev: Evidence, world: World, views: Views) -> None:
     bound = out.bounds[SPLIT]
     for a, b in combinations(sorted(views.ids), 2):
         stretch: list[float] = []
@@ -703,7 +789,7 @@ def split_brain(out: Judgement, world: World, views: Views) -> None:
             if both:
                 stretch.append(t)
                 continue
-            if stretch and stretch[-1] - stretch[0] > bound:
+            if stretch and stretch[-1] - stretch[0] > bound + ev.stall(stretch[0], stretch[0] + bound):
                 out.add(SPLIT, (a, b))
             stretch = []
 
@@ -761,49 +847,127 @@ def record_rules(out: Judgement, logs: dict[str, list[dict[str, Any]]], bump_on_
             replay(image, record, bump_on_shrink, say)
 
 
-def divergence(out: Judgement, logs: dict[str, list[dict[str, Any]]], samples: list[dict[str, Any]]) -> None:
-    last = max((s for s in samples if s.get("error") is None), key=lambda s: s["time"])
-    held: dict[int, set[str]] = {}
-    for log in logs.values():
+def divergence(out: Judgement, ev: Evidence) -> None:
+    """Different records at one offset below the final high watermark, where both carry the same
+    epoch, or the node whose record differs from the final quorum leader's fetched from that leader
+    past the offset: a successful sample that leader answered shows its log end beyond it."""
+    good = [s for s in ev.samples if s.get("error") is None]
+    last = max(good, key=lambda s: s["time"])
+    by_id = {i: a for a, i in ev.aliases.items()}
+    leader = by_id.get(last.get("leader_id"))
+    fetched: dict[str, int] = {}
+    for sample in good:
+        if sample.get("leader_id") != last.get("leader_id"):
+            continue
+        for r in sample.get("voters", []) + sample.get("observers", []):
+            node = by_id.get(r["id"])
+            if node is not None and r.get("log_end_offset") is not None:
+                fetched[node] = max(fetched.get(node, -1), r["log_end_offset"])
+    held: dict[int, dict[str, dict[str, Any]]] = {}
+    for alias, log in ev.logs.items():
         for r in log:
             if r["offset"] < last["high_watermark"]:
-                held.setdefault(r["offset"], set()).add(content(r))
+                held.setdefault(r["offset"], {})[alias] = r
     for offset, records in sorted(held.items()):
-        if len(records) > 1:
-            out.add(DIVERGENCE, offset)
+        ref = records.get(leader) if leader is not None else None
+        for (a, ra), (b, rb) in combinations(sorted(records.items()), 2):
+            if content(ra) == content(rb):
+                continue
+            same_epoch = ra.get("batch_epoch") == rb.get("batch_epoch")
+            past = any(
+                ref is not None and content(r) != content(ref) and fetched.get(n, -1) > offset
+                for n, r in ((a, ra), (b, rb))
+            )
+            if same_epoch or past:
+                out.add(DIVERGENCE, offset)
 
 
 def _moments(times: Iterable[float], start: float, end: float) -> list[float]:
     return [start] + [t for t in times if start < t <= end]
 
 
+def leader_changes(ev: Evidence) -> list[tuple[int, int, float | None]]:
+    """(epoch, offset, written at s) of each quorum leader's LeaderChange record, in any node's log."""
+    seen: dict[tuple[int, int], float | None] = {}
+    for log in ev.logs.values():
+        for r in log:
+            if r.get("type") == "LeaderChange" and r.get("batch_epoch") is not None:
+                seen.setdefault((r["batch_epoch"], r["offset"]), sec(r.get("time")))
+    return sorted((e, o, t) for (e, o), t in seen.items())
+
+
+def activated(ev: Evidence, offset: int) -> float | None:
+    """The first moment the quorum's high watermark is seen past `offset` (a successful sample)."""
+    seen = [s["time"] / 1e9 for s in ev.samples if s.get("error") is None and s["high_watermark"] > offset]
+    return min(seen, default=None)
+
+
+def count_until(
+    need: float, start: float, stop: float, moments: Iterable[float], counts: Callable[[float], bool]
+) -> float | None:
+    """The moment at which `need` s of counted time have passed from `start` (between two moments the
+    state is the one at the first: `counts`), or None when fewer pass before `stop`."""
+    points = sorted({start, stop} | {m for m in moments if start < m < stop})
+    acc = 0.0
+    for x, y in zip(points, points[1:], strict=False):
+        if counts(x):
+            if acc + (y - x) >= need:
+                return x + (need - acc)
+            acc += y - x
+    return None
+
+
 def unfenced(out: Judgement, ev: Evidence, world: World, views: Views, committed: Committed) -> None:
+    """From the latest of: the fault taking effect; the activation of each quorum leader elected
+    (its LeaderChange record written) while the broker stayed down; the last moment a majority of the
+    voters came to reach each other again. A fault on the active controller waits for the activation
+    of a leader of a higher epoch: without one in the evidence the deadline is not known."""
     bound = out.bounds[UNFENCED]
+    changes = leader_changes(ev)
     for op in ev.ops:
         if op.f not in ("kill", "stop", "pause") or not op.ok or op.done is None:
             continue
         took = op.done
-        starts = [took]
         active = views.active(world, op.invoked)
-        if active is not None and active[0] in op.nodes:
-            elected = next(
-                (t for t in views.times() if t >= took and (views.active(world, t) or ("", -1))[1] > active[1]), None
-            )
-            if elected is None:
-                out.skip(UNFENCED, f"no quorum leader elected after op {op.index} took down the active controller")
-                continue
-            starts.append(elected)
-        if not world.majority(took):
-            back = next((t for t in world.times if t > took and world.majority(t)), None)
-            if back is None:
-                continue  # no majority again: no controller could fence it, the bound never starts
-            starts.append(back)
-        deadline = max(starts) + bound
         for node in op.nodes:
-            if node not in ev.brokers or world.faulted_until(node, took) <= deadline:
+            if node not in ev.brokers:
                 continue
-            if deadline > ev.end:
-                out.skip(UNFENCED, f"op {op.index}: the history ended before its bound elapsed")
+            until = world.faulted_until(node, took)
+            if until <= took:
+                continue
+            starts = [took]
+            moments = [t for t in world.times if took < t < until]
+            had = world.majority(took)
+            regains = [t for t in moments if world.majority(t) and not world.majority(t - 1e-6)]
+            if not had and not regains:
+                continue  # no majority again: no controller could fence it, the bound never starts
+            starts += regains
+            # since the fault began (a stopped controller resigns while its stop is under way)*
+            elected = [(e, o) for e, o, t in changes if t is not None and op.invoked <= t < until]
+            unknown = False
+            for _, offset in elected:
+                when = activated(ev, offset)
+                if when is None:
+                    unknown = True
+                    break
+                starts.append(when)
+            if unknown:
+                out.skip(UNFENCED, f"op {op.index}: a quorum leader elected while {node} was down never activated")
+                continue
+            if active is not None and active[0] in op.nodes and not any(e > active[1] for e, _ in elected):
+                if took + bound < until:
+                    out.skip(UNFENCED, f"no quorum leader elected after op {op.index} took down the active controller")
+                continue
+            begin = max(starts)
+            deadline = begin + bound + ev.stall(begin, begin + bound)
+            if until <= deadline:
+                if until == float("inf") and deadline > ev.evidence_end:
+                    out.skip(UNFENCED, f"op {op.index}: the evidence ended before its deadline")
+                continue
+            if deadline > ev.evidence_end:
+                out.skip(UNFENCED, f"op {op.index}: the evidence ended before its deadline")
+                continue
+            if not world.majority(deadline):
                 continue
             broker = ev.aliases[node]
             if committed.surely(deadline, lambda image, b=broker: image.unfenced(b)):
@@ -811,36 +975,101 @@ def unfenced(out: Judgement, ev: Evidence, world: World, views: Views, committed
 
 
 def stale(out: Judgement, ev: Evidence, world: World, views: Views, committed: Committed) -> None:
+    """Counted time from the later of the fault taking effect and the first ok send to the
+    partition invoked after it (none: not judged), again from each change of its leader; counted
+    while an active controller exists and the leader, up, reaches it; not checked when the
+    evidence ends before the count reaches the bound."""
     bound = out.bounds[STALE]
     by_id = {i: a for a, i in ev.aliases.items()}
-    checks = sorted(set(world.times) | set(views.times()))
+    checks = sorted(set(world.times) | set(views.times()) | {t for t in committed.times if t is not None})
     for op in ev.ops:
         if op.f not in ("kill", "stop", "pause", "partition") or not op.ok or op.done is None:
             continue
         took = op.done
-        deadline = took + bound
-        moments = _moments(checks, took, deadline)
         image = committed.written(took)
         for key, part in sorted(image.parts.items()):
-            leader = by_id.get(part.leader)
-            if leader is None:
+            if by_id.get(part.leader) is None:
                 continue
+            name = image.name(*key)
             for follower in part.isr:
                 node = by_id.get(follower)
                 if follower == part.leader or node is None or (part.replicas and follower not in part.replicas):
                     continue
                 if op.f == "partition":
-                    if not all(world.cut(node, leader, t, quorum=False) for t in moments):
+                    if not world.cut(node, by_id[part.leader], took, quorum=False):
                         continue
-                elif node not in op.nodes or world.faulted_until(node, took) <= deadline:
+                elif node not in op.nodes or world.faulted_until(node, took) <= took:
                     continue
-                if not all(world.running(leader, t) and _reaches(world, views, leader, t) for t in moments):
-                    continue
-                if deadline > ev.end:
-                    out.skip(STALE, f"op {op.index}: the history ended before its bound elapsed")
-                    continue
-                if committed.surely(deadline, lambda im, k=key, f=follower: k in im.parts and f in im.parts[k].isr):
-                    out.add(STALE, node, image.name(*key), op.index)
+                first = ev.first_send(name, took)
+                if first is None:
+                    continue  # no ok send wrote the partition after the fault: not judged
+                _stale_one(out, ev, world, views, committed, op, key, name, node, max(took, first), checks, bound)
+
+
+def _stale_one(
+    out: Judgement,
+    ev: Evidence,
+    world: World,
+    views: Views,
+    committed: Committed,
+    op: Op,
+    key: tuple[str, int],
+    name: str,
+    node: str,
+    start: float,
+    checks: list[float],
+    bound: float,
+) -> None:
+    by_id = {i: a for a, i in ev.aliases.items()}
+    took = op.done
+    assert took is not None
+    # the partition's leader from the fault on, as the log was written: (from, leader alias or None)
+    terms: list[tuple[float, str | None]] = [(took, by_id.get(committed.written(took).parts[key].leader))]
+    for t in sorted({t for t in committed.times if t is not None and t > took}):
+        im = committed.written(t)
+        now = by_id.get(im.parts[key].leader) if key in im.parts else None
+        if now != terms[-1][1]:
+            terms.append((t, now))
+    end = ev.evidence_end
+    for i, (since, leader) in enumerate(terms):
+        nxt = terms[i + 1][0] if i + 1 < len(terms) else float("inf")
+        if leader is None or leader == node:
+            if nxt == float("inf"):
+                return
+            continue
+        if op.f == "partition":
+            if not world.cut(node, leader, since, quorum=False):
+                return
+            stays = next(
+                (t for t in checks if t > since and not world.cut(node, leader, t, quorum=False)), float("inf")
+            )
+        else:
+            stays = world.faulted_until(node, took)
+        begin = max(start, since)
+        stop = min(nxt, stays, end)
+
+        def counts(t: float, leader: str = leader) -> bool:
+            active = views.active(world, t)
+            return (
+                active is not None
+                and world.running(leader, t)
+                and (active[0] == leader or not world.cut(leader, active[0], t, quorum=True))
+            )
+
+        plain = count_until(bound, begin, stop, checks, counts)
+        deadline = None
+        if plain is not None:
+            deadline = count_until(bound + ev.stall(begin, plain), begin, stop, checks, counts)
+        if deadline is None:
+            if nxt < min(stays, end):
+                continue  # the leader changed first: the count starts again
+            if stays < end:
+                return  # the fault was undone first
+            out.skip(STALE, f"op {op.index}: the evidence ended before its count reached the bound")
+            return
+        if committed.surely(deadline, lambda im, k=key, f=ev.aliases[node]: k in im.parts and f in im.parts[k].isr):
+            out.add(STALE, node, name, op.index)
+        return
 
 
 def _reaches(world: World, views: Views, node: str, t: float) -> bool:
@@ -878,7 +1107,9 @@ def stuck(out: Judgement, ev: Evidence, world: World) -> None:
             if behind and stretch and entry["log_end_offset"] == stretch[0][1]:
                 stretch.append((s["time"] / 1e9, entry["log_end_offset"]))
                 continue
-            if stretch and stretch[-1][0] - max(stretch[0][0], quiet) > out.bounds[STUCK_RULE]:
+            begin = max(stretch[0][0], quiet) if stretch else 0.0
+            bound = out.bounds[STUCK_RULE]
+            if stretch and stretch[-1][0] - begin > bound + ev.stall(begin, begin + bound):
                 out.add(STUCK_RULE, node)
             stretch = [(s["time"] / 1e9, entry["log_end_offset"])] if behind else []
 

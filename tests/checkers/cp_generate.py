@@ -197,8 +197,10 @@ def controller_fault(draw: Any, c: Case) -> None:
     at = quarter(draw, 5, 14)
     took = at + 0.01
     elected = half_up(took + delay)
-    unfenced_by = elected + c.bound("unfenced")
-    stale_by = took + c.bound("stale")
+    # activated at the first sample (each second) past its LeaderChange record; the count of
+    # stale-isr-member from the first write after the kill, paused until a controller is active
+    unfenced_by = math.ceil(elected) + c.bound("unfenced")
+    stale_by = max(first_write(took), elected) + c.bound("stale")
     undo = draw(st.sampled_from(["short", "long", "never"]))
     back = {"short": at + 2.0, "long": max(unfenced_by, stale_by) + 1.75, "never": None}[undo]
     c.call("fault", kind, ["kafka-1"], at)
@@ -262,6 +264,12 @@ def epoch_regression(draw: Any, c: Case, node: str, low: float, high: float) -> 
 # -- a broker's story: kafka-3, a follower of chaos/0
 
 
+def first_write(after: float) -> float:
+    """When the first ok send to chaos/0 invoked after `after` completes (the builder's writes: one
+    each second, 2 ms long): stale-isr-member counts from there."""
+    return math.ceil(after) + 0.002
+
+
 def broker_fault(draw: Any, c: Case, cuts: bool, two_down: bool) -> None:
     """kafka-3 killed, stopped (perhaps then wiped), paused (perhaps then killed), killed with kafka-2
     (no majority until kafka-2 starts), or cut off from chaos/0's leader (perhaps by a partition
@@ -274,7 +282,7 @@ def broker_fault(draw: Any, c: Case, cuts: bool, two_down: bool) -> None:
     kind = draw(st.sampled_from(kinds))
     at = quarter(draw, 3, 20)
     took = at + 0.01
-    unfenced_by, stale_by = took + bound_u, took + bound_s
+    unfenced_by, stale_by = took + bound_u, first_write(took) + bound_s
     if kind == "two-down":
         quorum_back = at + draw(st.sampled_from([3.0, 6.0]))
         unfenced_by = quorum_back + bound_u

@@ -183,11 +183,11 @@ def test_the_rules_that_need_node_ids_are_not_checked_without_them(spark_session
 
 
 def test_a_log_whose_node_no_sample_lists_is_compared_all_the_same(spark_session, tmp_path):
-    """kafka-3's log holds another record at offset 8 and no replication sample lists kafka-3 (at
-    192bec4: not compared, and not said): it is compared below the final high watermark, as every
-    log is, whatever it fetched."""
+    """kafka-3's log holds another record at offset 8, in the same epoch, and no replication sample
+    lists kafka-3 (at 192bec4: not compared, and not said): it is compared below the final high
+    watermark, as every log is, whatever it fetched (records of one epoch at one offset must match)."""
     r = Run().add(rec(8, 5, "NO_OP_RECORD"), rec(9, 6, "NO_OP_RECORD"), nodes=("kafka-1", "kafka-2"))
-    r.add(rec(8, 5, "NO_OP_RECORD", batch_epoch=2), nodes=("kafka-3",))
+    r.add(rec(8, 5, "TOPIC_RECORD", name="x", topicId="T8"), nodes=("kafka-3",))
     history = r.write(tmp_path / "unsampled")
     path = history.parent / "control-plane" / "quorum-replication.jsonl"
     lines = [json.loads(x) for x in path.read_text().splitlines()]
@@ -227,3 +227,17 @@ def test_the_docs_table_is_the_rules():
     docs = Path(__file__).parents[2] / "docs" / "checker.md"
     assert cp_rules.markdown_table() in docs.read_text()
     assert [r.name for r in cp_rules.RULES] == list(CONTROL_NAMES)
+
+
+def test_each_judged_window_says_the_host_stall_it_added(check_run):
+    """A bound exceeded by 1 s: found without a stall, and a near miss with the 2 s stall the probe
+    measured inside its window; results.json gives both, with the stall added."""
+    found = check_run(cp_cases.unfenced_under_a_stall(True))
+    example = found.anomalies["unfenced-down-broker"]["examples"][0]
+    assert example["stall_s"] == 0.0 and example["deadline_s"] == pytest.approx(24.01, abs=0.01)
+    spared = check_run(cp_cases.unfenced_under_a_stall(False))
+    assert spared.anomalies == {}
+    assert spared.control_plane["host_stall"]["probe"] is True
+    (window,) = spared.control_plane["judged_windows"]["unfenced-down-broker"]
+    assert window["found"] is False and window["stall_s"] == pytest.approx(2.0, abs=0.01)
+    assert window["deadline_s"] == pytest.approx(26.01, abs=0.01)

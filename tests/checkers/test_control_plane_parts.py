@@ -3,7 +3,7 @@ and the fault names the checker reads from the history."""
 
 from __future__ import annotations
 
-from kafka_chaos.checkers.control_plane import node_faults
+from kafka_chaos.checkers.control_plane import fault_timing, node_faults, quorum_rules
 from kafka_chaos.history.events import EFFECTS
 from kafka_chaos.history.metadata_replay import Replay, bumps_on_isr_shrink
 from kafka_chaos.nemesis.faults import BY_NAME, FAULTS, HEALS
@@ -127,3 +127,24 @@ def test_a_restart_ends_the_stop_before_it():
     stops = {w.node: w for w in ws if w.f == "stop"}
     assert stops["b"].stayed == (int(10.01 * S), int(11 * S)) and stops["b"].undo_op == 2
     assert stops["a"].undone == int(60 * S)  # a wipe of another node starts only that one
+
+
+def test_the_first_send_after_a_fault_is_read_within_its_second_or_from_a_later_one():
+    sends = fault_timing.FirstSends(
+        exact={("chaos/0", int(5.01 * S)): int(5.5 * S)}, seconds={"chaos/0": [(3, int(3.2 * S)), (9, int(9.1 * S))]}
+    )
+    assert sends.after("chaos/0", int(5.01 * S)) == int(5.5 * S)
+    assert sends.after("chaos/0", int(6.3 * S)) == int(9.1 * S)  # nothing asked in its own second: the next
+    assert sends.after("chaos/0", int(9.5 * S)) is None
+    assert sends.after("t/0", int(1 * S)) is None
+
+
+def test_a_restarted_node_holds_no_claim_to_the_epoch_it_held_before():
+    def view(t: float, epoch: int) -> dict:
+        held = {"leader_id": 1, "leader_epoch": epoch, "error": None}
+        return {"time": int(t * S), "node": "kafka-1", "node_id": 1, **held}
+
+    views = [view(1, 1), view(2, 1), view(20.5, 1), view(30, 3)]
+    ends = {"kafka-1": [int(10 * S)]}
+    first = quorum_rules.first_claims(views)
+    assert [quorum_rules.restarted_claim(v, ends, first) for v in views] == [False, False, True, False]

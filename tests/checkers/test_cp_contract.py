@@ -291,7 +291,8 @@ def unfenced_slow_election_near(past: bool) -> Run:
 
 def stale_near(past: bool, kind: str = "cut") -> Run:
     """kafka-3 cut off from chaos/0's leader (or killed) at 10.25 s, dropped from the ISR at
-    30.26 -/+ 1 s (bound: 1.5 x 10 + 5 s); healed (started) at 45.25 s."""
+    31.002 -/+ 1 s (bound: 1.5 x 10 + 5 s from the first write after the fault, completed at
+    11.002 s); healed (started) at 45.25 s."""
     r = Run()
     r.settings["replica.lag.time.max.ms"] = 10000
     if kind == "cut":
@@ -300,7 +301,7 @@ def stale_near(past: bool, kind: str = "cut") -> Run:
     else:
         r.fault("kill", ["kafka-3"], 10.25).fault("start", ["kafka-3"], 45.25)
         r.add(fence(8, 12, 3), fence(9, 47, 3, fenced=-1))
-    return r.add(change(10, 30.26 + (1 if past else -1), isr=[2]))
+    return r.add(change(10, 31.002 + (1 if past else -1), isr=[2]))
 
 
 def stuck_near(past: bool) -> Run:
@@ -415,22 +416,49 @@ def stale_after_late_writes() -> Run:
 
 def divergence_not_fetched() -> Run:
     """kafka-3's record at offset 8 was written in another epoch, below the final high watermark
-    (10), and the last sample has kafka-3's log end at 8: it has not fetched that far since."""
+    (10), and the samples have kafka-3's log end at 8 from 5 s on: it has not fetched that far
+    since (it stays behind, and stuck-broker-metadata says so)."""
     r = Run().add(rec(8, 5, "NO_OP_RECORD"), rec(9, 6, "NO_OP_RECORD"), nodes=("kafka-1", "kafka-2"))
     r.add(rec(8, 5, "NO_OP_RECORD", batch_epoch=2), nodes=("kafka-3",))
-    return r.behind("kafka-3", 59.5, 61, 8)
+    return r.behind("kafka-3", 5, 61, 8)
 
 
 def divergence_uncommitted_while_it_led() -> Run:
     """kafka-3 led epoch 2 from 5 to 10 s and wrote offsets 8 and 9, uncommitted then (the samples
     gave 8); kafka-1 then led epoch 3 and wrote others there, committed by the end (10), and kafka-3
-    never fetched again (its log end 8 in the last sample)."""
+    never fetched again (its log end 8 in every sample from 5 s on)."""
     r = Run().add(rec(8, 12, "NO_OP_RECORD", batch_epoch=3), rec(9, 12, "NO_OP_RECORD", batch_epoch=3))
     r.logs["kafka-3"] = r.logs["kafka-3"][:-2] + [
         rec(8, 6, "TOPIC_RECORD", batch_epoch=2, name="gone", topicId="T8"),
         rec(9, 7, "NO_OP_RECORD", batch_epoch=2),
     ]
-    return r.leads("kafka-3", 5, 10, 2, hw=8).behind("kafka-3", 59.5, 61, 8)
+    return r.leads("kafka-3", 5, 10, 2, hw=8).behind("kafka-3", 5, 61, 8)
+
+
+def stale_of_an_idle_partition() -> Run:
+    """chaos/0 takes no write after 4 s; kafka-3 is cut off from its leader from 5 s to 58 s and
+    still in the ISR at the end (a follower whose log ends where its leader's does is caught up)."""
+    grudge = {"kafka-3": ["kafka-2"], "kafka-2": ["kafka-3"]}
+    r = Run().fault("partition", ["kafka-3"], 5, grudge=grudge, shape="cut").fault("heal", ["kafka-1"], 58)
+    r.writes = [2.0, 3.0, 4.0]
+    return r
+
+
+def stale_past_the_evidence() -> Run:
+    """kafka-3 cut off from chaos/0's leader at 20 s, never healed; the evidence ends at 60 s, before
+    1.5 x 30 + 5 s from the first write after the cut (21.002 s) have passed."""
+    grudge = {"kafka-3": ["kafka-2"], "kafka-2": ["kafka-3"]}
+    r = Run().fault("partition", ["kafka-3"], 20, grudge=grudge, shape="cut")
+    r.until = 60.0
+    return r
+
+
+def unfenced_past_the_evidence() -> Run:
+    """kafka-3 killed at 50 s for good, never fenced; the evidence ends at 60 s, before its deadline
+    (64.01 s)."""
+    r = Run().fault("kill", ["kafka-3"], 50)
+    r.until = 60.0
+    return r
 
 
 def unfenced_without_an_election() -> Run:
@@ -481,15 +509,22 @@ SETTLED = [
     pytest.param(
         stale_beside_a_cut_off_former_leader, contract.STALE, FOUND, id="stale-beside-a-cut-off-former-leader"
     ),
-    pytest.param(partial(cp_cases.stale_isr_member_idle, True), contract.STALE, FOUND, id="stale-of-an-idle-partition"),
-    pytest.param(stale_after_late_writes, contract.STALE, FOUND, id="stale-after-late-writes"),
+    # Flipped by the contract's amendments of 2026-12-06 (correct Kafka fired them).
+    pytest.param(stale_of_an_idle_partition, contract.STALE, NOTHING, id="stale-of-an-idle-partition"),
+    pytest.param(stale_after_late_writes, contract.STALE, NOTHING, id="stale-after-late-writes"),
     pytest.param(
-        partial(cp_cases.split_brain_after_restart, True), contract.SPLIT, FOUND, id="split-brain-of-a-restarted-claim"
+        partial(cp_cases.split_brain_after_restart, False),
+        contract.SPLIT,
+        NOTHING,
+        id="split-brain-of-a-restarted-claim",
     ),
-    pytest.param(divergence_not_fetched, contract.DIVERGENCE, FOUND, id="divergence-not-fetched"),
+    pytest.param(divergence_not_fetched, contract.DIVERGENCE, NOTHING, id="divergence-not-fetched"),
     pytest.param(
-        divergence_uncommitted_while_it_led, contract.DIVERGENCE, FOUND, id="divergence-uncommitted-while-it-led"
+        divergence_uncommitted_while_it_led, contract.DIVERGENCE, NOTHING, id="divergence-uncommitted-while-it-led"
     ),
+    # Silent passes no more (2026-12-06): a window past the evidence is not checked.
+    pytest.param(stale_past_the_evidence, contract.STALE, NOT_CHECKED, id="stale-past-the-evidence"),
+    pytest.param(unfenced_past_the_evidence, contract.UNFENCED, NOT_CHECKED, id="unfenced-past-the-evidence"),
 ]
 
 
