@@ -47,6 +47,7 @@ def record_gap(run: RunDir, kind: str, why: str) -> None:
             gaps[kind] = f"{gaps[kind]}; {why}" if gaps.get(kind) else why
         tmp = run.control_plane_gaps.with_suffix(".json.tmp")
         try:
+            run.control_plane.mkdir(parents=True, exist_ok=True)
             tmp.write_text(json.dumps(gaps, indent=1, sort_keys=True) + "\n", encoding="utf-8")
             tmp.replace(run.control_plane_gaps)
         except OSError as exc:
