@@ -70,11 +70,9 @@ def of_run(logs: dict[str, Path] | None, run_dir: Path | None, config: RunConfig
     changes = leader_changes(logs)
     if changes is None:
         why.append("leader changes unknown: the run's metadata logs could not be decoded")
-    found, no_reloads = (
-        read_reloads(RunDir(run_dir).cluster, config.history_started_unix_ms, config.group_id)
-        if (run_dir is not None)
-        else (None, "the history is not in a run directory")
-    )
+    found, no_reloads = None, "the history is not in a run directory"
+    if run_dir is not None:
+        found, no_reloads = read_reloads(RunDir(run_dir).cluster, config.history_started_unix_ms, config.group_id)
     if found is None:
         why.append(f"share-partition reloads unknown: {no_reloads}")
     return Leaders(changes, found, "; ".join(why) or None)

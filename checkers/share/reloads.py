@@ -12,6 +12,8 @@ drop is what the broker logs at INFO, in every release from 4.1 to 4.4 alike
     [2026-12-05 12:00:01,234] INFO The share partition with key SharePartitionKey{groupId=g,
     topicIdPartition=<topic id>:<topic>-<partition>} is fenced: <why> (kafka.server.share...)
 
+(some releases' SharePartitionKey prints `groupId='g`, a stray quote; both are read).
+
 The load that follows (`SharePartition.maybeInitialize`: "Initialized share partition: ...")
 is logged at DEBUG only, which the broker image's log configuration (docker/kafka/log4j2.properties,
 root at INFO) does not keep, so the drop's time stands for the reload's: from then on the old
@@ -29,8 +31,11 @@ from pathlib import Path
 #: The drop's line, as log4j's pattern `[%d] %p %m (%c)%n` prints it.
 FENCED = re.compile(
     r"^\[(?P<at>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] \w+ The share partition with key "
-    r"SharePartitionKey\{groupId=(?P<group>.*?), topicIdPartition=[^:]*:(?P<topic>.+)-(?P<partition>\d+)\} is fenced"
+    r"SharePartitionKey\{groupId='?(?P<group>.*?), topicIdPartition=[^:]*:(?P<topic>.+)-(?P<partition>\d+)\} is fenced"
 )
+#: What every form of the line shares: one that has it and does not match FENCED is a reload
+#: this module cannot place, and leaves the reloads unknown rather than pass it over.
+MARK = "The share partition with key "
 #: A node's server log, under the run directory's cluster/<alias>/ (harness/node.py `logs_dir`).
 SERVER_LOG = "logs/server.log"
 
@@ -52,10 +57,12 @@ def reloads(
         try:
             with (node / SERVER_LOG).open(encoding="utf-8", errors="replace") as lines:
                 for line in lines:
-                    if "is fenced" not in line:
+                    if MARK not in line or "is fenced" not in line:
                         continue
                     m = FENCED.match(line)
-                    if m is None or (group is not None and m["group"] != group):
+                    if m is None:
+                        return None, f"{node.name}'s log has a reload line of a form not known: {line.strip()[:200]}"
+                    if group is not None and m["group"] != group:
                         continue
                     if t0_ms is None:
                         return None, "a reload was logged but config.json gives no time 0 to place it on"

@@ -308,6 +308,13 @@ def test_reloads_are_read_from_each_nodes_log_for_the_runs_group(tmp_path: Path)
     assert reloads(tmp_path, 1000.0, GROUP) == ({K: [1_500_000_000]}, None)
     assert reloads(tmp_path, 1000.0, None) == ({K: [1_500_000_000, 2_000_000_000]}, None)
     assert reloads(tmp_path, None, GROUP)[0] is None  # a reload with no time 0 to place it on
+    quoted = fenced_line(2.75).replace("groupId=", "groupId='")  # SharePartitionKey's older toString
+    (tmp_path / "kafka-2" / "logs" / "server.log").write_text(quoted)
+    assert reloads(tmp_path, 1000.0, GROUP) == ({K: [1_500_000_000, 1_750_000_000]}, None)
+    (tmp_path / "kafka-2" / "logs" / "server.log").write_text(quoted.replace("SharePartitionKey{", "Key@1f{"))
+    found, why = reloads(tmp_path, 1000.0, GROUP)
+    assert found is None and "a reload line of a form not known" in why
+    (tmp_path / "kafka-2" / "logs" / "server.log").write_text("")
     (tmp_path / "remote").mkdir()  # a tiered cluster's remote storage: not a node
     assert reloads(tmp_path, 1000.0, GROUP) == ({K: [1_500_000_000]}, None)
     (tmp_path / "kafka-3" / "config").mkdir(parents=True)
