@@ -49,9 +49,8 @@ Op = tuple
 
 
 def _micro(value: object) -> list | None:
-    if isinstance(value, list) and value and all(isinstance(m, list) for m in value):
-        return value
-    return None
+    # A list of micro-ops (the format's lists; the first one's shape stands for the rest).
+    return value if isinstance(value, list) and value and isinstance(value[0], list) else None
 
 
 def _op(invoke: dict, done: dict | None) -> Op:
@@ -89,7 +88,7 @@ def _op(invoke: dict, done: dict | None) -> Op:
 def operations(lines) -> tuple[list[Op], set[str]]:
     """The client operations of a history's lines, in the order of their ids, and the keys a share
     consumer was delivered (the share rules judge a key only they read, not these)."""
-    loads = json.loads
+    loads = json.JSONDecoder().decode
     open_: dict = {}
     ops: list[Op] = []
     shared: set[str] = set()
