@@ -1,29 +1,36 @@
 """Bench: wall time and peak Python memory of the PySpark history checker against history size.
 
     .venv/bin/python bench/check_scale.py [--sizes 1000,100000,1000000,10000000] [--runs 3] [--dir D]
-        [--keep] [--no-report] [--no-oracle] [--oracle-max N] [--history json|columns|both]
+        [--keep] [--no-report] [--no-oracle] [--oracle-max N] [--no-plain] [--plain-max N]
+        [--history bare|columns|both]
 
 For each size a consistent history (no anomalies: the verdict must be valid) of that many operations
 is generated on disk, streamed, never held in memory: about half sends of one value, half polls by
 16 processes over 16 keys (each process assigned 2 keys), 1% nemesis kill/start, and a final read
 phase so that every acknowledged value is read. Its columnar copy is written as a run's history
 writer leaves one (history/columns.py; timed in a fresh process). Then `checkers.check.check_history`
-runs on it `--runs` times for each of `--history` (the bare JSON with the copy hidden, and the copy;
-alternating), each run in a fresh Python subprocess (its own JVM), and per run the script prints:
+runs on it `--runs` times for each of `--history` (alternating): `bare`, the JSON Lines alone (the
+copy hidden meanwhile), whose first check writes its copy and reads it (checkers/load.py
+`copy_for`; the copy it wrote is removed after each run), and `columns`, the copy there. Each run
+is a fresh Python subprocess (its own JVM), and per run the script prints:
 - wall: the subprocess, from start to exit (interpreter, imports, JVM start, check, shutdown),
-  less the second check below when there is one;
+  less the second check below when there is one (it reads the copy the first wrote);
 - check: `check_history` alone, timed inside the subprocess;
 - py rss: the peak RSS of the subprocess's Python process (ru_maxrss of RUSAGE_SELF; the JVM is a
   separate process and is not included).
 - second: up to 100k operations, a second check of the same file in the same process (warm JVM
   and Python workers: what pytest and `reproduce` pay per check after the first).
-Beside them, once per size, the plain-Python oracle of the tests (tests/checkers/oracle.py) on the
-same file in a fresh process: its wall time, its peak memory (it holds the whole history), and
-whether it counts what the checker counted (not above --oracle-max operations, 2M by default:
-it needs about 3.3 GB per 1M). Then the medians per size and what was read, and issue 49's table
-with its goals (1k <= 8 s, 1M <= 0.5x the oracle, 10M <= 120 s with Python's memory flat, a second
-check of 1k <= 2 s). Exits non-zero when any run fails, its verdict is not valid=true, or the
-oracle disagrees.
+Beside them, once per size, each in a fresh process on the same file:
+- the plain checker (bench/plain_checker.py, issue 49's baseline: one process, the data-plane
+  rules, the JSON streamed once): its wall time, its peak memory, and whether its counts are the
+  checker's for its rules (not above --plain-max operations);
+- the oracle of the tests (tests/checkers/oracle.py), for correctness only: whether it counts what
+  the checker counted (not above --oracle-max operations, 2M by default: it holds every event,
+  about 3.3 GB per 1M).
+Then the medians per size and what was read, and issues 49's and 60's table with the goals (1k <=
+8 s, 1M <= 0.5x the plain checker, the bare JSON's first check too, 10M <= 120 s with Python's
+memory flat, a second check of 1k <= 2 s). Exits non-zero when any run fails, its verdict is not
+valid=true, a check did not read what it was to read, or the plain checker or the oracle disagrees.
 """
 
 from __future__ import annotations
@@ -65,6 +72,8 @@ MAX_POLL = 4
 FLUSH_LINES = 1 << 15
 #: The oracle holds every event (about 3.3 GB per 1M operations): above this it is not run.
 ORACLE_MAX_OPS = 2_000_000
+#: The plain checker keeps each operation's sends and reads (about 1 GB per 1M operations).
+PLAIN_MAX_OPS = 4_000_000
 ENDGAME = 10_000  # operations before the target at which the generator starts to plan its final read phase
 
 CHILD = """
@@ -72,8 +81,11 @@ import json, resource, sys, time
 t0 = time.perf_counter()
 from kafka_chaos.checkers.check import check_history
 t1 = time.perf_counter()
-r = check_history(sys.argv[1], sys.argv[2], report=sys.argv[3] == "1")
+said = []
+r = check_history(sys.argv[1], sys.argv[2], report=sys.argv[3] == "1", progress=said.append)
 t2 = time.perf_counter()
+copy = "wrote" if any(s.startswith("check: wrote") for s in said) else (
+    "json" if any(" as JSON" in s for s in said if s.startswith("check: reading")) else "copy")
 second = None
 if sys.argv[4] == "1":  # a second check in the same process (the JVM and Python workers are warm)
     check_history(sys.argv[1], sys.argv[2] + "-again", report=sys.argv[3] == "1")
@@ -82,8 +94,19 @@ v = r.stats.get("values", {})
 print("BENCH " + json.dumps({
     "valid": r.valid, "errors": r.errors, "warnings": r.warnings, "import_s": t1 - t0, "check_s": t2 - t1,
     "second_s": second, "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-    "acknowledged": v.get("acknowledged"), "read": v.get("read"),
+    "acknowledged": v.get("acknowledged"), "read": v.get("read"), "copy": copy,
     "counts": {n: [a["count"], a["errors"]] for n, a in r.anomalies.items()},
+}), flush=True)
+"""
+
+PLAIN = """
+import json, resource, sys, time
+t0 = time.perf_counter()
+from bench import plain_checker
+found = plain_checker.check_file(sys.argv[1])
+print("BENCH " + json.dumps({
+    "wall_s": time.perf_counter() - t0, "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    "counts": found, "rules": plain_checker.RULES,
 }), flush=True)
 """
 
@@ -102,7 +125,7 @@ print("BENCH " + json.dumps({
 @dataclass
 class Run:
     size: int
-    history: str  # what the check read: "json" (the bare file) or "columns" (its columnar copy)
+    history: str  # what the check was given: "bare" (the JSON alone) or "columns" (its columnar copy there)
     n: int
     wall_s: float
     check_s: float
@@ -224,19 +247,23 @@ def _child(code: str, args: list[str], timeout: float) -> tuple[float, dict | No
     return wall, json.loads(lines[-1][len("BENCH ") :]), proc.stderr
 
 
+#: What a check must say it read, by what it was given (the CHILD's "copy").
+READS = {"bare": "wrote", "columns": "copy"}
+
+
 def run_check(
-    history: Path, out: Path, report: bool, second: bool, timeout: float, read: str = "json"
+    history: Path, out: Path, report: bool, second: bool, timeout: float, read: str = "bare"
 ) -> tuple[float, dict | None, str]:
-    """One check in a fresh Python process (and a second one in it when asked). `read`: "json"
-    hides the history's columnar copy for the check, "columns" needs it there."""
+    """One check in a fresh Python process (and a second one in it when asked). `read`: "bare"
+    gives the check the JSON alone (its first check writes the copy), "columns" the copy there."""
     out.mkdir(parents=True, exist_ok=True)
-    with json_only(history) if read == "json" else contextlib.nullcontext():
+    with bare(history) if read == "bare" else contextlib.nullcontext():
         return _child(CHILD, [str(history), str(out), "1" if report else "0", "1" if second else "0"], timeout)
 
 
 @contextlib.contextmanager
-def json_only(history: Path) -> Iterator[None]:
-    """The history's columnar copy hidden meanwhile, so that a check reads the JSON."""
+def bare(history: Path) -> Iterator[None]:
+    """The history without its columnar copy meanwhile (hidden; what the check writes is removed)."""
     copy = copy_path(history)
     hidden = copy.with_name(copy.name + ".hidden")
     if copy.exists():
@@ -244,8 +271,14 @@ def json_only(history: Path) -> Iterator[None]:
     try:
         yield
     finally:
+        copy.unlink(missing_ok=True)
         if hidden.exists():
             hidden.rename(copy)
+
+
+#: bench/check_profile.py's name for it: its steps read the JSON; its whole check, given the bare
+#: file, writes the copy and reads it.
+json_only = bare
 
 
 COPY = """
@@ -265,16 +298,16 @@ def fmt_row(cells: list[object], widths: list[int]) -> str:
     return " ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True))
 
 
-#: The goals (issue 49): size -> (label, time before issue 49, the goal: seconds, BY_ORACLE (a ratio
-#: to the plain-Python oracle on the same file, ORACLE_RATIO_GOAL), or None).
-BY_ORACLE = "oracle"
+#: The goals (issues 49 and 60): size -> (label, time before issue 49, the goal: seconds, BY_PLAIN
+#: (a ratio to the plain checker on the same file, PLAIN_RATIO_GOAL), or None).
+BY_PLAIN = "plain"
 GOALS: dict[int, tuple[str, str, float | str | None]] = {
     1_000: ("1k operations, fresh process (JVM start included)", "18.1 s", 8),
     100_000: ("100k operations (about a 60 s run at 2,000 ops/s)", "-", None),
-    1_000_000: ("1M operations", "55.7 s (1.47x the issue's baseline)", BY_ORACLE),
+    1_000_000: ("1M operations", "55.7 s (1.47x the issue's baseline)", BY_PLAIN),
     10_000_000: ("10M operations", "333 s", 120),
 }
-ORACLE_RATIO_GOAL = 0.5
+PLAIN_RATIO_GOAL = 0.5
 SECOND_GOAL_S = 2
 SECOND_MAX_OPS = 100_000  # a second check in the same process is timed up to this size
 
@@ -293,13 +326,21 @@ def main() -> None:
         default=ORACLE_MAX_OPS,
         help=f"no oracle run above this many operations (default {ORACLE_MAX_OPS:,}: it holds the whole history)",
     )
+    parser.add_argument("--no-plain", action="store_true", help="skip the plain checker (bench/plain_checker.py)")
+    parser.add_argument(
+        "--plain-max",
+        type=int,
+        default=PLAIN_MAX_OPS,
+        help=f"no plain checker run above this many operations (default {PLAIN_MAX_OPS:,})",
+    )
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per check subprocess")
     parser.add_argument(
         "--history",
-        choices=("json", "columns", "both"),
+        choices=("bare", "columns", "both"),
         default="both",
-        help="what each check reads: the bare JSON, the columnar copy a run's writer leaves beside it "
-        "(history/columns.py; written once per size, timed), or both, alternating (default)",
+        help="what each check is given: the JSON alone (its first check writes the columnar copy and "
+        "reads it), the copy a run's writer leaves beside it (history/columns.py; written once per "
+        "size, timed), or both, alternating (default)",
     )
     args = parser.parse_args()
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
@@ -307,6 +348,7 @@ def main() -> None:
     base.mkdir(parents=True, exist_ok=True)
     runs: list[Run] = []
     oracles: dict[int, dict] = {}
+    plains: dict[int, dict] = {}
     failed = False
     widths = [10, 6, 9, 8, 8, 8, 9, 8, 8]
     header = ["ops", "run", "wall s", "check s", "start s", "py MiB", "second s", "verdict", ""]
@@ -318,7 +360,7 @@ def main() -> None:
             gen_s = time.perf_counter() - g0
             mib = history.stat().st_size / (1 << 20)
             print(f"\n{size:,} operations: generated {n:,} in {gen_s:.1f} s, {mib:,.1f} MiB ({history})", flush=True)
-            reads = ["json", "columns"] if args.history == "both" else [args.history]
+            reads = ["bare", "columns"] if args.history == "both" else [args.history]
             if "columns" in reads:
                 wall, res, err = _child(COPY, [str(history)], args.timeout)
                 if res is None or not res["made"]:
@@ -345,11 +387,33 @@ def main() -> None:
                 if res["valid"] is not True:
                     failed = True
                     run.note = f"errors {res['errors']} warnings {res['warnings']}"
+                if res["copy"] != READS[read]:
+                    failed = True
+                    run.note += f" READ {res['copy']}, NOT {READS[read]}"
                 runs.append(run)
                 cells = [size, i + 1, f"{wall:.1f}", f"{run.check_s:.1f}", f"{run.import_s:.1f}"]
                 again = "-" if run.second_s is None else f"{run.second_s:.1f}"
                 note = f"{read} {run.note}".strip()
                 print(fmt_row([*cells, f"{run.maxrss_mib:.0f}", again, str(run.valid), note], widths), flush=True)
+            if not args.no_plain and size > args.plain_max:
+                print(f"plain checker: not run above {args.plain_max:,} operations", flush=True)
+            elif not args.no_plain:
+                wall, res, err = _child(PLAIN, [str(history)], args.timeout)
+                if res is None:
+                    failed = True
+                    print(f"plain checker: FAILED after {wall:.1f} s", flush=True)
+                    print(err.rstrip(), file=sys.stderr, flush=True)
+                else:
+                    res["wall_s"] = wall
+                    mine = None if counts is None else {n: c for n, c in counts.items() if n in res["rules"]}
+                    res["agrees"] = res["counts"] == mine
+                    failed |= not res["agrees"]
+                    plains[size] = res
+                    print(
+                        f"plain checker (bench/plain_checker.py): {wall:.1f} s, {res['maxrss_kib'] / 1024:.0f} MiB, "
+                        + ("same counts as the checker" if res["agrees"] else f"DISAGREES: {res['counts']} vs {mine}"),
+                        flush=True,
+                    )
             if not args.no_oracle and size > args.oracle_max:
                 print(
                     f"oracle: not run above {args.oracle_max:,} operations (it holds every event in memory, "
@@ -368,7 +432,7 @@ def main() -> None:
                     failed |= not res["agrees"]
                     oracles[size] = res
                     print(
-                        f"oracle (plain Python, tests/checkers/oracle.py): {wall:.1f} s, "
+                        f"oracle (tests/checkers/oracle.py, for correctness): {wall:.1f} s, "
                         f"{res['maxrss_kib'] / 1024:.0f} MiB, "
                         + (
                             "same counts as the checker" if res["agrees"] else f"DISAGREES: {res['counts']} vs {counts}"
@@ -390,7 +454,7 @@ def main() -> None:
             ok = "valid" if all(r.valid is True for r in mine) and len(mine) == args.runs else "NOT VALID"
             print(fmt_row([size, len(mine), *(f"{m:.1f}" for m in med), f"{rss:.0f}", again, ok, read], widths))
         print(f"\n{datetime.date.today()}, {os.cpu_count()} cores, medians of {args.runs} fresh processes:")
-        cols = ["history", "check reads", "before", "must", "now (median wall)", "Python RSS", "oracle", "ratio"]
+        cols = ["history", "check given", "before", "goal", "now (median wall)", "Python RSS", "plain checker", "ratio"]
         print("| " + " | ".join(cols) + " |")
         print("|---|---|---|---|---|---|---|---|")
         for size, read in groups:
@@ -398,16 +462,16 @@ def main() -> None:
             label, before, goal = GOALS.get(size, (f"{size:,} operations", "-", None))
             wall = statistics.median(r.wall_s for r in mine) if mine else None
             rss = statistics.median(r.maxrss_mib for r in mine) if mine else None
-            o = oracles.get(size)
-            if goal == BY_ORACLE:
-                goal = ORACLE_RATIO_GOAL * o["wall_s"] if o is not None else None
+            o = plains.get(size)
+            if goal == BY_PLAIN:
+                goal = PLAIN_RATIO_GOAL * o["wall_s"] if o is not None else None
             met = "" if goal is None or wall is None else (" (met)" if wall <= goal else " (NOT met)")
-            oracle_cell = f"{o['wall_s']:.1f} s, {o['maxrss_kib'] / 1024:,.0f} MiB" if o else "-"
+            plain_cell = f"{o['wall_s']:.1f} s, {o['maxrss_kib'] / 1024:,.0f} MiB" if o else "-"
             ratio = f"{wall / o['wall_s']:.2f}x" if o and wall else "-"
             print(
                 f"| {label} | {read} | {before} | {'-' if goal is None else f'<= {goal:.0f} s'} "
                 f"| {'-' if wall is None else f'{wall:.1f} s'}{met} | {'-' if rss is None else f'{rss:.0f} MiB'} "
-                f"| {oracle_cell} | {ratio} |"
+                f"| {plain_cell} | {ratio} |"
             )
             seconds = [r.second_s for r in mine if r.second_s is not None]
             if size == 1_000 and seconds:

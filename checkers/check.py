@@ -47,7 +47,6 @@ from kafka_chaos.checkers.share import leaders as share_leaders
 from kafka_chaos.checkers.share.summary import format_share, share_summary, share_verdict
 from kafka_chaos.checkers.sql import literal
 from kafka_chaos.checkers.txn import cycles
-from kafka_chaos.history import columns
 from kafka_chaos.history.events import NEMESIS, SHARE_POLL
 from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.history.run_config import RunConfig
@@ -217,11 +216,9 @@ def check_history(
         out_dir = default_out(history, out)
         say(starting)
         sp = session or spark.session(master, size)
-    copy = None if load.is_uri(path) else columns.current(Path(history))
-    if copy is not None:
-        say(f"check: reading {copy}, the columnar copy of {history} ({copy.stat().st_size / 1e6:.1f} MB)")
-    else:
-        say(f"check: reading {history} ({size / 1e6:.1f} MB)")
+    chosen = load.copy_for(history, size, load.is_uri(path))  # the columnar copy, written now when missing or stale
+    copy = chosen.path
+    say(chosen.said)
     spark.tune(sp, size)
     spark.warm_python(sp)
     if copy is not None:

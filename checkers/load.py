@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ from pyspark.sql import types as T
 from kafka_chaos.checkers.errors import BadHistory, first_line
 from kafka_chaos.checkers.sql import in_list
 from kafka_chaos.history import columns
+from kafka_chaos.history.file import write_columnar_copy
 from kafka_chaos.history.run_dir import HISTORY
 
 CORRUPT = "_corrupt_record"
@@ -268,3 +270,45 @@ def columnar(spark: SparkSession, copy: Path) -> DataFrame:
     types = {"int64": T.LongType(), "string": T.StringType()}
     schema = T.StructType([T.StructField(name, types[kind]) for name, kind in columns.COLUMNS])
     return spark.read.schema(schema).parquet(str(copy))
+
+
+@dataclass
+class Copy:
+    """What a check reads: the history's columnar copy (`path`), or its JSON (`path` None), and
+    the progress line that says which and, for the JSON, why."""
+
+    path: Path | None
+    said: str
+
+
+def copy_for(history: Path | str, size: int, remote: bool = False) -> Copy:
+    """The history's current columnar copy (history/columns.py), written now when it is missing or
+    stale, so that only the first check of a history parses its JSON in Python, and a later one reads
+    no JSON at all. The JSON is read instead (as it always was) for a history at a URI (the copy is
+    written beside a local file only), a folder the check may not write, a file at the copy's place
+    that is no copy of this program's (never overwritten), and a history the copy does not take
+    (bad input, a truncated last line, an empty file: the JSON path reports them). `remote`: the
+    history was named by a URI (Spark reads it; `history` is then the name Hadoop gave it)."""
+    as_json = f"check: reading {history} ({size / 1e6:.1f} MB) as JSON"
+    if remote or is_uri(history):
+        return Copy(None, f"{as_json}: a history at a URI gets no columnar copy")
+    history = Path(history)
+    copy = columns.current(history)
+    if copy is not None:
+        return Copy(copy, f"check: reading {copy}, the columnar copy of {history} ({_mb(copy)})")
+    target = columns.copy_path(history)
+    if target.exists() and columns.stamp_of(target) is None:
+        return Copy(None, f"{as_json}: {target} is not a columnar copy of it, and is left alone")
+    started = time.perf_counter()
+    try:
+        copy = write_columnar_copy(history)
+    except OSError as exc:  # a folder the check may not write (EACCES, EROFS), a full disk
+        return Copy(None, f"{as_json}: its columnar copy could not be written ({exc.strerror or exc})")
+    if copy is None:
+        return Copy(None, f"{as_json}: it is outside the shapes a columnar copy takes")
+    took = time.perf_counter() - started
+    return Copy(copy, f"check: wrote {copy}, the columnar copy of {history}, in {took:.1f} s ({_mb(copy)}); reading it")
+
+
+def _mb(path: Path) -> str:
+    return f"{path.stat().st_size / 1e6:.1f} MB"

@@ -9,7 +9,8 @@ delivery, acknowledgement, share start, key held by an assign/subscribe, and key
 commit. tests/checkers/test_columns.py holds the two equal.
 
 The copy is written once the history is complete (HistoryWriter.close, or history/file.py's
-`write_columnar_copy` for a bare file), never half: a file is renamed into place. It records the
+`write_columnar_copy` for a bare file, which the first check of a history without a current copy
+calls: checkers/load.py `copy_for`), never half: a file is renamed into place. It records the
 history's size and modification time; a history changed since (appended to, rewritten) has no
 current copy. The copy is made only of histories whose every event has the format's shapes:
 anything else (a broken pairing, a value of another shape, a truncated line) leaves no copy, and
@@ -310,9 +311,9 @@ def _stamp(history: Path) -> dict[str, str]:
     }
 
 
-def current(history: Path) -> Path | None:
-    """The history's copy when it is current (made of this very file by this version), else None."""
-    path = copy_path(history)
+def stamp_of(path: Path) -> dict[str, str] | None:
+    """What a copy at `path` says it was made of; None when there is no file there or it is no
+    copy of this program's (another Parquet file, a damaged one, not Parquet at all)."""
     if not path.exists():
         return None
     import pyarrow.parquet as pq
@@ -324,7 +325,13 @@ def current(history: Path) -> Path | None:
     stamp = {
         k.decode(): v.decode() for k, v in meta.items() if k.startswith(b"kafka_chaos.") or k.startswith(b"history.")
     }
-    return path if stamp == _stamp(history) else None
+    return stamp if "kafka_chaos.version" in stamp else None
+
+
+def current(history: Path) -> Path | None:
+    """The history's copy when it is current (made of this very file by this version), else None."""
+    path = copy_path(history)
+    return path if stamp_of(path) == _stamp(history) else None
 
 
 def schema():

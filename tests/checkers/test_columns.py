@@ -8,6 +8,7 @@ nemesis and a concurrent transactional history.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -105,24 +106,102 @@ def _results(out: Path) -> dict:
     return got
 
 
-@pytest.mark.parametrize("name", ["share", "txns", "lost"])
-def test_a_check_of_the_copy_says_what_a_check_of_the_json_says(spark_session, tmp_path: Path, name):
-    bare, copied = tmp_path / "bare", tmp_path / "copied"
-    bare.mkdir(), copied.mkdir()
-    for d in (bare, copied):
-        if name == "txns":
-            generate(d / "history.jsonl", 300, 4, 4)
-        else:
-            (_share_history() if name == "share" else CASES["lost-write"][0][0](True)).write(d / "history.jsonl")
-    assert write_columnar_copy(copied / "history.jsonl") is not None
+def _json_only(monkeypatch) -> None:
+    """No copy written by the checks from here on: each reads the JSON, as a check of a history
+    the copy does not take does."""
+    monkeypatch.setattr(load, "write_columnar_copy", lambda path: None)
+
+
+def _write(name: str, path: Path) -> Path:
+    if name == "txns":
+        generate(path, 300, 4, 4)
+    else:
+        (_share_history() if name == "share" else CASES["lost-write"][0][0](True)).write(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "file"), [("share", "history.jsonl"), ("txns", "txns.jsonl"), ("lost", "history.jsonl")]
+)
+def test_the_first_check_of_a_bare_history_writes_its_copy_and_says_what_json_says(
+    spark_session, tmp_path: Path, monkeypatch, name, file
+):
+    """A history without its columnar copy (a bare file: `txns.jsonl` gets `txns.parquet`): the first
+    check writes the copy and reads it, a second reads it without writing, and both say exactly
+    what a check of the JSON says."""
+    bare, json_ = tmp_path / "bare", tmp_path / "json"
+    bare.mkdir(), json_.mkdir()
+    history = _write(name, bare / file)
     said: list[str] = []
-    a = check_history(bare / "history.jsonl", bare / "out", report=False, session=spark_session)
-    b = check_history(
-        copied / "history.jsonl", copied / "out", report=False, session=spark_session, progress=said.append
+    first = check_history(history, bare / "out", report=False, session=spark_session, progress=said.append)
+    copy = columns.current(history)
+    assert copy == columns.copy_path(history) and copy.name == file.replace(".jsonl", ".parquet")
+    assert any(s.startswith(f"check: wrote {copy}") for s in said), said
+    if name == "lost":  # a second check reads the copy it finds
+        said.clear()
+        check_history(history, bare / "again", report=False, session=spark_session, progress=said.append)
+        assert any(s.startswith(f"check: reading {copy}, the columnar copy") for s in said), said
+        assert _results(bare / "again") == _results(bare / "out")
+    _json_only(monkeypatch)
+    said.clear()
+    from_json = check_history(
+        _write(name, json_ / file), json_ / "out", report=False, session=spark_session, progress=said.append
     )
-    assert any("columnar copy" in s for s in said), said  # the copy was read, not the JSON
-    assert (a.valid, a.anomalies) == (b.valid, b.anomalies)
-    assert _results(bare / "out") == _results(copied / "out")
+    assert any(" as JSON: " in s for s in said) and not list(json_.glob("*.parquet")), said
+    assert (first.valid, first.anomalies) == (from_json.valid, from_json.anomalies)
+    assert _results(bare / "out") == _results(json_ / "out")
+
+
+def test_a_history_in_a_folder_the_check_may_not_write_is_checked_from_its_json(
+    spark_session, tmp_path: Path, monkeypatch
+):
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    history = CASES["lost-write"][0][0](True).write(folder / "history.jsonl")
+    folder.chmod(0o555)
+    if os.geteuid() == 0:  # root writes anyway: the file system's refusal, as a non-root check meets it
+
+        def refused(path):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+        monkeypatch.setattr(load, "write_columnar_copy", refused)
+    said: list[str] = []
+    try:
+        result = check_history(history, tmp_path / "out", report=False, session=spark_session, progress=said.append)
+    finally:
+        folder.chmod(0o755)
+    assert any(
+        s.startswith(f"check: reading {history}") and "as JSON: its columnar copy could not be written" in s
+        for s in said
+    ), said
+    assert result.valid is False and "lost-write" in result.errors
+    assert not list(folder.glob("*.parquet")) and not list(folder.glob(".*partial"))
+
+
+def test_what_the_check_reads_when_there_is_no_current_copy(tmp_path: Path):
+    """checkers/load.py `copy_for`, without Spark: a stale copy is written again, a file at the
+    copy's place that is no copy is left alone, a URI and a history the copy does not take are
+    read as JSON."""
+    path = _nemesis_history().write(tmp_path / "history.jsonl")
+    made = load.copy_for(path, 1)
+    assert made.path == tmp_path / "history.parquet" == columns.current(path)
+    assert load.copy_for(path, 1).said.startswith("check: reading")  # current: read, not written
+    with open(path, "a", encoding="utf-8") as fh:  # stale: written again
+        fh.write(json.dumps({"index": 99, "time": 1, "process": 5, "type": "invoke", "f": "poll", "value": []}) + "\n")
+    assert load.copy_for(path, 1).said.startswith("check: wrote") and columns.current(path) == made.path
+    foreign = tmp_path / "other"
+    foreign.mkdir()
+    other = _nemesis_history().write(foreign / "history.jsonl")
+    (foreign / "history.parquet").write_text("someone else's file\n")
+    chosen = load.copy_for(other, 1)
+    assert chosen.path is None and "is not a columnar copy of it, and is left alone" in chosen.said
+    assert (foreign / "history.parquet").read_text() == "someone else's file\n"
+    remote = load.copy_for("hdfs://namenode/runs/1/history.jsonl", 1, remote=True)
+    assert remote.path is None and "a history at a URI gets no columnar copy" in remote.said
+    truncated = tmp_path / "truncated.jsonl"
+    truncated.write_text('{"index":0,"time":1,"process":0,"type":"invoke","f":"poll","value":[]}\n{"index":1,"ti')
+    refused = load.copy_for(truncated, 1)
+    assert refused.path is None and "outside the shapes" in refused.said
 
 
 def test_a_copy_is_current_only_for_the_file_it_was_made_of(tmp_path: Path):
