@@ -291,10 +291,10 @@ ANOMALIES: tuple[Anomaly, ...] = (
     Anomaly(
         "log-start-moved",
         "tiered",
-        "in a tiered run whose retention could delete nothing, a replica's log start offset, or the lowest"
-        " offset of the partition's segments in remote storage, is above 0 at the end of the run",
+        "in a tiered run whose retention could delete nothing, a partition's log start offset on some replica,"
+        " or the first offset that its remote storage holds, is above the partition's first offset at the end"
+        " of the run (KAFKA-20732)",
         plane=TIERED,
-        contract=False,
     ),
 )
 NAMES = tuple(a.name for a in ANOMALIES)
