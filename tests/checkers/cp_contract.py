@@ -143,6 +143,22 @@ IDENTITY = {
     STALE: ("node", "partition", "op"),
     STUCK_RULE: ("node",),
 }
+
+
+def read_gaps_file(path: Path) -> dict[str, str]:
+    """gaps.json's kinds and reasons; a file that is there and cannot be read is a gap of every kind
+    over the whole run (the contract, "Control plane", amended 2026-12-06)."""
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        data = None
+    if not isinstance(data, dict):
+        return {kind: "gaps.json could not be read" for kind in NEEDS}
+    return {str(k): str(v) for k, v in data.items()}
+
+
 #: Evidence kinds (gaps.json's keys) and the rules that need each.
 NEEDS = {
     "views": (SPLIT, DOUBLE, REGRESSION, UNFENCED, STALE),
@@ -703,7 +719,7 @@ def load(path: Path) -> Evidence:
         views=views,
         samples=samples,
         logs={alias: lines(p) for alias, p in run.metadata_logs().items()},
-        gaps=json.loads(gaps_file.read_text()) if gaps_file.exists() else {},
+        gaps=read_gaps_file(gaps_file),
         wakes=wakes if stall_file.exists() else None,
         sends=ok_sends(events),
         evidence_end=max(e["time"] for e in [*events, *views, *samples, {"time": 0}]) / 1e9,

@@ -566,3 +566,16 @@ def test_the_checker_agrees_with_the_contract_on_generated_runs(spark_session, j
         answer = checker(spark_session, case.write(tmp_path / f"run-{i}"))
         failures += [f"{rule}: {how}\n{case}" for rule, how in unknown(case, oracle, answer).items()]
     assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]"])
+def test_the_oracle_takes_an_unreadable_gaps_file_for_a_gap_over_the_whole_run(tmp_path: Path, text: str):
+    """The contract (amended 2026-12-06): a gap file that cannot be read counts as a gap over the
+    whole run; its near miss, a readable empty one, leaves every rule checked."""
+    run = tmp_path / "run"
+    cp_cases.split_brain(False).write(run)
+    gaps = run / "control-plane" / "gaps.json"
+    gaps.write_text("{}")
+    assert contract.judge(run).not_checked == {}
+    gaps.write_text(text)
+    assert set(contract.judge(run).not_checked) == set(contract.RULES)
