@@ -3,7 +3,7 @@
 
 A share partition's acquisitions and delivery counts live in one broker's memory; each time a
 new instance is loaded from `__share_group_state`, or an old one is dropped, they are forgotten.
-Three INFO lines mark such a time (Kafka 4.1 to 4.4 alike):
+Three INFO lines mark such a time (the second and third read in 4.3.1's and 4.4.0's jars):
 
 1. The drop of a fenced share partition: a leader drops it from its cache, without losing the
    leadership, when a share-state write or read fails with FENCED_STATE_EPOCH,
