@@ -323,6 +323,61 @@ def test_reloads_are_read_from_each_nodes_log_for_the_runs_group(tmp_path: Path)
     assert reloads(tmp_path / "absent", 0.0)[0] is None
 
 
+#: Real 4.4.0 lines of one failover (share-2 run, seed 2): kafka-3, the leader of chaos-1, cut off
+#: from the other brokers; kafka-1 made leader at epoch 2 (its state-change line names the topic
+#: id); the share coordinator's read of kafka-1's first load at that epoch (the topic printed
+#: null); kafka-3 applying its demotion once the cut healed; kafka-2, never the leader, following.
+T0_MS = 1796609137474.0  # the run's history_started_unix_ms
+NAMING = (
+    "[2026-12-07 02:06:21,698] INFO [Broker id=1] Leader chaos-1 with topic id Some(tcWGyH6nR9Ot5fLD2VU1dA) starts at"
+    " leader epoch 2 from offset 253 with partition epoch 2, high watermark 253, ISR [1], adding replicas [] and"
+    " removing replicas [] . Previous leader Some(3) and previous leader epoch was 1. (state.change.logger)\n"
+)
+LOADED = (
+    "[2026-12-07 02:06:24,124] INFO [ShareCoordinator id=1 topic=__share_group_state partition=10] Read with leader"
+    " epoch update call for key SharePartitionKey{groupId=kafka-chaos-12b66f1b76, topicIdPartition="
+    "tcWGyH6nR9Ot5fLD2VU1dA:null-1} having new leader epoch 2."
+    " (org.apache.kafka.coordinator.share.ShareCoordinatorShard)\n"
+)
+DEPOSED = (
+    "[2026-12-07 02:06:27,692] INFO [Broker id=3] Follower chaos-1 starts at leader epoch 2 from offset 253 with"
+    " partition epoch 3 and high watermark 253. Current leader is 1. Previous leader Some(3) and previous leader"
+    " epoch was 1. (state.change.logger)\n"
+)
+FOLLOWING = DEPOSED.replace("[Broker id=3]", "[Broker id=2]").replace("02:06:27,692", "02:06:21,462")
+
+
+def _node_logs(root: Path, logs: dict[str, str]) -> Path:
+    for alias, text in logs.items():
+        (root / alias / "logs").mkdir(parents=True)
+        (root / alias / "logs" / "server.log").write_text(text)
+    return root
+
+
+def test_a_new_leaders_load_and_the_deposed_leaders_drop_are_reloads(tmp_path: Path):
+    """The new leader's first load (the coordinator's line, its topic named from its id by another
+    node's line) and the deposed leader's drop, at their times on the history's clock: the deposed
+    leader served from its own instance until it read its demotion, after the new leader loaded;
+    a broker that only follows drops nothing. Another group's load is not the run's."""
+    group = "kafka-chaos-12b66f1b76"
+    cluster = _node_logs(tmp_path / "a", {"kafka-1": NAMING + LOADED, "kafka-2": FOLLOWING, "kafka-3": DEPOSED})
+    assert reloads(cluster, T0_MS, group) == ({"chaos/1": [46_650_000_000, 50_218_000_000]}, None)
+    assert reloads(cluster, T0_MS, "other") == ({"chaos/1": [50_218_000_000]}, None)
+    # the near miss: the same demotion read by a broker that did not lead is no drop
+    follower_only = _node_logs(tmp_path / "b", {"kafka-2": FOLLOWING})
+    assert reloads(follower_only, T0_MS, group) == ({}, None)
+
+
+def test_a_load_whose_topic_no_log_names_or_of_an_unknown_form_leaves_reloads_unknown(tmp_path: Path):
+    """A load of topic id with no line naming the topic cannot be put on a key: unknown, never
+    passed over; nor can a load line of a form not known."""
+    found, why = reloads(_node_logs(tmp_path / "a", {"kafka-1": LOADED}), T0_MS, "kafka-chaos-12b66f1b76")
+    assert found is None and "topic id tcWGyH6nR9Ot5fLD2VU1dA" in why
+    odd = LOADED.replace("SharePartitionKey{", "Key@1f{")
+    found, why = reloads(_node_logs(tmp_path / "b", {"kafka-1": NAMING + odd}), T0_MS, "kafka-chaos-12b66f1b76")
+    assert found is None and "load line of a form not known" in why
+
+
 @pytest.mark.parametrize(
     ("outcome", "expected"),
     [
