@@ -377,7 +377,8 @@ def collect_evidence(
     timeline and replicas.json beside the history; `nodes`, every node's metadata log into
     control-plane/metadata/ (the timeline is then read from the same decoding). A failure here
     is logged, not fatal; the nodes' metadata logs not decoded, all or one, are also recorded in
-    control-plane/gaps.json (harness/evidence_gaps.py): the rules that read them are not checked."""
+    control-plane/gaps.json (harness/evidence_gaps.py): the rules that read them are not checked.
+    A gap that gaps.json cannot take (GapNotRecorded) ends the run: no verdict beats a wrong one."""
     files = RunDir(run_dir)
     cfg = config if config is not None else RunConfig.load(run_dir)
     jobs: list[tuple[str, DumpRequest | None, Callable[[Any], Any]]] = []
