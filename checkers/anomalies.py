@@ -221,7 +221,8 @@ ANOMALIES: tuple[Anomaly, ...] = (
         "quorum-split-brain",
         "control_plane.quorum_rules",
         "two running nodes hold themselves quorum leader in different epochs at once, for longer than"
-        " 1.5 x `controller.quorum.fetch.timeout.ms` + S",
+        " 1.5 x `controller.quorum.fetch.timeout.ms` + S + the host stall; a node restarted since it held an epoch"
+        " holds no claim to it until elected again",
         plane=CONTROL,
     ),
     Anomaly(
@@ -239,7 +240,8 @@ ANOMALIES: tuple[Anomaly, ...] = (
     Anomaly(
         "metadata-divergence",
         "control_plane.judge",
-        "two nodes' metadata logs hold different records at one offset below the final high watermark",
+        "two nodes' metadata logs hold different records at one offset below the final high watermark, of the"
+        " same epoch, or where the node that differs from the final leader fetched from it past that offset",
         plane=CONTROL,
     ),
     Anomaly(
@@ -270,15 +272,16 @@ ANOMALIES: tuple[Anomaly, ...] = (
         "unfenced-down-broker",
         "control_plane.fault_timing",
         "a broker killed, stopped or paused, and still so, is unfenced in the committed metadata"
-        " `broker.session.timeout.ms` + S after the fault took effect (or after a majority of voters could meet again)",
+        " `broker.session.timeout.ms` + S + the host stall after the latest of: the fault taking effect, the"
+        " activation of each quorum leader elected meanwhile, a majority of voters meeting again",
         plane=CONTROL,
     ),
     Anomaly(
         "stale-isr-member",
         "control_plane.fault_timing",
-        "a follower faulted (down, or cut from its leader), and still so, is in the committed ISR"
-        " 1.5 x `replica.lag.time.max.ms` + S after the fault took effect, its leader up and reaching the active"
-        " controller",
+        "a follower faulted (down, or cut from its leader), and still so, is in the committed ISR once"
+        " 1.5 x `replica.lag.time.max.ms` + S + the host stall of counted time (an active controller, the leader up"
+        " and reaching it) has passed since the first ok send after the fault; a leader change starts it again",
         plane=CONTROL,
     ),
     Anomaly(

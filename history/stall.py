@@ -34,8 +34,8 @@ def read_wakes(run: RunDir) -> list[int] | None:
     """The probe's wake times in order; None when the run has no probe file (judged with S alone).
     A truncated or malformed line is skipped, as a history's last line may be."""
     try:
-        text = run.host_stall.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = run.host_stall.read_text(encoding="utf-8", errors="replace")
+    except OSError:  # none, or one that cannot be read: no stall known, the bounds keep S alone
         return None
     wakes = []
     for line in text.splitlines():

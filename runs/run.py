@@ -120,7 +120,8 @@ class WorkloadPhase:
         #: The client library the phase spoke, and its version (config.json's client, client_version).
         self.client: tuple[str, str] | None = None
         self.schedule: Schedule | None = None
-        #: The run's consumer group (config.json's group_id), when its consumers subscribe.
+        #: The run's consumer group or share group (config.json's group_id), when its consumers
+        #: subscribe or share: the share checker reads only that group's reloads (checkers/share).
         self.group_id: str | None = None
         #: A tiered run's proof that retention could delete nothing (config.json's tiered.retention).
         self.tiered_retention: dict[str, Any] | None = None
@@ -133,6 +134,7 @@ class WorkloadPhase:
             workload.prepare(self.cluster.bootstrap_servers, self.opts, self.run_id)
         if self.opts.grouped:
             start_group(self.cluster.bootstrap_servers, self.opts, self.run_id)
+        if self.opts.grouped or self.opts.shares:
             self.group_id = group_id(self.run_id)
         client = open_client(self.opts, self.cluster.bootstrap_servers, self.cluster.version, self.run_dir.path)
         self.client = (client.name, client.version)

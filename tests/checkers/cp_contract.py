@@ -907,7 +907,9 @@ def leader_changes(ev: Evidence) -> list[tuple[int, int, float | None]]:
     seen: dict[tuple[int, int], float | None] = {}
     for log in ev.logs.values():
         for r in log:
-            if r.get("type") == "LeaderChange" and r.get("batch_epoch") is not None:
+            # DumpLogSegments spells the control record LeaderChange in 4.x, LEADER_CHANGE in 3.x
+            kind = str(r.get("type") or "").replace("_", "").upper()
+            if kind.startswith("LEADERCHANGE") and r.get("batch_epoch") is not None:
                 seen.setdefault((r["batch_epoch"], r["offset"]), sec(r.get("time")))
     return sorted((e, o, t) for (e, o), t in seen.items())
 
