@@ -34,7 +34,7 @@ from kafka_chaos.history.kraft import SLACK_S
 from kafka_chaos.history.metadata_replay import bumps_on_isr_shrink
 from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import RunDir
-from kafka_chaos.history.stall import read_wakes
+from kafka_chaos.history.stall import covered_until, read_wakes
 
 #: How long after a heal completed its epochs are counted (unless the next nemesis operation comes first).
 HEAL_SETTLE_S = 10.0
@@ -431,7 +431,12 @@ def judge(got: dict[str, list[dict[str, Any]]], nemesis_rows: list[dict[str, Any
         "faults": faults,
         "heals": _heals(ops, views, end),
         "metadata_lag": _lag(members, by_id),
-        "host_stall": {"probe": ev.wakes is not None, "wakes": len(ev.wakes or [])},
+        "host_stall": {
+            "probe": ev.wakes is not None,
+            "wakes": len(ev.wakes or []),
+            # past the probe's last wake (a probe that ended early) a window gets S alone
+            "until_s": None if not ev.wakes else round(covered_until(ev.wakes) / 1e9, 3),
+        },
         "judged_windows": {
             name: sorted(entries, key=lambda e: not e["found"])[:MAX_WINDOWS]
             for name, entries in sorted(timing.judged.items())

@@ -238,6 +238,7 @@ def test_each_judged_window_says_the_host_stall_it_added(check_run):
     spared = check_run(cp_cases.unfenced_under_a_stall(False))
     assert spared.anomalies == {}
     assert spared.control_plane["host_stall"]["probe"] is True
+    assert spared.control_plane["host_stall"]["until_s"] > 26.01  # the probe covered the window
     (window,) = spared.control_plane["judged_windows"]["unfenced-down-broker"]
     assert window["found"] is False and window["stall_s"] == pytest.approx(2.0, abs=0.01)
     assert window["deadline_s"] == pytest.approx(26.01, abs=0.01)
