@@ -216,7 +216,10 @@ def unfenced_down_broker(ev: Evidence, bound_ns: int, not_checked: dict[str, str
                 not_checked.setdefault(name, f"op {w.op}: the evidence ended before its deadline ({_s(deadline)} s)")
             continue
         if not majority_reachable(ev.ws, ev.voters, deadline, ev.lost):
-            continue  # no majority at the deadline: no controller could commit a fencing
+            # no controller could commit a fencing then: not judged, and results.json says why
+            why = "no majority of voters at the deadline"
+            ev.note(name, {"node": w.node, "op": w.op, "deadline_s": _s(deadline), "found": False, "why": why})
+            continue
         hw = ev.hw_by(deadline)
         if hw is None:
             not_checked.setdefault(name, "no quorum-replication sample after a deadline")
