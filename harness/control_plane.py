@@ -360,17 +360,9 @@ class ControlPlaneSampler:
             return
         stall = stall_within(wakes, wakes[0], wakes[-1])
         longest = max((b - a for a, b in zip(wakes, wakes[1:], strict=False)), default=0)
-        path = self.run_dir.control_plane_nodes
-        try:
-            nodes = json.loads(path.read_text(encoding="utf-8"))
-            nodes["host_stall"] = {
-                "stall_s": round(stall / 1e9, 3),
-                "longest_s": round(longest / 1e9, 3),
-                "until": wakes[-1],
-            }
-            path.write_text(json.dumps(nodes, indent=1) + "\n")
-        except (OSError, ValueError):  # no nodes.json: sampling never started, and gaps.json says so
-            pass
+        self._add_to_nodes(
+            "host_stall", {"stall_s": round(stall / 1e9, 3), "longest_s": round(longest / 1e9, 3), "until": wakes[-1]}
+        )
         if longest > OVER_NS:
             self.reporter(
                 f"control plane: the host stalled {stall / 1e9:.1f} s in all (the longest wait {longest / 1e9:.2f} s),"
@@ -386,16 +378,23 @@ class ControlPlaneSampler:
         """nodes.json's `sampling`: `ended`, when both samplers were told to stop, and `last_heal`,
         the nemesis's last completion that the window counts from (None: no fault was applied),
         on the history's clock (ns); `window_s`, the window held."""
-        path = self.run_dir.control_plane_nodes
-        try:
-            nodes = json.loads(path.read_text(encoding="utf-8"))
-            last = self._last_heal if self._faulted else None
-            nodes["sampling"] = {
+        last = self._last_heal if self._faulted else None
+        self._add_to_nodes(
+            "sampling",
+            {
                 "ended": ended,
                 "last_heal": last,
                 "window_s": self.window_s,
                 "caught_up": self._caught_up if self._faulted else None,
-            }
+            },
+        )
+
+    def _add_to_nodes(self, name: str, value: Any) -> None:
+        """One more top-level entry of nodes.json, written once sampling ended."""
+        path = self.run_dir.control_plane_nodes
+        try:
+            nodes = json.loads(path.read_text(encoding="utf-8"))
+            nodes[name] = value
             path.write_text(json.dumps(nodes, indent=1) + "\n")
         except (OSError, ValueError):  # no nodes.json: sampling never started, and gaps.json says so
             pass
