@@ -36,7 +36,7 @@ def _options(client: str) -> WorkloadOptions:
         share_lock_ms=3000,
         share_release=0.1,
         share_stalls=0.1,
-        member_crashes=0.15,  # drawn per poll that acquired records: a slow machine makes few
+        member_crashes=0.3,  # drawn per poll that acquired records: a slow machine makes few
     )
 
 
