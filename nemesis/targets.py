@@ -241,6 +241,12 @@ def _coordinator(cluster: KafkaCluster, target: str) -> KafkaNode:
     return cluster.node(leader)
 
 
+#: How many times (a second apart) a fault aimed at a share coordinator asks for the group's state
+#: partition: Kafka creates __share_group_state when a share group first stores its state (KIP-932),
+#: after its members joined and fetched, which a loaded machine can put past the first fault.
+STATE_TOPIC_TRIES = 30
+
+
 def _share_coordinator(cluster: KafkaCluster, target: str) -> KafkaNode:
     """The leader of the __share_group_state partition that keeps the run's share group's state of
     KEY: the share coordinator Kafka's FindCoordinator (key type SHARE) names."""
@@ -255,7 +261,7 @@ def _share_coordinator(cluster: KafkaCluster, target: str) -> KafkaNode:
     state_key = share_state_key(group_id(cluster.run_id), raw, int(part))
     partitions = int(cluster.config.get(SHARE_STATE_PARTITIONS[0], SHARE_STATE_PARTITIONS[1]))
     state = f"__share_group_state/{coordinator_partition(state_key, partitions)}"
-    leader = _partition(cluster, state)["leader_id"]
+    leader = _partition(cluster, state, tries=STATE_TOPIC_TRIES)["leader_id"]
     if leader is None or leader < 0:
         raise TargetError(f"{target}: {state}, which keeps {state_key}, has no leader right now")
     return cluster.node(leader)
