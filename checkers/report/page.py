@@ -146,6 +146,7 @@ def _control_plane(result: CheckResult, series: Series | None) -> str:
             for f in cp["faults"]
         ]
         out.append(_table(pd.DataFrame(rows)))
+    out.append(_judged_windows(cp))
     if series is None:
         return "".join(out)
     faults = series.faults
@@ -162,6 +163,34 @@ def _control_plane(result: CheckResult, series: Series | None) -> str:
         chart.line(tl["epochs"], "epoch held", "#1f77b4").dots(tl["led"], "leader", "#d62728", r=2.2)
         chart.line(tl["lag"], "metadata lag (records)", "#2ca02c")
         out.append(chart.render())
+    return "".join(out)
+
+
+def _judged_windows(cp: dict[str, Any]) -> str:
+    """Every timing window judged (results.json's `judged_windows`), found or a near miss, with the
+    host stall added to its bound: a reader sees how close each came, and how much a loaded machine
+    lengthened it."""
+    stall = cp.get("host_stall") or {}
+    if not stall.get("probe"):
+        probe = "no host stall probe ran: each timing bound is judged with its setting alone"
+    else:
+        probe = f"host stall probe: {stall.get('wakes', 0)} wakes, measured until {stall.get('until_s')} s"
+    rows = [
+        {
+            "rule": rule,
+            "node": e.get("node", ""),
+            "fault": e.get("fault", ""),
+            "from (s)": e.get("count_from_s", e.get("session_from_s", e.get("from_s", e.get("took_effect_s", "")))),
+            "deadline (s)": e.get("deadline_s", ""),
+            "stall added (s)": e.get("stall_s", ""),
+            "judged": "FOUND" if e.get("found") else ("not judged: " + e["why"] if e.get("why") else "near miss"),
+        }
+        for rule, entries in sorted((cp.get("judged_windows") or {}).items())
+        for e in entries
+    ]
+    out = [f'<p class="host-stall">{escape(probe)}</p>']
+    if rows:
+        out.append('<h3 id="judged-windows">Timing windows judged</h3>' + _table(pd.DataFrame(rows)))
     return "".join(out)
 
 

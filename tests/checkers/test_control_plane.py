@@ -4,6 +4,7 @@ does not (tests/checkers/cp_cases.py); and a run without the evidence, checked a
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -242,3 +243,19 @@ def test_each_judged_window_says_the_host_stall_it_added(check_run):
     (window,) = spared.control_plane["judged_windows"]["unfenced-down-broker"]
     assert window["found"] is False and window["stall_s"] == pytest.approx(2.0, abs=0.01)
     assert window["deadline_s"] == pytest.approx(26.01, abs=0.01)
+
+
+def test_the_report_shows_each_judged_window_with_its_stall(check_run):
+    """The report's control-plane section lists the judged windows of results.json: the near miss a
+    2 s stall spared, with the stall it added, and says when no probe ran."""
+    from kafka_chaos.checkers.report.page import _judged_windows
+
+    cp = check_run(cp_cases.unfenced_under_a_stall(False)).control_plane
+    html = _judged_windows(cp)
+    row = re.search(r"<tr>\s*<td>unfenced-down-broker</td>.*?</tr>", html, flags=re.S)
+    assert row is not None, html
+    cells = re.findall(r"<td>(.*?)</td>", row.group(0))
+    assert cells[-2:] == ["2.0", "near miss"], cells
+    assert "host stall probe: " in html
+    silent = _judged_windows({**cp, "host_stall": {"probe": False}, "judged_windows": {}})
+    assert "no host stall probe ran" in silent and "Timing windows judged" not in silent
