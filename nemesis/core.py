@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kafka_chaos.harness.cluster import KafkaCluster
-from kafka_chaos.history.events import FAIL, INFO, NEMESIS, OK
+from kafka_chaos.history.events import DOWN, FAIL, INFO, INVOKE, NEMESIS, OK
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.nemesis.fault import Fault
-from kafka_chaos.nemesis.faults import BY_NAME, FINAL, NAMES, STARTS, named_ends
+from kafka_chaos.nemesis.faults import BY_NAME, EXIT, FINAL, NAMES, START, STARTS, named_ends
 from kafka_chaos.nemesis.partition import renew
 from kafka_chaos.nemesis.streams import stream
 from kafka_chaos.nemesis.targets import TargetError
@@ -107,6 +107,19 @@ class Nemesis:
                 return {**value, "error": str(exc)}
             self._record(OK, f, value)
             return value
+
+    def exited(self, alias: str, stopped: Callable[[str], bool], detail: dict[str, Any]) -> bool:
+        """Record that `alias`'s process ended with no fault owing it (nemesis/exits.py), when,
+        asked again under the lock (no fault in progress), no fault owes it and `stopped(alias)`
+        still holds; `start` owes it from then on. Whether it was recorded."""
+        with self._lock:
+            if alias in self.open.get(START.name, ()) or not stopped(alias):
+                return False
+            value = {"target": alias, "effect": DOWN, "undone_by": START.name, "nodes": [alias]}
+            self._record(INVOKE, EXIT, value)
+            self._record(OK, EXIT, {**value, **detail})
+            self.open.setdefault(START.name, set()).add(alias)
+            return True
 
     def heal_all(self) -> None:
         """Undo every fault still in place: each undoing fault that owes nodes, in the table's

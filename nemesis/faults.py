@@ -199,12 +199,18 @@ RANDOM: tuple[str, ...] = tuple(f.name for f in FAULTS if f.random)
 #: The faults that start a node (`start`, and those that do its work): a partition held is
 #: installed again on the nodes they start (partition.py `renew`).
 STARTS: frozenset[str] = frozenset(f.name for f in FAULTS if f.name == START.name or START.name in f.closes)
+#: A node's process that ended when no fault ended it, recorded by the exit watch
+#: (nemesis/exits.py) as the nemesis's operation: the node down until `start`. No one can ask for
+#: it, so it is in no table of faults to ask for, only in what the history's readers need: what
+#: undoes it, what it heals, its colour.
+EXIT = "exit"
+EXIT_COLOUR = "#393b79"
 #: fault -> the fault that undoes it, for the faults that stay in place.
-HEALS: dict[str, str] = {f.name: f.undone_by for f in FAULTS if f.undone_by}
+HEALS: dict[str, str] = {**{f.name: f.undone_by for f in FAULTS if f.undone_by}, EXIT: START.name}
 #: fault -> its shading in the report: written into config.json with the run's nemesis plan
 #: (nemesis/plan.py), where the report reads it, as Jepsen's checkers read a nemesis's plot
 #: colours from the test map.
-COLOURS: dict[str, str] = {f.name: f.colour for f in FAULTS if f.colour}
+COLOURS: dict[str, str] = {**{f.name: f.colour for f in FAULTS if f.colour}, EXIT: EXIT_COLOUR}
 #: What each undoing fault heals (start -> kill, stop): written into its events' values as
 #: `heals`, as every fault that stays in place writes its `undone_by`, so that a reader of the
 #: history (the report's fault bands, checkers/measures/faults.py) needs no copy of this table.

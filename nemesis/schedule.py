@@ -40,6 +40,7 @@ from typing import Any
 
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
 from kafka_chaos.nemesis.core import Nemesis
+from kafka_chaos.nemesis.exits import ExitWatch
 from kafka_chaos.nemesis.faults import BY_NAME, HEAL, HEALS, NAMES, PARTITION, RANDOM, STEP_OPTIONS, check_options
 from kafka_chaos.nemesis.streams import stream
 
@@ -196,9 +197,12 @@ class Schedule:
         self.thread = threading.Thread(target=self._guarded, name="nemesis", daemon=True)
         self.started = 0.0
         self.crashed: Exception | None = None
+        #: Nodes that end by themselves meanwhile, recorded as the nemesis's `exit`.
+        self.exits = ExitWatch(nemesis)
 
     def start(self) -> Schedule:
         self.started = time.monotonic()
+        self.exits.start()
         self.thread.start()
         return self
 
@@ -226,7 +230,10 @@ class Schedule:
         self.stop.set()
         if self.thread.is_alive():
             self.thread.join(timeout=120)
-        self.nemesis.heal_all()
+        try:
+            self.nemesis.heal_all()
+        finally:
+            self.exits.stop()
         crashed, self.crashed = self.crashed, None
         if crashed is not None:
             raise ScheduleCrash(f"the nemesis schedule crashed: {type(crashed).__name__}: {crashed}") from crashed

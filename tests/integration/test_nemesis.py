@@ -352,3 +352,31 @@ def test_txn_coordinator_is_the_broker_the_producer_finds(cluster):
     wait_for(coordinator_found, 180, "the transaction coordinator")
     (node,) = resolve(cluster, "txn-coordinator:coordinated-txn", random.Random(1))
     assert node.node_id == found[0]
+
+
+def test_a_node_that_ends_by_itself_is_recorded_and_started_by_the_heal(cluster, nemesis, tmp_path):
+    """A node killed outside the nemesis (as a JVM that ends itself) is in the history as the
+    nemesis's `exit`, down until `start`, which the final heal runs; a node the nemesis kills is
+    not an exit, and neither is a power loss's stop and start within its own operation."""
+    from kafka_chaos.nemesis.exits import ExitWatch
+
+    watch = ExitWatch(nemesis, period_s=0.2).start()
+    try:
+        restarted = victim_of(nemesis.run("lose-unflushed", f"follower:{KEY}"))
+        killed = victim_of(nemesis.run("kill", f"follower:{KEY}"))
+        ends = next(n for n in cluster.nodes if n.alias != killed)
+        kill(ends)  # not through the nemesis: the node's own end, as far as the run can tell
+        wait_for(lambda: watch.exits.get(ends.alias) == 1, 10, f"{ends.alias}'s exit to be recorded")
+        assert nemesis.open["start"] == {killed, ends.alias}
+    finally:
+        watch.stop()
+    nemesis.heal_all()
+    assert all(n.state() == "running" for n in cluster.nodes)
+    events = [(e["f"], e["type"], e["value"].get("nodes")) for e in nemesis_events(nemesis, tmp_path)]
+    exits = [e for e in events if e[0] == "exit"]
+    assert exits == [("exit", "invoke", [ends.alias]), ("exit", "ok", [ends.alias])], events
+    assert watch.exits == {ends.alias: 1}, restarted
+    done = [e for e in nemesis_events(nemesis, tmp_path) if e["f"] == "exit" and e["type"] == "ok"][0]["value"]
+    assert (done["effect"], done["undone_by"]) == ("down", "start") and done["exit_code"] == 137, done
+    started = [e for e in events if e[:2] == ("start", "ok")][-1]
+    assert ends.alias in started[2], events

@@ -91,7 +91,8 @@ def test_the_nemesis_flags_help_is_made_from_the_records_when_shown():
 
 def test_every_drawn_fault_has_its_colour_in_its_record_and_every_plan_writes_them():
     applied = {f.name for f in faults.FAULTS if f.name not in faults.HEALS.values()}
-    assert set(faults.COLOURS) == applied  # the faults that undo others are not drawn
+    # the faults that undo others are not drawn; a node's own exit is, as the faults are
+    assert set(faults.COLOURS) == applied | {faults.EXIT}
     assert len(set(faults.COLOURS.values())) == len(faults.COLOURS)
     plans = [
         nemesis_plan("kill", 5, None),
@@ -120,7 +121,7 @@ def test_a_window_is_shaded_with_its_runs_colour_else_a_spare_one():
 def test_every_nemesis_event_says_how_its_fault_ends():
     assert faults.named_ends("kill") == {"effect": "down", "undone_by": "start"}
     assert faults.named_ends("pause") == {"effect": "paused", "undone_by": "resume"}
-    assert faults.named_ends("start") == {"effect": "started", "heals": ["kill", "stop"]}
+    assert faults.named_ends("start") == {"effect": "started", "heals": ["kill", "stop", "exit"]}
     healed = ["partition", "stall", "hold-endtxn", "hold-markers"]
     assert faults.named_ends("heal") == {"effect": "healed", "heals": healed}
     assert faults.named_ends("wipe") == {"effect": "wiped"}  # over when done
@@ -130,7 +131,7 @@ def test_every_nemesis_event_says_how_its_fault_ends():
         assert ends["effect"] in EFFECTS, record.name  # what the control-plane rules read, never a name list
         assert ("undone_by" in ends) == (record.undone_by is not None), record.name
         for healed in ends.get("heals", []):
-            assert faults.BY_NAME[healed].undone_by == record.name
+            assert faults.HEALS[healed] == record.name
 
 
 def _op(f: str, start: float, end: float, type: str = "ok", value=None) -> dict:
