@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kafka_chaos.harness.cluster import KafkaCluster
-from kafka_chaos.history.events import DOWN, FAIL, INFO, INVOKE, NEMESIS, OK
+from kafka_chaos.history.events import FAIL, INFO, INVOKE, NEMESIS, OK
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.nemesis.fault import Fault
@@ -115,7 +115,7 @@ class Nemesis:
         with self._lock:
             if alias in self.open.get(START.name, ()) or not stopped(alias):
                 return False
-            value = {"target": alias, "effect": DOWN, "undone_by": START.name, "nodes": [alias]}
+            value = {"target": alias, **named_ends(EXIT), "nodes": [alias]}
             self._record(INVOKE, EXIT, value)
             self._record(OK, EXIT, {**value, **detail})
             self.open.setdefault(START.name, set()).add(alias)

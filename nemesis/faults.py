@@ -207,6 +207,8 @@ EXIT = "exit"
 EXIT_COLOUR = "#393b79"
 #: fault -> the fault that undoes it, for the faults that stay in place.
 HEALS: dict[str, str] = {**{f.name: f.undone_by for f in FAULTS if f.undone_by}, EXIT: START.name}
+#: fault -> what it does to the nodes it names (history/events.py), a node's own exit included.
+EFFECT_OF: dict[str, str] = {**{f.name: f.effect for f in FAULTS if f.effect}, EXIT: DOWN}
 #: fault -> its shading in the report: written into config.json with the run's nemesis plan
 #: (nemesis/plan.py), where the report reads it, as Jepsen's checkers read a nemesis's plot
 #: colours from the test map.
@@ -230,7 +232,7 @@ def named_ends(fault: str) -> dict[str, object]:
     """The part of a nemesis event's value that says what the fault does and how it ends: its
     `effect` on the nodes it names (history/events.py), `undone_by` for one that stays in place,
     `heals` for one that undoes others; no end for a fault that is over when done."""
-    effect = {"effect": BY_NAME[fault].effect} if fault in BY_NAME and BY_NAME[fault].effect else {}
+    effect = {"effect": EFFECT_OF[fault]} if fault in EFFECT_OF else {}
     if fault in HEALED_BY:
         return {**effect, "heals": HEALED_BY[fault]}
     return {**effect, "undone_by": HEALS[fault]} if fault in HEALS else effect

@@ -420,6 +420,17 @@ def unfenced_under_a_stall(bad: bool) -> Run:
     return r.add(change(8, 12, isr=[2]), fence(9, 25.01, 3), fence(10, 42, 3, fenced=-1))
 
 
+def unfenced_beside_an_exit(bad: bool) -> Run:
+    """kafka-3 killed from 10 s to 40 s, fenced at 25.01 s: a second past 9 + 5 s after the kill
+    took effect (bad). Near miss: kafka-2 ended by itself at 11 s (the nemesis's `exit`, down until
+    its start at 20 s), so no majority of the voters was up from 11 s to 20 s, and the bound counts
+    from 20 s, the majority regained."""
+    r = Run().fault("kill", ["kafka-3"], 10).fault("start", ["kafka-3"], 40)
+    if not bad:
+        r.fault("exit", ["kafka-2"], 11, took=0.0).fault("start", ["kafka-2"], 20)
+    return r.add(change(8, 12, isr=[2]), fence(9, 25.01, 3), fence(10, 42, 3, fenced=-1))
+
+
 def stale_under_a_stall(bad: bool) -> Run:
     """kafka-3 cut off from chaos/0's leader from 5 s to 58 s; counted from the first write after
     the cut (6.002 s), 1.5 x 10 + 5 s end at 26.002 s; the ISR drops kafka-3 at 27.002 s (bad). Near
@@ -488,6 +499,7 @@ CASES: dict[str, list[Case]] = {
         unfenced_after_pause_and_kill,
         unfenced_after_a_slow_election,
         unfenced_under_a_stall,
+        unfenced_beside_an_exit,
     ],
     "stale-isr-member": [
         stale_isr_member,

@@ -18,6 +18,9 @@ Fault windows
   operation that undoes it (`start`, `resume`, named by `undone_by`/`heals`) makes it up again, as
   does a `wipe` or `lose-unflushed` (they kill and start it: the node is down from their invoke to
   their completion, then up). A `start` also ends a pause (the nemesis thaws before starting)*.
+  An `exit` (the harness saw the node's process end with no fault ending it) makes it down too, as a
+  `kill` does: it runs no more, until a `start`. It is no fault the nemesis made: the rules of a
+  node "the nemesis killed, stopped or paused" do not judge it, and the rest see it down.
 - A fault "stayed so" while the node stays down or paused without a break: a kill after a pause
   continues it; any restart ends it. A partition's grudge holds from its completion until the next
   partition's completion (which replaces it) or a `heal`'s invoke; a grudge cuts both ways. One with
@@ -280,10 +283,10 @@ class World:
         others: list[tuple[float, float]] = []
         ends: dict[str, list[float]] = {}
         for i, op in enumerate(ops):
-            if (op.f in ("kill", "stop") and op.ok) or op.f in RESTARTS:
+            if (op.f in ("kill", "stop", "exit") and op.ok) or op.f in RESTARTS:
                 for n in op.nodes:
                     ends.setdefault(n, []).append(op.invoked)
-            if op.f in ("kill", "stop") and op.ok:
+            if op.f in ("kill", "stop", "exit") and op.ok:
                 changes.append((op.done, i, "set", (op.nodes, DOWN, None)))
             elif op.f == "pause" and op.ok:
                 changes.append((op.done, i, "set", (op.nodes, PAUSED, (UP,))))
