@@ -32,6 +32,7 @@ from kafka_chaos.history.evidence import RECORD_SCHEMA, SAMPLE_SCHEMA, VIEW_SCHE
 from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS as DEFAULTS
 from kafka_chaos.history.kraft import SLACK_S
 from kafka_chaos.history.metadata_replay import bumps_on_isr_shrink
+from kafka_chaos.history.quorum_view import CLAIMS_TO_LEAD_SQL
 from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import RunDir
 from kafka_chaos.history.stall import covered_until, read_wakes
@@ -175,7 +176,7 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
     claims = []
     if views is not None:
         claims.append(
-            views.where("error IS NULL AND leader_id = node_id AND leader_epoch IS NOT NULL").selectExpr(
+            views.where(CLAIMS_TO_LEAD_SQL).selectExpr(
                 "leader_epoch AS epoch", "leader_id AS leader", "node", "time", "'quorum-state' AS source"
             )
         )

@@ -40,6 +40,7 @@ from kafka_chaos.history.metadata_replay import (
     Replay,
     bumps_on_isr_shrink,
 )
+from kafka_chaos.history.quorum_view import claims_to_lead
 from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import RunDir
 
@@ -286,11 +287,7 @@ def view_features(run: RunDir, faults: Faults, out: RunStates) -> None:
         elif seen is not None and epoch < seen:
             out.features.add(("quorum-epoch-back", faults.context(t)))
         last[node] = epoch
-        if (
-            v.get("leader_id") is not None
-            and v.get("leader_id") == v.get("node_id")
-            and not faults.from_the_dead(node, t, v.get("written"))
-        ):
+        if claims_to_lead(v) and not faults.from_the_dead(node, t, v.get("written")):
             claims[node] = epoch
         else:
             claims.pop(node, None)
