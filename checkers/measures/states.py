@@ -40,6 +40,7 @@ from kafka_chaos.history.metadata_replay import (
     Replay,
     bumps_on_isr_shrink,
 )
+from kafka_chaos.history.nodes import NodesFile
 from kafka_chaos.history.quorum_view import claims_to_lead
 from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import RunDir
@@ -175,9 +176,8 @@ class Nodes:
     @classmethod
     def load(cls, run: RunDir) -> Nodes:
         try:
-            data = json.loads(run.control_plane_nodes.read_text(encoding="utf-8"))
-            return cls({str(a): int(n["id"]) for a, n in data.get("nodes", {}).items()})
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return cls(NodesFile.read(run.control_plane_nodes).ids)
+        except (OSError, ValueError):
             return cls()
 
     def alias(self, node_id: int) -> str:
