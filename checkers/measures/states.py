@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_chaos.history.events import CUT, DOWN, HEALED, HELD, INFO, NEMESIS, OK, PAUSED, RESTARTED, WIPED, WRITES
-from kafka_chaos.history.evidence import ENDS_PROCESS, left_by_the_dead, read_gaps
+from kafka_chaos.history.evidence import ENDS_PROCESS, left_by_the_dead, read_gaps, record_data
 from kafka_chaos.history.file import read_history
 from kafka_chaos.history.metadata_replay import (
     FENCE,
@@ -159,11 +159,7 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
         for line in fh:
             if line.strip():
                 rec = json.loads(line)
-                if isinstance(rec.get("data"), str):
-                    try:
-                        rec["data"] = json.loads(rec["data"])
-                    except ValueError:
-                        rec["data"] = {}
+                rec["data"] = record_data(rec)  # an object as written (history/evidence.py), {} for null
                 yield rec
 
 
@@ -207,7 +203,7 @@ def replay_log(
     led_quorum: dict[int, int] = {}  # controller -> when it last became the quorum's leader
     prefix = f"{topic}/"
     for rec in _records(path):
-        kind, data, t = rec.get("type"), rec.get("data") or {}, rec.get("time")
+        kind, data, t = rec.get("type"), rec["data"], rec.get("time")
         if kind == "LeaderChange":
             leader = data.get("leaderId")
             if isinstance(leader, int) and leader >= 0:
