@@ -28,56 +28,71 @@ from typing import Any
 from kafka_chaos.checkers.anomalies import Fact, is_error
 from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import RunDir
+from kafka_chaos.history.tiered import LogStarts, TieredReads
 
 NAME = "log-start-moved"
 MAX_EXAMPLES = 10
 
 
-def moved(starts: dict[str, Any]) -> list[dict[str, Any]]:
+def moved(starts: LogStarts) -> list[dict[str, Any]]:
     """Every start above 0 in log-starts.json: one example per (partition, where), where a broker
     id or "remote" (the lowest offset of the partition's remote segments). A replica that did not
     answer (`log_start` None) moved nothing that is known: it is `unjudged`'s."""
     out = []
-    for key, partition in sorted(starts.get("partitions", {}).items()):
-        for broker, replica in sorted(partition.get("replicas", {}).items()):
-            if replica.get("log_start") is not None and replica["log_start"] > 0:
-                out.append({"partition": key, "where": f"broker {broker}", "log_start": replica["log_start"]})
-        lowest = partition.get("remote", {}).get("lowest_offset")
+    for key, partition in sorted(starts.partitions.items()):
+        for broker, replica in sorted(partition.replicas.items()):
+            if replica.log_start is not None and replica.log_start > 0:
+                out.append({"partition": key, "where": f"broker {broker}", "log_start": replica.log_start})
+        lowest = partition.remote.lowest_offset
         if lowest:
             out.append({"partition": key, "where": "remote", "log_start": lowest})
     return out
 
 
-def unjudged(starts: dict[str, Any]) -> list[str]:
+def unjudged(starts: LogStarts) -> list[str]:
     """The replicas whose start is not known (each `partition broker: why`), and the partitions
     with no replica listed at all."""
     out = []
-    for key, partition in sorted(starts.get("partitions", {}).items()):
-        replicas = partition.get("replicas", {})
-        if not replicas:
+    for key, partition in sorted(starts.partitions.items()):
+        if not partition.replicas:
             out.append(f"{key}: no replica listed")
-        for broker, replica in sorted(replicas.items()):
-            if replica.get("log_start") is None:
-                out.append(f"{key} broker {broker}: {replica.get('error', 'no answer')}")
+        for broker, replica in sorted(partition.replicas.items()):
+            if replica.log_start is None:
+                out.append(f"{key} broker {broker}: {replica.error or 'no answer'}")
     return out
 
 
-def unlisted(starts: dict[str, Any], keys: list[str] | None) -> list[str]:
+def unlisted(starts: LogStarts, keys: list[str] | None) -> list[str]:
     """Why log-starts.json does not cover the run's partitions: it lists none, or not each of the
     workload's `keys` (None: the run's config.json does not say which)."""
-    partitions = starts.get("partitions")
+    partitions = starts.partitions
     if not partitions:
         return ["log-starts.json lists no partition (an empty answer is not a pass)"]
     return [f"{key}: not in log-starts.json" for key in keys or [] if key not in partitions]
 
 
-def _read(path: Path) -> dict[str, Any] | str:
-    """log-starts.json, or why it could not be read."""
+def _read(path: Path) -> LogStarts | str:
+    """log-starts.json (history/tiered.py), or why it could not be read."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         return f"log-starts.json could not be read: {type(exc).__name__}: {exc}"
-    return data if isinstance(data, dict) else f"log-starts.json is a JSON {type(data).__name__}, not an object"
+    if not isinstance(data, dict):
+        return f"log-starts.json is a JSON {type(data).__name__}, not an object"
+    try:
+        return LogStarts.from_json(data)
+    except ValueError as exc:
+        return f"log-starts.json is not a listing of log starts: {exc}"
+
+
+def _reads(files: RunDir) -> dict[str, Any] | None:
+    """summary.json's `tiered_reads` (history/tiered.py), as results.json shows it; None when the
+    run did not count them or they cannot be read."""
+    try:
+        reads = json.loads(files.summary.read_text(encoding="utf-8")).get("tiered_reads")
+        return None if reads is None else TieredReads.from_json(reads).to_json()
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def judge(run_dir: Path | None, config: RunConfig) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
@@ -91,16 +106,14 @@ def judge(run_dir: Path | None, config: RunConfig) -> tuple[dict[str, dict[str, 
     files = RunDir(run_dir) if run_dir is not None else None
     reads = None
     if files is not None and files.summary.exists():
-        reads = json.loads(files.summary.read_text()).get("tiered_reads")
+        reads = _reads(files)
     if files is None or not files.log_starts.exists():
         why = "no log-starts.json: the run ended before its final read, or could not record them (its log says why)"
         return {}, {"checked": False, "why": why, "reads": reads}
     starts = _read(files.log_starts)
     if isinstance(starts, str):
         return {}, {"checked": False, "why": starts, "reads": reads}
-    if not isinstance(starts.get("partitions"), dict):
-        starts = {**starts, "partitions": {}}  # not a listing: `unlisted` says so
-    summary: dict[str, Any] = {"partitions": starts.get("partitions", {}), "reads": reads}
+    summary: dict[str, Any] = {"partitions": starts.to_json()["partitions"], "reads": reads}
     if retention is None:
         return {}, {**summary, "checked": False, "why": "retention not proven unable to delete (config.json)"}
     if not retention.get("nothing_deletable"):
@@ -123,13 +136,15 @@ def _shown(reasons: list[str]) -> str:
     return "; ".join(reasons[:3]) + (f"; {len(reasons) - 3} more" if len(reasons) > 3 else "")
 
 
-def format_reads(reads: dict[str, Any] | None) -> str | None:
-    """summary.json's `tiered_reads` in one line, for the run's and the check's summaries."""
+def format_reads(reads: TieredReads | dict[str, Any] | None) -> str | None:
+    """summary.json's `tiered_reads` (or results.json's `tiered.reads`, the same) in one line, for
+    the run's and the check's summaries."""
     if not reads:
         return None
+    counted = reads if isinstance(reads, TieredReads) else TieredReads.from_json(reads)
     return (
-        f"tiered: the final read got {reads['from_remote']} records from remote storage and "
-        f"{reads['from_local']} from local logs"
+        f"tiered: the final read got {counted.from_remote} records from remote storage and "
+        f"{counted.from_local} from local logs"
     )
 
 

@@ -51,6 +51,7 @@ from kafka_chaos.history.events import FAIL, INVOKE, NEMESIS
 from kafka_chaos.history.evidence import member, sample_line
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS, STATIC, caught_up, stuck_window_s
+from kafka_chaos.history.nodes import HostStall, Node, NodesFile, Sampling
 from kafka_chaos.history.reporter import Reporter, silent
 from kafka_chaos.history.run_dir import GAP_REPLICATION, GAP_VIEWS, RunDir
 from kafka_chaos.history.stall import OVER_NS, read_wakes, stall_within
@@ -64,16 +65,16 @@ QUORUM_PERIOD_S = 1.0
 QUORUM_TIMEOUT_MS = 2000
 
 
-def describe_nodes(nodes: list[NodeSpec], config: Mapping[str, str], quorum: str = STATIC) -> dict[str, Any]:
-    """nodes.json: each node by alias, the voters' ids (the first voters, in a dynamic quorum),
-    the quorum's kind, and the timing settings in effect (the run's broker config over Kafka's
-    defaults), as integers."""
-    return {
-        "nodes": {n.alias: {"id": n.node_id, "roles": list(n.roles)} for n in nodes},
-        "voters": sorted(n.node_id for n in nodes if n.is_controller),
-        "quorum": quorum,
-        "settings": {key: int(config.get(key, default)) for key, default in KAFKA_TIMING_DEFAULTS.items()},
-    }
+def describe_nodes(nodes: list[NodeSpec], config: Mapping[str, str], quorum: str = STATIC) -> NodesFile:
+    """nodes.json (history/nodes.py): each node by alias, the voters' ids (the first voters, in a
+    dynamic quorum), the quorum's kind, and the timing settings in effect (the run's broker config
+    over Kafka's defaults), as integers."""
+    return NodesFile(
+        {n.alias: Node(n.node_id, tuple(n.roles)) for n in nodes},
+        sorted(n.node_id for n in nodes if n.is_controller),
+        quorum,
+        {key: int(config.get(key, default)) for key, default in KAFKA_TIMING_DEFAULTS.items()},
+    )
 
 
 def _replica(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -189,7 +190,7 @@ class ControlPlaneSampler:
         try:
             self.run_dir.control_plane.mkdir(parents=True, exist_ok=True)
             nodes = describe_nodes([n.spec for n in self.cluster.nodes], self.cluster.config, self.cluster.quorum)
-            self.run_dir.control_plane_nodes.write_text(json.dumps(nodes, indent=1) + "\n")
+            nodes.write(self.run_dir.control_plane_nodes)
             paths = [[n.alias, n.node_id, str(quorum_state.path_of(n))] for n in self.cluster.nodes]
             self._views = subprocess.Popen(
                 [sys.executable, "-m", "kafka_chaos.harness.view_sampler", "--start-ns", str(start_ns),
@@ -360,9 +361,7 @@ class ControlPlaneSampler:
             return
         stall = stall_within(wakes, wakes[0], wakes[-1])
         longest = max((b - a for a, b in zip(wakes, wakes[1:], strict=False)), default=0)
-        self._add_to_nodes(
-            "host_stall", {"stall_s": round(stall / 1e9, 3), "longest_s": round(longest / 1e9, 3), "until": wakes[-1]}
-        )
+        self._add_to_nodes(host_stall=HostStall(round(stall / 1e9, 3), round(longest / 1e9, 3), wakes[-1]))
         if longest > OVER_NS:
             self.reporter(
                 f"control plane: the host stalled {stall / 1e9:.1f} s in all (the longest wait {longest / 1e9:.2f} s),"
@@ -379,23 +378,13 @@ class ControlPlaneSampler:
         the nemesis's last completion that the window counts from (None: no fault was applied),
         on the history's clock (ns); `window_s`, the window held."""
         last = self._last_heal if self._faulted else None
-        self._add_to_nodes(
-            "sampling",
-            {
-                "ended": ended,
-                "last_heal": last,
-                "window_s": self.window_s,
-                "caught_up": self._caught_up if self._faulted else None,
-            },
-        )
+        self._add_to_nodes(sampling=Sampling(ended, last, self.window_s, self._caught_up if self._faulted else None))
 
-    def _add_to_nodes(self, name: str, value: Any) -> None:
+    def _add_to_nodes(self, **entries: Sampling | HostStall) -> None:
         """One more top-level entry of nodes.json, written once sampling ended."""
         path = self.run_dir.control_plane_nodes
         try:
-            nodes = json.loads(path.read_text(encoding="utf-8"))
-            nodes[name] = value
-            path.write_text(json.dumps(nodes, indent=1) + "\n")
+            NodesFile.read(path).adding(**entries).write(path)
         except (OSError, ValueError):  # no nodes.json: sampling never started, and gaps.json says so
             pass
 

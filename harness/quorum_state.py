@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kafka_chaos.history.quorum_view import claims_to_lead
+
 if TYPE_CHECKING:  # kept out at run time: the view sampler's own process imports this module
     from kafka_chaos.harness.node import KafkaNode
 
@@ -65,6 +67,6 @@ def leader_claims(controllers: list[KafkaNode]) -> list[tuple[int, int]]:
         if node.state() != "running":
             continue
         view = read_view(path_of(node))
-        if view["error"] is None and view["leader_id"] == node.node_id and view["leader_epoch"] >= 0:
+        if claims_to_lead({**view, "node_id": node.node_id}):
             claims.append((view["leader_epoch"], node.node_id))
     return sorted(claims, reverse=True)

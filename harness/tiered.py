@@ -38,6 +38,7 @@ from kafka_chaos.harness.maven import (
 )
 from kafka_chaos.harness.paths import cache_dir
 from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.history.tiered import LogStarts, PartitionStarts, RemoteStart, ReplicaStart, TieredReads
 
 #: The first release with tiered storage (early access; production-ready from 3.9.0).
 FIRST = (3, 6, 0)
@@ -326,20 +327,20 @@ class ReadSources:
         for key, records in (event["value"][0][1] or {}).items():
             self.read.setdefault(key, set()).update(record[0] for record in records)
 
-    def measure(self) -> dict[str, object]:
+    def measure(self) -> TieredReads:
         """summary.json's `tiered_reads`: distinct records (key, offset) the final read got."""
         remote = local = 0
         for key, offsets in self.read.items():
             start = (self.starts or {}).get(key)
             below = sum(1 for offset in offsets if start is not None and offset < start)
             remote, local = remote + below, local + len(offsets) - below
-        return {
-            "from_remote": remote,
-            "from_local": local,
-            "local_log_start": self.starts,
-            "how": "a record below every broker's local log start when the final read began (the brokers' "
+        return TieredReads(
+            remote,
+            local,
+            self.starts,
+            "a record below every broker's local log start when the final read began (the brokers' "
             "ListOffsets answer, else their lowest segment file) is counted as read from remote storage",
-        }
+        )
 
 
 def retention_margin(topic: dict[str, str], data_dirs: list[Path], remote_dir: Path, keys: list[str], wall_s: float):
@@ -383,8 +384,8 @@ def log_starts(
     broker_ids: list[int],
     keys: list[str],
     remote_dir: Path,
-) -> dict[str, Any]:
-    """log-starts.json: where each partition of the run begins at its end, on every replica and in
+) -> LogStarts:
+    """log-starts.json (history/tiered.py): where each partition of the run begins at its end, on every replica and in
     remote storage. `ask(broker_id)` is that broker's own answer (harness/admin.py
     `log_starts_from`); `assignment`, each key's replicas from the cluster's metadata (None when
     it could not be read: then every broker counts as a replica of every key).
@@ -394,7 +395,7 @@ def log_starts(
     asked at all is also in `unanswered`, with why). None is never a start of 0: the checker's
     `log-start-moved` (checkers/tiered.py) does not judge such a replica. With retention that could
     delete nothing, every start is 0 (the topic is new)."""
-    partitions: dict[str, dict[str, Any]] = {key: {"replicas": {}, "remote": {}} for key in keys}
+    replicas: dict[str, dict[str, ReplicaStart]] = {key: {} for key in keys}
     unanswered: dict[str, str] = {}
     expected = {key: broker_ids if assignment is None else assignment.get(key, broker_ids) for key in keys}
     for broker in sorted({b for replicas in expected.values() for b in replicas}):
@@ -409,25 +410,26 @@ def log_starts(
             entry = answer.get(key) or {"log_start": None, "local_log_start": None}
             if entry.get("log_start") is None and "error" not in entry:
                 entry = {**entry, "error": unanswered.get(str(broker), "no answer for this partition")}
-            partitions[key]["replicas"][str(broker)] = entry
+            replicas[key][str(broker)] = ReplicaStart.from_json(entry)
     remote = remote_segments(remote_dir)
+    partitions = {}
     for key in keys:
         bases = [base for base, _ in segments_of(remote, key)]
-        partitions[key]["remote"] = {"segments": len(bases), "lowest_offset": min(bases) if bases else None}
-    return {
-        "taken": "after the final read, from every replica (ListOffsets for its own copy) and the remote folder",
-        "assignment": "from the cluster's metadata" if assignment is not None else "unknown: every broker asked",
-        "partitions": partitions,
-        "unanswered": unanswered,
-    }
+        partitions[key] = PartitionStarts(replicas[key], RemoteStart(len(bases), min(bases) if bases else None))
+    return LogStarts(
+        partitions,
+        unanswered,
+        "after the final read, from every replica (ListOffsets for its own copy) and the remote folder",
+        "from the cluster's metadata" if assignment is not None else "unknown: every broker asked",
+    )
 
 
-def lowest_local_starts(starts: dict[str, Any]) -> dict[str, int]:
+def lowest_local_starts(starts: LogStarts) -> dict[str, int]:
     """Per key of a `log_starts` document, the lowest local log start its replicas answered
     (a key none answered for is left out)."""
     out: dict[str, int] = {}
-    for key, partition in starts["partitions"].items():
-        answered = [r.get("local_log_start") for r in partition["replicas"].values()]
+    for key, partition in starts.partitions.items():
+        answered = [r.local_log_start for r in partition.replicas.values()]
         known = [start for start in answered if start is not None and start >= 0]
         if known:
             out[key] = min(known)

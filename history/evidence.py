@@ -8,7 +8,7 @@ the checker reads them with the Spark schemas made from the same field lists
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kafka_chaos.history import events
@@ -48,7 +48,9 @@ SAMPLE_FIELDS = (
 )
 #: metadata/<alias>.jsonl: one record of the node's `__cluster_metadata`, as DumpLogSegments
 #: decoded it (`type`, `version`, `data`; `raw` when it could not), with its batch's epoch and its
-#: time on the history's clock.
+#: time on the history's clock. `data` is written as the decoded JSON object, or null where the
+#: tool printed none (a 3.x control record, a payload it could not decode): `record_data` reads it;
+#: Spark reads it as the object's JSON text (its DDL type is a string, `_ddl`).
 RECORD_FIELDS = (
     ("offset", "long"),
     ("batch_epoch", "int"),
@@ -56,14 +58,16 @@ RECORD_FIELDS = (
     ("time", "long"),
     ("type", "string"),
     ("version", "int"),
-    ("data", "string"),
+    ("data", "object"),
     ("raw", "string"),
 )
 
 
 def _ddl(fields: tuple[tuple[str, str], ...]) -> str:
+    """A line type's Spark schema: members as an array of structs, a JSON object as its text."""
     member = "struct<" + ", ".join(f"{n}:{t}" for n, t in MEMBER_FIELDS) + ">"
-    return ", ".join(f"`{n}` {f'array<{member}>' if t == 'members' else t}" for n, t in fields)
+    spark = {"members": f"array<{member}>", "object": "string"}
+    return ", ".join(f"`{n}` {spark.get(t, t)}" for n, t in fields)
 
 
 #: Spark's schemas of the three line types (the JSON `data` of a record is read as its text).
@@ -108,8 +112,18 @@ def sample_line(**values: Any) -> str:
 
 
 def record_line(**values: Any) -> str:
-    """A line of metadata/<alias>.jsonl."""
+    """A line of metadata/<alias>.jsonl (ValueError for a `data` that is not an object or None)."""
+    data = values.get("data")
+    if data is not None and not isinstance(data, dict):
+        raise ValueError(f"a record's data is a JSON object or null, not {type(data).__name__}")
     return _line(RECORD_FIELDS, values)
+
+
+def record_data(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's `data` as record_line wrote it: its object, {} where it wrote null (or a line of
+    another shape: nothing is taken from it)."""
+    data = record.get("data")
+    return data if isinstance(data, dict) else {}
 
 
 def read_gaps(run: RunDir) -> dict[str, str]:

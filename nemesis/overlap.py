@@ -16,14 +16,16 @@ Families, derived from the table of faults (nemesis/faults.py):
 - kill (kill/start), pause (pause/resume): a fault held, healed, a quiet period, again.
 - remote (remote-unavailable, remote-slow; a tiered cluster's): a fault held, healed (`remote-heal`
   of its own brokers), a quiet period, again; aimed at broker roles, a slow gate's delay drawn.
-- disk (wipe, lose-unflushed): instant faults (the node restarts), spaced wider, at most one per
-  node in a run: the number drawn is at most the cluster's nodes, and as a role names its node
-  only at the fault's moment, the schedule's guard (`DiskOnce`, asked by the nemesis once the
-  target resolved) refuses a second one on a node, recorded as a `fail` saying why.
+- disk (wipe, lose-unflushed): instant faults (the node restarts), at most MAX_DISK in a run.
 
-Bounds (nemesis/roles.py): at most MAX_AT_ONCE faults in place at once (a disk fault counts
-while its node restarts: DISK_WINDOW_S); a step that would exceed it is dropped, its family's
-clock left as drawn.
+The bounds are nemesis/bounds.py's, shared with explore's space and shrinking, which reject a
+schedule that breaks one; this mix repairs its draws instead, so that every timeline it draws keeps
+them: a step that would put more than MAX_AT_ONCE faults in place is dropped (its family's clock
+left as drawn), as is a network step that starts before the one before it healed; a network heal
+that would fall in a pause is moved past it; holds are at least MIN_HOLD_S; a stall or a remote
+gate is aimed at a broker role; disk faults past MAX_DISK are not drawn. `DiskOnce` still refuses,
+once the target resolved, a second disk fault on a node, for a timeline played again from a
+config.json that held more.
 """
 
 from __future__ import annotations
@@ -31,21 +33,28 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 
+from kafka_chaos.nemesis.bounds import (
+    AFTER_RESUME_S,
+    BROKER_FAULTS,
+    DISK_FAULTS,
+    DISK_WINDOW_S,
+    MAX_AT_ONCE,
+    MAX_DISK,
+    MIN_HOLD_S,
+    heals_in_pause,
+    in_place,
+)
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.faults import BY_NAME as FAULTS
-from kafka_chaos.nemesis.faults import HEAL, HEALS, PARTITION, REMOTE_HEAL, RESUME, START
-from kafka_chaos.nemesis.roles import BROKER_ROLES, CONTROLLER_ROLES, DISK_FAULTS, MAX_AT_ONCE, Role
+from kafka_chaos.nemesis.faults import HEAL, HEALS, REMOTE_HEAL, RESUME, START
+from kafka_chaos.nemesis.roles import BROKER_ROLES, CONTROLLER_ROLES, Role
 from kafka_chaos.nemesis.schedule import ScriptedSchedule, Step
 
 NETWORK, KILL, PAUSE, DISK, REMOTE = "network", "kill", "pause", "disk", "remote"
 #: The families in the order their clocks are drawn (the network's reads the pauses').
 FAMILIES: tuple[str, ...] = (PAUSE, KILL, DISK, NETWORK, REMOTE)
-#: How long a disk fault counts as in place for the bound: its node's restart and first catch-up.
-DISK_WINDOW_S = 10.0
-#: A network fault held past a pause heals this long after the resume.
-AFTER_RESUME_S = 1.0
-#: A partition's shapes as the mix draws them: the shapes aimed at roles (isolate one, cut two
-#: apart) twice as often as the shapes that draw their own sides.
+#: A partition's shapes as the mix draws them (each of bounds.SHAPES): the shapes aimed at roles
+#: (isolate one, cut two apart) twice as often as the shapes that draw their own sides.
 SHAPES: tuple[str, ...] = ("isolate", "isolate", "cut", "cut", "halves", "majorities-ring", "bridge", "quorum-leader")
 
 
@@ -78,26 +87,18 @@ def _clock(
     rng: random.Random, first: float, interval: float, duration: float, instant: bool
 ) -> list[tuple[float, float | None]]:
     """One family's (at, hold) pairs: a stagger, then fault, hold, heal, quiet, again (holds and
-    quiet periods each 0.5 to 1.5 intervals; an instant family's quiet periods 1 to 3), every
+    quiet periods each 0.5 to 1.5 intervals, a hold MIN_HOLD_S at least; an instant family's quiet
+    periods 1 to 3), every
     fault's time in place (an instant one's DISK_WINDOW_S) within `duration`."""
     out: list[tuple[float, float | None]] = []
     t = first + rng.uniform(0, interval)
     while True:
-        hold = None if instant else round(rng.uniform(0.5, 1.5) * interval, 1)
+        hold = None if instant else max(MIN_HOLD_S, round(rng.uniform(0.5, 1.5) * interval, 1))
         at = round(t, 1)
         if at + (DISK_WINDOW_S if hold is None else hold) > duration:
             return out
         out.append((at, hold))
         t = at + (hold or 0) + rng.uniform(*((1.0, 3.0) if instant else (0.5, 1.5))) * interval
-
-
-def heals_in_pause(heal: float, pauses: Sequence[tuple[float, float]]) -> bool:
-    """Whether a network fault's heal at `heal` falls while one of `pauses` ((start, end) spans) is
-    held: from its start until AFTER_RESUME_S after its resume, that moment excluded. The one rule
-    for the mix, which moves such a heal to that moment, and explore's space, which rejects it.
-    Times compare at the schedules' resolution of 0.1 s."""
-    at = round(heal, 1)
-    return any(round(start, 1) <= at < round(end + AFTER_RESUME_S, 1) for start, end in pauses)
 
 
 def _past_pauses(at: float, hold: float, pauses: Sequence[tuple[float, float]]) -> float:
@@ -112,7 +113,7 @@ def _past_pauses(at: float, hold: float, pauses: Sequence[tuple[float, float]]) 
 def _network_step(rng: random.Random, fault: str, roles: Sequence[Role], key: str) -> tuple[str, dict]:
     """A network fault's target and options: a partition of a drawn shape (isolating a role,
     cutting two roles apart, or a shape that draws its own sides), a stall of a broker role."""
-    if fault != PARTITION.name:
+    if fault in BROKER_FAULTS:
         brokers = [r for r in roles if r.name in BROKER_ROLES] or list(roles)
         return rng.choice(brokers).resolve(key), {}
     controllers = any(r.name in CONTROLLER_ROLES for r in roles)
@@ -132,8 +133,7 @@ def _bounded(steps: list[tuple[int, Step]], max_at_once: int) -> list[Step]:
     """The steps in time order, each dropped that would put more than `max_at_once` faults in place."""
     kept: list[Step] = []
     for _, step in sorted(steps, key=lambda s: (s[1].at, s[0])):
-        held = [k for k in kept if k.at <= step.at < k.at + (k.hold if k.hold is not None else DISK_WINDOW_S)]
-        if len(held) < max_at_once:
+        if in_place(kept, step.at) < max_at_once:
             kept.append(step)
     return kept
 
@@ -155,9 +155,9 @@ def draw_overlapping(
     `start` s of quiet (default `interval`) and a stagger of its own, its holds and quiet periods
     around `interval`, every heal within `duration`; targets drawn from `roles` (with `key`, the
     workload's first partition, for the roles that name one) unless an entry pins one
-    (`kill@group-coordinator`); at most `max_at_once` faults in place at once and at most `nodes`
-    disk faults. Sorted by `at`. Each family draws from a stream of its own (seeded from `rng`),
-    so that adding a family leaves the others' clocks as they were."""
+    (`kill@group-coordinator`); at most `max_at_once` faults in place at once and at most MAX_DISK
+    disk faults (fewer when `nodes` is fewer). Sorted by `at`. Each family draws from a stream of
+    its own (seeded from `rng`), so that adding a family leaves the others' clocks as they were."""
     if not roles:
         raise ValueError("an overlapping mix needs at least one role to aim at")
     base = rng.getrandbits(64)
@@ -167,8 +167,8 @@ def draw_overlapping(
     for order, family in enumerate(f for f in FAMILIES if families.get(f)):
         frng = random.Random(f"{base}:{family}")
         windows = _clock(frng, first, interval, duration, instant=family == DISK)
-        if family == DISK and nodes is not None:
-            windows = windows[:nodes]
+        if family == DISK:
+            windows = windows[: MAX_DISK if nodes is None else min(nodes, MAX_DISK)]
         bag: list[str] = []
         for at, hold in windows:
             if not bag:  # every entry once per round, in a random order, as the serial mix does

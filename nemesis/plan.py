@@ -15,10 +15,11 @@ from typing import Any
 
 from kafka_chaos.harness.config import FAULT_DETECTION, NodeSpec
 from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.nemesis.bounds import MAX_AT_ONCE
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.faults import COLOURS
 from kafka_chaos.nemesis.overlap import OverlapSchedule, draw_overlapping, families, pool_roles
-from kafka_chaos.nemesis.roles import MAX_AT_ONCE, roles_for
+from kafka_chaos.nemesis.roles import roles_for
 from kafka_chaos.nemesis.schedule import (
     RandomSchedule,
     Schedule,

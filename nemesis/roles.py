@@ -1,24 +1,15 @@
-"""The roles a composed fault schedule aims at, and the bounds of its space: shared by the
-overlapping random mix (nemesis/overlap.py), `explore`'s search (runs/explore.py) and shrinking
-(runs/shrink.py), so that all three draw from, mutate within and shrink towards the same space.
+"""The roles a composed fault schedule aims at: shared by the overlapping random mix
+(nemesis/overlap.py), `explore`'s search (runs/explore.py) and shrinking (runs/shrink.py), so that
+all three draw from, mutate within and shrink towards the same roles (their bounds are
+nemesis/bounds.py's).
 
 A role is a target of nemesis/targets.py, resolved from the live cluster at the fault's moment:
 "the leader of the workload's first partition" names whichever broker leads it then.
-
-The bounds follow the studies in docs/nemesis.md: 87% of crash-recovery bugs need at most three
-crashes and one reboot (CREB, FSE 2018), 98% of failures show on at most three nodes (OSDI 2014).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-#: At most this many faults in place at once.
-MAX_AT_ONCE = 3
-#: Faults that lose a node's disk or its unflushed writes: at most one of them per node in a run
-#: (a second on the same node mostly repeats the first, and two on different ISR members at once
-#: is past what any configuration promises to survive: runs/shrink.py's `beyond_promise`).
-DISK_FAULTS = ("wipe", "lose-unflushed")
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """`explore`'s space of fault schedules: fault x target role x moment, within the shared bounds of
-nemesis/roles.py, and the three things a search does with it: draw a schedule, mutate one, and
+nemesis/bounds.py, and the three things a search does with it: draw a schedule, mutate one, and
 check that one is inside the space (runs/explore.py).
 
 A schedule is a list of `Move`s: a fault, the role (or, for a partition's `cut`, the two roles) it
@@ -7,19 +7,13 @@ aims at, when it starts and how long it is held. A move becomes a timed `Step` o
 nemesis/schedule.py (`Move.step`), the role a target of nemesis/targets.py resolved at the fault's
 moment, and a run plays the steps as a script (`NemesisPlan(script=...)`).
 
-The bounds (`Space.problems`):
-- at most `max_steps` faults in a run, and at most MAX_AT_ONCE (nemesis/roles.py) in place at once;
-  a fault that restarts its node (wipe, lose-unflushed) counts as in place for DISK_SPAN seconds;
-- at most one disk fault (DISK_FAULTS: wipe, lose-unflushed) in a run. Roles resolve when the fault
-  happens, so two disk faults on two roles may land on one node; one per run is the only bound a
-  schedule can promise that keeps "at most one per node", and it is the studies' "one reboot";
-- at most one network fault (a partition or a stall: all are undone by the one `heal`, which
-  flushes every rule) in place at once;
-- no network fault's heal while a pause is held (overlap.heals_in_pause: from the pause's start
-  until AFTER_RESUME_S after its resume): a paused container runs no iptables, so that heal would
-  leave the paused node's rules in place and the cut would outlast its hold (the overlapping mix
-  moves such a heal to the window's end, nemesis/overlap.py; a search keeps its schedules out);
-- every fault starts after `start` seconds of quiet (the liveness baseline) and ends by `duration`.
+The bounds (`Space.problems`): nemesis/bounds.py's, which the overlapping mix and shrinking share
+(at most MAX_AT_ONCE faults in place at once, one disk fault in a run, one network fault at once,
+no network heal in a pause, holds, shapes, aims, every fault in place between the quiet `start`
+and `duration`); a search rejects a schedule that breaks one, where the mix repairs its draws.
+The space's own, narrower choices: at most `max_steps` faults in a run, holds from `holds`,
+moments on a GRID, only the faults and roles of the campaign, and only the partition shapes whose
+sides roles name (bounds.ROLE_SHAPES).
 
 Every draw comes from the `random.Random` the caller passes (explore derives one per run from the
 campaign's seed): the same seed, the same schedules.
@@ -34,9 +28,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kafka_chaos.harness.errors import UsageError
-from kafka_chaos.nemesis.faults import HEAL, HEALS, RANDOM, TIERED
-from kafka_chaos.nemesis.overlap import heals_in_pause
-from kafka_chaos.nemesis.roles import BROKER_ROLES, DISK_FAULTS, MAX_AT_ONCE, roles_for
+from kafka_chaos.nemesis import bounds
+from kafka_chaos.nemesis.bounds import BROKER_FAULTS, DISK_WINDOW_S, MAX_AT_ONCE
+from kafka_chaos.nemesis.bounds import ROLE_SHAPES as SHAPES
+from kafka_chaos.nemesis.faults import HEALS, RANDOM
+from kafka_chaos.nemesis.roles import BROKER_ROLES, roles_for
 from kafka_chaos.nemesis.roles import BY_NAME as ROLES
 from kafka_chaos.nemesis.schedule import Step
 
@@ -46,22 +42,14 @@ DEFAULT_FAULTS = ("kill", "pause", "partition", "wipe", "lose-unflushed")
 #: The holds a fault that stays in place is drawn from (s): a few heartbeats up to well past every
 #: timeout of harness/config.py's fast failure detection.
 HOLDS = (2.0, 4.0, 6.0, 8.0, 12.0)
-#: How long a fault that kills and restarts its node within its operation counts as in place (s).
-DISK_SPAN = 6.0
 #: At most this many faults in one run (CREB: most crash-recovery bugs need at most three crashes).
 MAX_STEPS = 4
-MAX_DISK = 1
-#: A partition's shapes in the space: one role cut off, the active controller cut off from the other
-#: voters (its role is "controller"), or two roles cut from each other (`cut`).
-SHAPES = ("isolate", "quorum-leader", "cut")
+#: The workload key moves are resolved at when the space checks them against the bounds.
+_KEY = "chaos/0"
 #: Moments are multiples of this many seconds.
 GRID = 0.5
 #: How often a drawn fault starts inside another one's span (so that faults overlap).
 OVERLAP_BIAS = 0.5
-
-
-def _network(fault: str) -> bool:
-    return HEALS.get(fault) == HEAL.name
 
 
 @dataclass(frozen=True)
@@ -77,7 +65,7 @@ class Move:
     @property
     def span(self) -> tuple[float, float]:
         """When it is in place."""
-        return self.at, self.at + (self.hold if self.hold is not None else DISK_SPAN)
+        return self.at, self.at + (self.hold if self.hold is not None else DISK_WINDOW_S)
 
     def target(self, key: str) -> str:
         """Its target expression (nemesis/targets.py) for a run whose first key is `key`."""
@@ -101,17 +89,8 @@ class Move:
 
 
 def at_once(moves: Sequence[Move]) -> int:
-    """The most faults in place at one moment (spans are half-open: one may start as another ends)."""
-    edges = sorted([(m.span[0], 1) for m in moves] + [(m.span[1], -1) for m in moves], key=lambda e: (e[0], e[1]))
-    most = now = 0
-    for _, d in edges:
-        now += d
-        most = max(most, now)
-    return most
-
-
-def _overlap(a: Move, b: Move) -> bool:
-    return a.span[0] < b.span[1] and b.span[0] < a.span[1]
+    """The most faults in place at one moment (bounds.most_at_once)."""
+    return bounds.most_at_once([m.step(_KEY) for m in moves])
 
 
 @dataclass(frozen=True)
@@ -145,7 +124,7 @@ class Space:
         if unknown:
             raise UsageError(f"unknown fault {', '.join(unknown)}: expected some of {', '.join(RANDOM)}")
         quiet = min(5.0, duration / 4) if start is None else start
-        if duration - quiet < DISK_SPAN:
+        if duration - quiet < DISK_WINDOW_S:
             raise UsageError(f"runs of {duration:g} s leave no room for a fault after {quiet:g} s of quiet")
         holds = tuple(h for h in HOLDS if h <= duration - quiet)
         return cls(chosen, tuple(r.name for r in roles_for(workload, group, share)), duration, quiet, holds)
@@ -161,18 +140,9 @@ class Space:
             out.append(f"{len(moves)} faults, more than {self.max_steps}")
         for m in moves:
             out += [f"{m.label()}: {p}" for p in self._move_problems(m)]
-        if at_once(moves) > self.max_at_once:
-            out.append(f"more than {self.max_at_once} faults in place at once")
-        disks = [m for m in moves if m.fault in DISK_FAULTS]
-        if len(disks) > MAX_DISK:
-            out.append(f"{len(disks)} disk faults ({', '.join(DISK_FAULTS)}), more than {MAX_DISK}")
-        network = [m for m in moves if _network(m.fault)]
-        if any(_overlap(a, b) for i, a in enumerate(network) for b in network[i + 1 :]):
-            out.append("two network faults in place at once (one heal undoes both)")
-        pauses = [m.span for m in moves if m.fault == "pause"]
-        for m in network:
-            if heals_in_pause(m.span[1], pauses):
-                out.append(f"{m.label()}: healed while a pause is held (the paused node keeps its rules)")
+        played = [m.step(_KEY) for m in moves]
+        breaches = bounds.problems(played, start=self.start, duration=self.duration, max_at_once=self.max_at_once)
+        out += [f"{b.bound}: {b.why}" for b in breaches]
         return out
 
     def _move_problems(self, m: Move) -> list[str]:
@@ -182,24 +152,16 @@ class Space:
         unknown = [r for r in m.roles if r not in self.roles]
         if unknown:
             out.append(f"role {', '.join(unknown)} names nothing here")
-        if m.fault in HEALS:
-            if m.hold not in self.holds:
-                out.append(f"hold {m.hold} is not one of {self.holds}")
-        elif m.hold is not None:
-            out.append("a fault that restarts its node is not held")
+        if m.fault in HEALS and m.hold not in self.holds:
+            out.append(f"hold {m.hold} is not one of {self.holds}")
         if m.fault == "partition":
             wanted = {"cut": 2}.get(m.shape or "", 1)
             if m.shape not in SHAPES:
                 out.append(f"partition shape {m.shape} is not one of {SHAPES}")
             elif len(m.roles) != wanted or len(set(m.roles)) != len(m.roles):
                 out.append(f"a {m.shape} partition aims at {wanted} distinct role(s)")
-            elif m.shape == "quorum-leader" and m.roles != ("controller",):
-                out.append("a quorum-leader partition aims at the controller")
         elif m.shape is not None or len(m.roles) != 1:
             out.append("only a partition takes a shape, and only a cut two roles")
-        start, end = m.span
-        if start < self.start or end > self.duration:
-            out.append(f"outside {self.start:g}-{self.duration:g} s")
         if round(m.at / GRID) * GRID != m.at:
             out.append(f"not on the {GRID:g} s grid")
         return out
@@ -212,8 +174,8 @@ class Space:
         return min(max(round(t / GRID) * GRID, first), last)
 
     def _aims(self, fault: str) -> tuple[str, ...]:
-        """The roles `fault` is drawn at: a remote-storage fault's, the brokers' (a controller has no gate)."""
-        if fault in TIERED:
+        """The roles `fault` is drawn at: a stall's or a remote-storage gate's, the brokers' (bounds AIM)."""
+        if fault in BROKER_FAULTS:
             return tuple(r for r in self.roles if r in BROKER_ROLES) or self.roles
         return self.roles
 
@@ -231,7 +193,7 @@ class Space:
             elif shape == "cut":
                 roles = tuple(rng.sample(self.roles, 2))
         hold = rng.choice(self.holds) if fault in HEALS else None
-        length = hold if hold is not None else DISK_SPAN
+        length = hold if hold is not None else DISK_WINDOW_S
         if near and rng.random() < OVERLAP_BIAS:
             other = rng.choice(list(near))
             t = rng.uniform(*other.span)

@@ -43,6 +43,7 @@ from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import GAP_METADATA, RunDir
+from kafka_chaos.history.tiered import LogStarts
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.plan import NemesisPlan
 from kafka_chaos.nemesis.schedule import Schedule
@@ -203,14 +204,14 @@ class WorkloadPhase:
         the starts could not be judged, and the run goes on."""
         try:
             starts = self._log_starts()
-            self.run_dir.log_starts.write_text(json.dumps(starts, indent=2, sort_keys=True) + "\n")
+            self.run_dir.log_starts.write_text(json.dumps(starts.to_json(), indent=2, sort_keys=True) + "\n")
         except Exception as exc:
             if self.reporter is not None:
                 self.reporter(
                     f"warning: the tiered run's log starts could not be recorded: {type(exc).__name__}: {exc}"
                 )
 
-    def _log_starts(self) -> dict[str, Any]:
+    def _log_starts(self) -> LogStarts:
         """Every replica's start of every partition and remote storage's, asked now
         (harness/tiered.py `log_starts`, each broker through harness/admin.py `log_starts_from`)."""
         brokers = [node.node_id for node in self.cluster.brokers]

@@ -9,6 +9,10 @@ a floor), then their targets (a compound target `A+B` to `A` or to `B`; a role t
 in nemesis/roles.py's order), round after round until a round changes nothing. Bugs under faults
 reproduce only sometimes, so a candidate counts only when it finds the same anomaly in at least
 `need` of `runs` trials (3 of 5 by default), each trial stopped as soon as the answer is known.
+A candidate that breaks a bound of nemesis/bounds.py the first schedule kept (a hold shortened into
+a pause, a stall aimed at a controller role) is rejected untried: shrinking, like explore's space,
+rejects where the overlapping mix repairs. A bound the first schedule already broke (a hand-written
+script's) does not stop shrinking it.
 
 The result is a script in nemesis/schedule.py's step format (`write_script`), which `run
 --nemesis-script`, `reproduce` and `bisect` take. `beyond_promise` says whether the faults a run
@@ -30,14 +34,16 @@ from typing import Any
 from kafka_chaos.history import events
 from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.history.run_config import RunConfig
-from kafka_chaos.nemesis.roles import DISK_FAULTS, ROLES, Role
+from kafka_chaos.nemesis import bounds
+from kafka_chaos.nemesis.bounds import DISK_FAULTS, MIN_HOLD_S
+from kafka_chaos.nemesis.roles import ROLES, Role
 from kafka_chaos.nemesis.schedule import Step
 
 #: One run of a schedule: the names of the error anomalies its check found.
 Trial = Callable[[list[Step]], set[str]]
 
-#: The shortest hold shrinking tries: a fault held for less is mostly its own apply and heal.
-HOLD_FLOOR_S = 2.0
+#: The shortest hold shrinking tries (bounds.MIN_HOLD_S).
+HOLD_FLOOR_S = MIN_HOLD_S
 #: The workload's first key, which a role such as `leader:{key}` names when no step says another.
 DEFAULT_KEY = "chaos/0"
 
@@ -178,8 +184,14 @@ def shrink(
     verdict = (hits, tried)
     exhausted = False
 
+    kept_bounds = set(bounds.BOUNDS) - bounds.broken(original)
+
     def accept(candidate: list[Step], what: str) -> bool:
         nonlocal best, verdict
+        breaks = bounds.broken(candidate) & kept_bounds
+        if breaks:
+            search.say(f"shrink: {what}: not tried, it breaks the bound(s) {', '.join(sorted(breaks))}")
+            return False
         good, h, t = search.judge(candidate, what)
         if good:
             best, verdict = candidate, (h, t)

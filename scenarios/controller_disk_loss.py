@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from kafka_chaos.harness.config import FAULT_DETECTION
 from kafka_chaos.harness.quorum_state import path_of, read_view
+from kafka_chaos.history.quorum_view import claims_to_lead
 from kafka_chaos.nemesis.faults import HEAL, PARTITION, START
 from kafka_chaos.scenarios.base import LOSS, LOSS_WORKLOAD, SAFE, Scenario
 from kafka_chaos.scenarios.script import Script, StepTimeout
@@ -45,7 +46,7 @@ def _view(s: Script, alias: str) -> dict:
 def _leads(s: Script, alias: str, above: int) -> bool:
     """Whether `alias` holds itself leader in an epoch above `above`."""
     view = _view(s, alias)
-    return view["leader_id"] == s.node_id(alias) and (view["leader_epoch"] or -1) > above
+    return claims_to_lead({**view, "node_id": s.node_id(alias)}) and view["leader_epoch"] > above
 
 
 def script(s: Script) -> None:

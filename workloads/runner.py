@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from kafka_chaos.harness.errors import KafkaChaosError
 from kafka_chaos.history.events import INFO
 from kafka_chaos.history.reporter import Reporter
+from kafka_chaos.history.tiered import TieredReads
 from kafka_chaos.workloads import share
 from kafka_chaos.workloads.clients.api import ClientDied
 from kafka_chaos.workloads.consumer import PollingConsumer, record_failed_assign
@@ -56,7 +57,7 @@ class WorkloadSummary:
     group_coverage: dict[str, Any] | None = None
     #: A tiered run's final read: how many records came from remote storage and how many from
     #: local logs (harness/tiered.py ReadSources); absent from summary.json for other runs.
-    tiered_reads: dict[str, Any] | None = None
+    tiered_reads: TieredReads | None = None
 
     @property
     def ops_per_s(self) -> float:

@@ -16,7 +16,6 @@ says "control plane: not checked".
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,8 @@ from kafka_chaos.history.evidence import RECORD_SCHEMA, SAMPLE_SCHEMA, VIEW_SCHE
 from kafka_chaos.history.kraft import KAFKA_TIMING_DEFAULTS as DEFAULTS
 from kafka_chaos.history.kraft import SLACK_S
 from kafka_chaos.history.metadata_replay import bumps_on_isr_shrink
+from kafka_chaos.history.nodes import NodesFile
+from kafka_chaos.history.quorum_view import CLAIMS_TO_LEAD_SQL
 from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import RunDir
 from kafka_chaos.history.stall import covered_until, read_wakes
@@ -83,21 +84,16 @@ def absent(run_dir: Path | None) -> str | None:
     return None
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def evidence(run_dir: Path, config: RunConfig) -> Evidence:
     """The run directory's control-plane evidence, with the run's config.json (`config`, read once
     by the check)."""
     run = RunDir(run_dir)
-    described = _read_json(run.control_plane_nodes)
+    try:
+        described = NodesFile.read(run.control_plane_nodes)
+    except (OSError, ValueError):  # missing or not nodes.json: every node and setting unknown from it
+        described = NodesFile({}, [])
     broker_config = config.broker_config
-    given = described.get("settings") if isinstance(described.get("settings"), dict) else {}
+    given = described.settings
     settings, sources = {}, {}
     for name, default in DEFAULTS.items():
         for source, values in (("nodes.json", given), ("config.json", broker_config)):
@@ -109,17 +105,16 @@ def evidence(run_dir: Path, config: RunConfig) -> Evidence:
                     continue
         else:
             settings[name], sources[name] = default, "Kafka's default"
-    nodes = described.get("nodes") if isinstance(described.get("nodes"), dict) else {}
     return Evidence(
         run,
-        {str(a): n for a, n in nodes.items() if isinstance(n, dict)},
-        [int(v) for v in described.get("voters") or []],
+        {alias: node.to_json() for alias, node in described.nodes.items()},
+        list(described.voters),
         settings,
         sources,
         config.metadata_version,
         config.kafka_version,
         run.metadata_logs() if run.control_plane.is_dir() else {},
-        str(described.get("quorum") or "static"),
+        described.quorum,
         read_gaps(run),
         read_wakes(run),
     )
@@ -175,7 +170,7 @@ def queries(ops: DataFrame, micro: DataFrame, ev: Evidence) -> dict[str, DataFra
     claims = []
     if views is not None:
         claims.append(
-            views.where("error IS NULL AND leader_id = node_id AND leader_epoch IS NOT NULL").selectExpr(
+            views.where(CLAIMS_TO_LEAD_SQL).selectExpr(
                 "leader_epoch AS epoch", "leader_id AS leader", "node", "time", "'quorum-state' AS source"
             )
         )

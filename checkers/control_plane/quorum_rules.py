@@ -35,14 +35,15 @@ from kafka_chaos.checkers.control_plane.node_faults import (
     subtract,
 )
 from kafka_chaos.history.evidence import ENDS_PROCESS, left_by_the_dead
+from kafka_chaos.history.quorum_view import claims_to_lead
 from kafka_chaos.history.stall import stall_within
 
 View = dict[str, Any]  # time, node, node_id, leader_id, leader_epoch, error
 
 
 def leads(v: View) -> bool:
-    """Whether a readable view is its node's claim to lead the quorum."""
-    return v["error"] is None and v["leader_id"] is not None and v["leader_id"] == v["node_id"]
+    """Whether a view is its node's claim to lead the quorum (history/quorum_view.py)."""
+    return claims_to_lead(v)
 
 
 def process_ends(ws: list[Window]) -> dict[str, list[int]]:

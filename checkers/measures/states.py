@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_chaos.history.events import CUT, DOWN, HEALED, HELD, INFO, NEMESIS, OK, PAUSED, RESTARTED, WIPED, WRITES
-from kafka_chaos.history.evidence import ENDS_PROCESS, left_by_the_dead, read_gaps
+from kafka_chaos.history.evidence import ENDS_PROCESS, left_by_the_dead, read_gaps, record_data
 from kafka_chaos.history.file import read_history
 from kafka_chaos.history.metadata_replay import (
     FENCE,
@@ -40,6 +40,8 @@ from kafka_chaos.history.metadata_replay import (
     Replay,
     bumps_on_isr_shrink,
 )
+from kafka_chaos.history.nodes import NodesFile
+from kafka_chaos.history.quorum_view import claims_to_lead
 from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import RunDir
 
@@ -157,11 +159,7 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
         for line in fh:
             if line.strip():
                 rec = json.loads(line)
-                if isinstance(rec.get("data"), str):
-                    try:
-                        rec["data"] = json.loads(rec["data"])
-                    except ValueError:
-                        rec["data"] = {}
+                rec["data"] = record_data(rec)  # an object as written (history/evidence.py), {} for null
                 yield rec
 
 
@@ -174,9 +172,8 @@ class Nodes:
     @classmethod
     def load(cls, run: RunDir) -> Nodes:
         try:
-            data = json.loads(run.control_plane_nodes.read_text(encoding="utf-8"))
-            return cls({str(a): int(n["id"]) for a, n in data.get("nodes", {}).items()})
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return cls(NodesFile.read(run.control_plane_nodes).ids)
+        except (OSError, ValueError):
             return cls()
 
     def alias(self, node_id: int) -> str:
@@ -206,7 +203,7 @@ def replay_log(
     led_quorum: dict[int, int] = {}  # controller -> when it last became the quorum's leader
     prefix = f"{topic}/"
     for rec in _records(path):
-        kind, data, t = rec.get("type"), rec.get("data") or {}, rec.get("time")
+        kind, data, t = rec.get("type"), rec["data"], rec.get("time")
         if kind == "LeaderChange":
             leader = data.get("leaderId")
             if isinstance(leader, int) and leader >= 0:
@@ -286,11 +283,7 @@ def view_features(run: RunDir, faults: Faults, out: RunStates) -> None:
         elif seen is not None and epoch < seen:
             out.features.add(("quorum-epoch-back", faults.context(t)))
         last[node] = epoch
-        if (
-            v.get("leader_id") is not None
-            and v.get("leader_id") == v.get("node_id")
-            and not faults.from_the_dead(node, t, v.get("written"))
-        ):
+        if claims_to_lead(v) and not faults.from_the_dead(node, t, v.get("written")):
             claims[node] = epoch
         else:
             claims.pop(node, None)

@@ -14,9 +14,13 @@ import pytest
 from kafka_chaos.checkers import tiered
 from kafka_chaos.checkers.result import TIERED_INCOMPLETE
 from kafka_chaos.history.run_config import RunConfig
+from kafka_chaos.history.tiered import TieredReads
 from tests.checkers import histories as H
 
 K = H.K
+
+
+READS = TieredReads(3, 0, {K: 0}, "a record below every local log start is counted as from remote storage")
 
 
 def _starts(replica_starts: dict[str, int], remote_lowest: int | None = 0, unanswered=None) -> dict:
@@ -48,7 +52,7 @@ def _run_dir(tmp_path: Path, starts: dict | None, nothing_deletable: bool | None
     if nothing_deletable is None:
         del config["tiered"]["retention"]
     (run_dir / "config.json").write_text(json.dumps(config))
-    (run_dir / "summary.json").write_text(json.dumps({"tiered_reads": {"from_remote": 3, "from_local": 0}}))
+    (run_dir / "summary.json").write_text(json.dumps({"tiered_reads": READS.to_json()}))  # as the run writes it
     if starts is not None:
         (run_dir / "log-starts.json").write_text(json.dumps(starts))
     h = H.History()
@@ -75,7 +79,7 @@ def test_a_start_above_zero_is_an_error_and_its_near_miss_is_not(tmp_path, start
     (example,) = found["log-start-moved"]["examples"]
     assert example["where"] == where and found["log-start-moved"]["errors"] == 1 and summary["checked"]
     found, summary = _judge(_run_dir(tmp_path / "good", _starts({"1": 0, "2": 0, "3": 0})))
-    assert found == {} and summary["checked"] and summary["reads"] == {"from_remote": 3, "from_local": 0}
+    assert found == {} and summary["checked"] and summary["reads"] == READS.to_json()
 
 
 def test_a_partition_not_yet_in_remote_storage_has_no_remote_start(tmp_path):
@@ -109,7 +113,7 @@ def _with_keys(run_dir: Path, keys: int) -> Path:
     [
         ({"partitions": {}, "unanswered": {}}, None, "lists no partition (an empty answer is not a pass)"),
         ({"unanswered": {}}, None, "lists no partition"),
-        ({"partitions": [], "unanswered": {}}, None, "lists no partition"),
+        ({"partitions": [], "unanswered": {}}, None, "is not a listing of log starts"),  # history/tiered.py
         (_starts({"1": 0, "2": 0}), 2, "t/1: not in log-starts.json"),
     ],
     ids=["empty", "no-listing", "not-a-listing", "a-key-missing"],

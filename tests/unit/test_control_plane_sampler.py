@@ -95,7 +95,9 @@ def test_a_quorum_state_file_gives_the_leader_epoch_and_vote_the_node_holds(tmp_
 
 
 def test_nodes_json_names_each_node_the_voters_and_the_settings_in_effect():
-    dedicated = describe_nodes(ClusterShape(brokers=2, controllers=3).nodes(), {"broker.session.timeout.ms": "4000"})
+    dedicated = describe_nodes(
+        ClusterShape(brokers=2, controllers=3).nodes(), {"broker.session.timeout.ms": "4000"}
+    ).to_json()
     assert dedicated["nodes"] == {
         "controller-1": {"id": 1, "roles": ["controller"]},
         "controller-2": {"id": 2, "roles": ["controller"]},
@@ -111,7 +113,7 @@ def test_nodes_json_names_each_node_the_voters_and_the_settings_in_effect():
         "controller.quorum.election.timeout.ms": 1000,
         "broker.heartbeat.interval.ms": 2000,
     }
-    combined = describe_nodes(ClusterShape(brokers=3).nodes(), {})
+    combined = describe_nodes(ClusterShape(brokers=3).nodes(), {}).to_json()
     assert combined["nodes"]["kafka-2"] == {"id": 2, "roles": ["broker", "controller"]}
     assert combined["voters"] == [1, 2, 3]
 

@@ -14,6 +14,8 @@ from kafka_chaos.frontends.cli import _run_spec, build_parser
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.nemesis import core, faults, partition
+from kafka_chaos.nemesis.bounds import DISK_FAULTS, MAX_AT_ONCE, MAX_DISK
+from kafka_chaos.nemesis.bounds import problems as bound_problems
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.overlap import (
     DISK,
@@ -28,7 +30,7 @@ from kafka_chaos.nemesis.overlap import (
     pool_roles,
 )
 from kafka_chaos.nemesis.plan import nemesis_plan
-from kafka_chaos.nemesis.roles import BROKER_ROLES, DISK_FAULTS, MAX_AT_ONCE, ROLES, roles_for
+from kafka_chaos.nemesis.roles import BROKER_ROLES, ROLES, roles_for
 from kafka_chaos.nemesis.schedule import Step, parse_script, play, recorded_steps
 from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
@@ -94,12 +96,13 @@ def test_every_draw_keeps_the_bounds(seed):
     assert most_at_once(steps) <= MAX_AT_ONCE
     assert all(s.at + (s.hold or 0) <= 60.0 for s in steps)  # every heal inside the workload phase
     disk = [s for s in steps if s.fault in DISK_FAULTS]
-    assert len(disk) <= 3 and all(s.hold is None for s in disk)  # at most one per node of three
+    assert len(disk) <= MAX_DISK and all(s.hold is None for s in disk)  # one disk fault in a run
     nets = [s for s in steps if family_of(s.fault) == NETWORK]
     assert all(b.at >= a.at + a.hold for a, b in zip(nets, nets[1:], strict=False))  # one network fault at a time
     pauses = [s for s in steps if family_of(s.fault) == PAUSE]
     for n in nets:  # no network heal from a pause's start to a second after its resume (no iptables)
         assert not any(p.at <= round(n.at + n.hold, 1) < round(p.at + p.hold + 1.0, 1) for p in pauses), (n, pauses)
+    assert bound_problems(steps, duration=60.0) == []  # the mix repairs: the rejecting side finds nothing
 
 
 @pytest.mark.parametrize("workload, grouped", [("queue", False), ("queue", True), ("txn", False)])
@@ -145,9 +148,10 @@ def test_adding_a_family_leaves_the_others_clocks_as_they_were():
         assert [s for s in more if s.fault != "wipe"] == alone
 
 
-def test_at_most_one_disk_fault_per_node_of_the_cluster_is_drawn():
+def test_at_most_one_disk_fault_in_a_run_is_drawn():
     for seed in range(50):
-        assert len([s for s in draw(seed, entries="wipe,lose-unflushed", duration=300, nodes=2)]) <= 2
+        assert len([s for s in draw(seed, entries="wipe,lose-unflushed", duration=300, nodes=2)]) <= MAX_DISK
+        assert draw(seed, entries="wipe", duration=300, nodes=0) == []
 
 
 def test_a_pause_pushes_the_network_heal_past_its_resume():

@@ -6,8 +6,8 @@ import random
 import pytest
 
 from kafka_chaos.harness.errors import UsageError
+from kafka_chaos.nemesis.bounds import DISK_FAULTS, MAX_AT_ONCE
 from kafka_chaos.nemesis.faults import HEALS
-from kafka_chaos.nemesis.roles import DISK_FAULTS, MAX_AT_ONCE
 from kafka_chaos.nemesis.schedule import parse_script
 from kafka_chaos.nemesis.space import DEFAULT_FAULTS, Move, Space, at_once, steps
 
@@ -78,6 +78,7 @@ def test_a_mutation_is_a_neighbour():
         ([Move(10, "partition", ("leader",), 4, "quorum-leader")], "controller"),
         ([Move(10, "partition", ("leader",), 4, "cut")], "2 distinct"),
         ([Move(10, "stall", ("leader",), 4)], "not in this space"),
+        ([Move(10, "stall", ("controller",), 4)], "aim: "),
         ([Move(10, "partition", ("leader",), 6, "isolate"), Move(12, "pause", ("follower",), 6)], "pause is held"),
         ([Move(10, "partition", ("leader",), 12, "isolate"), Move(13.5, "pause", ("follower",), 8)], "pause is held"),
     ],
@@ -130,5 +131,5 @@ def test_the_space_follows_the_run():
         Space.for_run(["explode"], "queue", False, 30.0)
     with pytest.raises(UsageError, match="no room"):
         Space.for_run(None, "queue", False, 7.0)
-    assert Space.for_run(None, "queue", False, 12.0).holds == (2.0, 4.0, 6.0, 8.0)
+    assert Space.for_run(None, "queue", False, 14.0).holds == (2.0, 4.0, 6.0, 8.0)
     assert Space.from_json(SPACE.to_json()) == SPACE

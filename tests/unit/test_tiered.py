@@ -28,6 +28,7 @@ from kafka_chaos.harness.tiered import (
     topic_config,
 )
 from kafka_chaos.harness.versions import KafkaVersion
+from kafka_chaos.history.tiered import LogStarts
 
 TOPIC_ID = "MZgp-_LYTxKPWwZWlcP6Cw"  # 22 characters, as Kafka writes a topic id
 
@@ -235,7 +236,7 @@ def test_the_final_reads_records_below_the_local_start_came_from_remote():
     sources.add(_poll({"chaos/0": [[1, 2], [2, 3]]}))  # read again by another process: once
     sources.add(_poll({"chaos/0": [[1, 2]]}, kind="invoke"))
     sources.add(_poll({"chaos/0": [[0, 1]]}, f="share-poll"))
-    got = sources.measure()
+    got = sources.measure().to_json()
     assert (got["from_remote"], got["from_local"]) == (2, 2)
     assert got["local_log_start"] == {"chaos/0": 2, "chaos/1": None}
 
@@ -285,7 +286,7 @@ def test_log_starts_lists_every_replica_and_never_takes_an_unknown_start_for_zer
             answer["chaos/1"] = {"log_start": None, "local_log_start": None, "error": {"log_start": 6}}
         return answer
 
-    got = tiered.log_starts(ask, {k: [1, 2, 3] for k in keys}, [1, 2, 3, 4], keys, tmp_path)
+    got = tiered.log_starts(ask, {k: [1, 2, 3] for k in keys}, [1, 2, 3, 4], keys, tmp_path).to_json()
     first, second = got["partitions"]["chaos/0"], got["partitions"]["chaos/1"]
     assert sorted(first["replicas"]) == ["1", "2", "3"]  # broker 4 is no replica
     assert first["replicas"]["1"]["log_start"] == 0
@@ -294,7 +295,7 @@ def test_log_starts_lists_every_replica_and_never_takes_an_unknown_start_for_zer
     assert got["unanswered"] == {"2": "TimeoutError: no answer"}
     assert first["remote"] == {"segments": 2, "lowest_offset": 12} and second["remote"]["lowest_offset"] is None
 
-    everyone = tiered.log_starts(lambda b: {k: {"log_start": 0} for k in keys}, None, [1, 2], keys, tmp_path)
+    everyone = tiered.log_starts(lambda b: {k: {"log_start": 0} for k in keys}, None, [1, 2], keys, tmp_path).to_json()
     assert sorted(everyone["partitions"]["chaos/1"]["replicas"]) == ["1", "2"]  # no metadata: every broker
 
 
@@ -306,4 +307,5 @@ def test_the_lowest_local_start_is_the_replicas_lowest_answer_zero_included():
             "chaos/2": {"replicas": {"1": {"local_log_start": None, "error": "x"}}},
         }
     }
-    assert tiered.lowest_local_starts(starts) == {"chaos/0": 0, "chaos/1": 12}  # chaos/2: no answer
+    got = tiered.lowest_local_starts(LogStarts.from_json(starts))
+    assert got == {"chaos/0": 0, "chaos/1": 12}  # chaos/2: no answer
