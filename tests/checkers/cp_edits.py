@@ -53,12 +53,22 @@ def write(path: Path, rows: list[dict]) -> None:
 # The run: its nemesis's operations, its nodes.
 
 
-def nemesis_time(run: RunDir, f: str, kind: str) -> int:
-    """When the nemesis's (first) `f` was invoked (`kind` "invoke") or completed (any other)."""
+def _names(e: dict, node: str | None) -> bool:
+    """Whether a nemesis event is about `node` (its target, or a node it acted on); None: any."""
+    value = e.get("value") or {}
+    return node is None or value.get("target") == node or node in value.get("nodes", ())
+
+
+def nemesis_time(run: RunDir, f: str, kind: str, node: str | None = None) -> int:
+    """When the nemesis's (first) `f` (of `node`) was invoked (`kind` "invoke") or completed (any
+    other)."""
     return next(
         e["time"]
         for e in lines(run.history)
-        if e["process"] == "nemesis" and e["f"] == f and (e["type"] == "invoke") == (kind == "invoke")
+        if e["process"] == "nemesis"
+        and e["f"] == f
+        and (e["type"] == "invoke") == (kind == "invoke")
+        and _names(e, node)
     )
 
 
@@ -93,11 +103,11 @@ def bystander(run: RunDir) -> str:
     return next(n for n in sorted(nodes) if n not in (killed_node(run), election(run)[0]))
 
 
-def _move_undo(run: RunDir, invoke: int, ok: int, undo: str = "start") -> None:
-    """The nemesis's (only) `undo` (the killed node's start, a partition's heal) invoked and
-    completed at other times (the history sorted and indexed again)."""
+def _move_undo(run: RunDir, invoke: int, ok: int, undo: str = "start", node: str | None = None) -> None:
+    """The nemesis's (only) `undo` (of `node`: the killed node's start, a partition's heal) invoked
+    and completed at other times (the history sorted and indexed again)."""
     events = lines(run.history)
-    moved = [e for e in events if e["process"] == "nemesis" and e["f"] == undo]
+    moved = [e for e in events if e["process"] == "nemesis" and e["f"] == undo and _names(e, node)]
     assert len(moved) == 2, f"not one {undo} in the history"
     for e in moved:
         e["time"] = invoke if e["type"] == "invoke" else ok
@@ -105,12 +115,18 @@ def _move_undo(run: RunDir, invoke: int, ok: int, undo: str = "start") -> None:
     write(run.history, [{**e, "index": i} for i, e in enumerate(events)])
 
 
-def extend_fault(run: RunDir, fault: str = "kill", undo: str = "start") -> tuple[int, int]:
-    """The fault lasts to the end of the history: its undoing moves to the history's last moments.
-    Returns the fault's completion and the undoing's invoke as recorded."""
+def extend_fault(
+    run: RunDir, fault: str = "kill", undo: str = "start", node: str | None = None, past_evidence: bool = False
+) -> tuple[int, int]:
+    """The fault (of `node`) lasts to the end of the history (or, `past_evidence`, past the last
+    quorum sample: to the end of the evidence): its undoing moves to the history's last moments
+    (or just past that sample). Returns the fault's completion and the undoing's invoke as
+    recorded."""
     end = lines(run.history)[-1]["time"]
-    done, undone = nemesis_time(run, fault, "ok"), nemesis_time(run, undo, "invoke")
-    _move_undo(run, end - 3 * MS, end - 2 * MS, undo)
+    if past_evidence:
+        end = max(end, max(s["time"] for s in lines(run.quorum_replication))) + 4 * MS
+    done, undone = nemesis_time(run, fault, "ok", node), nemesis_time(run, undo, "invoke", node)
+    _move_undo(run, end - 3 * MS, end - 2 * MS, undo, node)
     return done, undone
 
 
@@ -274,14 +290,16 @@ def _brings_back(step: Step, broker: int) -> bool:
     return _adds(step, broker) or (step.after is not None and step.led and step.after.leader == broker)
 
 
-def keep_killed(run: RunDir) -> str:
-    """The kill lasts to the end and the controller never fences the killed broker (KAFKA-18138):
-    the nemesis's start moves to the very end of the history, and every record written after the
-    kill about that broker (its fencing, its registration again, its controller's) or bringing it
-    back (into an ISR, or to lead) becomes a NoOp in every node's log. Returns the killed node."""
-    node = killed_node(run)
+def keep_killed(run: RunDir, node: str | None = None, past_evidence: bool = False) -> str:
+    """The kill (of `node`; the run's kill by default) lasts to the end and the controller never
+    fences the killed broker (KAFKA-18138): the nemesis's start moves to the very end of the
+    history, and every record written after the kill about that broker (its fencing, its
+    registration again, its controller's) or bringing it back (into an ISR, or to lead) becomes a
+    NoOp in every node's log. Returns the killed node."""
+    given = node
+    node = node or killed_node(run)
     broker = broker_id(run, node)
-    kill, _ = extend_kill(run)
+    kill, _ = extend_fault(run, node=given, past_evidence=past_evidence)
 
     def edit(records: list[dict]) -> int:
         hit = [r for r, s in _replayed(records) if _time(r) >= kill and (_about(r, broker) or _brings_back(s, broker))]
@@ -294,7 +312,14 @@ def keep_killed(run: RunDir) -> str:
     return node
 
 
-def keep_in_isr(run: RunDir, partition: str, node: str | None = None, fault: str = "kill", undo: str = "start") -> str:
+def keep_in_isr(
+    run: RunDir,
+    partition: str,
+    node: str | None = None,
+    fault: str = "kill",
+    undo: str = "start",
+    past_evidence: bool = False,
+) -> str:
     """The fault lasts to the end (`extend_fault`); the controller never takes `node` (the killed
     follower by default) out of `partition`'s ISR: that partition's change that dropped it becomes
     a NoOp, and so do every record about the broker after the fault was undone (its registration
@@ -302,7 +327,8 @@ def keep_in_isr(run: RunDir, partition: str, node: str | None = None, fault: str
     stays. Returns the node."""
     node = node or killed_node(run)
     broker = broker_id(run, node)
-    done, undone = extend_fault(run, fault, undo)
+    # A start or a resume undoes one node's fault; a heal, every cut at once.
+    done, undone = extend_fault(run, fault, undo, node if undo != "heal" else None, past_evidence)
 
     def edit(records: list[dict]) -> tuple[list[int], list[int]]:
         shrinks, hit = [], []
@@ -551,6 +577,36 @@ def stale_cut_follower(run: RunDir) -> dict[str, Any]:
     partition, follower = cut_follower(run)
     keep_in_isr(run, partition, follower, fault="partition", undo="heal")
     return {"node": follower, "partition": partition, "fault": "partition"}
+
+
+def unfenced_killed_follower(run: RunDir) -> dict[str, Any]:
+    """`keep_killed` of the broker the run killed as a partition's follower (the nemesis's target
+    `follower:<partition>`), whatever else the nemesis did meanwhile, to past the evidence's end
+    (an overlapping controller pause restarts the broker's deadline, past the history's end)."""
+    node, _ = killed_follower(run)
+    keep_killed(run, node, past_evidence=True)
+    return {"node": node, "broker": broker_id(run, node), "fault": "kill"}
+
+
+def stale_killed_follower(run: RunDir) -> dict[str, Any]:
+    """`keep_in_isr` of the broker the run killed as a partition's follower, in that partition, to
+    past the evidence's end (`unfenced_killed_follower`)."""
+    node, partition = killed_follower(run)
+    keep_in_isr(run, partition, node, past_evidence=True)
+    return {"node": node, "partition": partition, "fault": "kill"}
+
+
+def killed_follower(run: RunDir) -> tuple[str, str]:
+    """The node the run's kill of a partition's follower took down, and that partition."""
+    e = next(
+        e
+        for e in lines(run.history)
+        if e["process"] == "nemesis"
+        and e["f"] == "kill"
+        and e["type"] == "ok"
+        and str(e["value"].get("target", "")).startswith("follower:")
+    )
+    return e["value"]["nodes"][0], e["value"]["target"].removeprefix("follower:")
 
 
 #: One edit per control-plane rule of ../shared/anomalies.md, by the rule's name.
