@@ -16,8 +16,8 @@ from kafka_chaos.history.run_dir import RunDir
 from tests.checkers.cp_edits import lines, write
 
 
-def _ops(events: list[dict]) -> Iterator[tuple[dict, dict]]:
-    """Each client operation as (invoke, completion), in completion order."""
+def client_ops(events: list[dict]) -> Iterator[tuple[dict, dict]]:
+    """Each client operation as (invoke, completion), in completion order (tests/checkers/share_edits.py too)."""
     pending: dict[Any, dict] = {}
     for e in events:
         if e["process"] == "nemesis":
@@ -35,7 +35,7 @@ def _reads(ok: dict) -> Iterator[tuple[str, list]]:
 
 
 def _polls(events: list[dict]) -> list[tuple[dict, dict]]:
-    return [(i, o) for i, o in _ops(events) if o["f"] == "poll" and o["type"] == "ok"]
+    return [(i, o) for i, o in client_ops(events) if o["f"] == "poll" and o["type"] == "ok"]
 
 
 def _tail_read(events: list[dict]) -> tuple[str, int, int]:
@@ -80,7 +80,7 @@ def lose_unacknowledged(run: RunDir) -> dict[str, Any]:
     _drop_read(events, key, offset)
     sent = [
         ok
-        for _, ok in _ops(events)
+        for _, ok in client_ops(events)
         if ok["f"] == "send" and ok["type"] == "ok" and [key, offset, value] in [[m[1], *m[2]] for m in ok["value"]]
     ]
     assert len(sent) == 1, f"no one send of {key} value {value}"
@@ -96,7 +96,7 @@ def _assignment_after_commit(events: list[dict]) -> tuple[dict, dict, str, dict]
     completed before it was invoked, with no other commit of the key overlapping that one; and the
     member's first poll of the key after it. Returns (subscribe invoke, that poll's completion,
     key, the commit's completion)."""
-    ops = list(_ops(events))
+    ops = list(client_ops(events))
     held: dict[Any, set[str]] = {}
     for n, (inv, ok) in enumerate(ops):
         if ok["f"] != "subscribe" or ok["type"] != "ok":

@@ -9,29 +9,19 @@ its test fail. Each returns the facts the rule's first example must show.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from kafka_chaos.history.run_dir import RunDir
 from tests.checkers.cp_edits import lines, write
-
-
-def _ops(events: list[dict]) -> Iterator[tuple[dict, dict]]:
-    """Each client operation as (invoke, completion), in completion order."""
-    pending: dict[Any, dict] = {}
-    for e in events:
-        if e["process"] != "nemesis":
-            if e["type"] == "invoke":
-                pending[e["process"]] = e
-            else:
-                yield pending.pop(e["process"]), e
+from tests.checkers.dp_edits import client_ops
 
 
 def _deliveries(events: list[dict]) -> list[tuple[dict, dict, str, list]]:
     """Each record an ok share-poll delivered: (invoke, completion, key, [offset, value, count])."""
     return [
         (i, o, k, r)
-        for i, o in _ops(events)
+        for i, o in client_ops(events)
         if o["f"] == "share-poll" and o["type"] == "ok"
         for m in o["value"]
         for k, rs in m[1].items()
@@ -43,7 +33,7 @@ def _accepted_once(events: list[dict]) -> tuple[dict, str, list, dict, dict]:
     """A record delivered once, in a poll whose next operation, an `accept` of it, came back ok
     for its key, and a later ok poll of the same process that delivered its key again: (the
     poll's completion, key, record, the ack's completion, that later poll's completion)."""
-    ops = list(_ops(events))
+    ops = list(client_ops(events))
     times: dict[tuple[str, int], int] = {}
     for _, _, k, r in _deliveries(events):
         times[(k, r[0])] = times.get((k, r[0]), 0) + 1
@@ -74,7 +64,7 @@ def lose_delivery(run: RunDir) -> dict[str, Any]:
     events = lines(run.history)
     poll, key, record, _, _ = _accepted_once(events)
     poll["value"][0][1][key].remove(record)
-    for i, o in _ops(events):
+    for i, o in client_ops(events):
         if o["f"] == "share-ack" and o["process"] == poll["process"] and i["time"] > poll["time"]:
             i["value"][0][1][key] = [a for a in i["value"][0][1][key] if a[0] != record[0]]
             break
@@ -90,7 +80,7 @@ def lose_unacknowledged_send(run: RunDir) -> dict[str, Any]:
     key, (value,) = facts["key"], facts["values"]
     sent = [
         o
-        for _, o in _ops(events)
+        for _, o in client_ops(events)
         if o["f"] == "send" and o["type"] == "ok" and [[m[1], m[2][1]] for m in o["value"]] == [[key, value]]
     ]
     assert len(sent) == 1, f"no one send of {key} value {value} alone"
@@ -108,7 +98,7 @@ def redeliver_after_ack(run: RunDir, release: bool = False) -> dict[str, Any]:
     offset, value, count = record
     records = later["value"][0][1][key]
     records.insert(next((n for n, r in enumerate(records) if r[0] > offset), len(records)), [offset, value, count + 1])
-    acks = [i for i, o in _ops(events) if o["f"] == "share-ack" and o["process"] == poll["process"]]
+    acks = [i for i, o in client_ops(events) if o["f"] == "share-ack" and o["process"] == poll["process"]]
     first = next(i for i in acks if i["time"] > poll["time"])
     second = next(i for i in acks if i["time"] > later["time"])
     second["value"][0][1][key].append([offset, "accept"])
