@@ -188,9 +188,39 @@ def reread_in_next_poll(run: RunDir) -> dict[str, Any]:
     return {"key": key}
 
 
+def write_again(run: RunDir) -> dict[str, Any]:
+    """A producer's retry wrote a key's first value again, past the key's last record, and the
+    key's last poll read it there: one value at two offsets."""
+    events = lines(run.history)
+    key = min(k for _, ok in _polls(events) for k, _ in _reads(ok))
+    last = [rs for _, ok in _polls(events) for k, rs in _reads(ok) if k == key][-1]
+    first = min((r for _, ok in _polls(events) for k, rs in _reads(ok) if k == key for r in rs), key=lambda r: r[0])
+    end = max(r[0] for _, ok in _polls(events) for k, rs in _reads(ok) if k == key for r in rs)
+    assert last[-1][0] == end, "the key's last poll did not read its last record"
+    last.append([end + 1, first[1]])
+    write(run.history, events)
+    return {"key": key, "values": [first[1]]}
+
+
+def read_again(run: RunDir) -> dict[str, Any]:
+    """Near miss of `write_again`: the key's first value read again, at its own offset, by a poll
+    of its own right after the key's last poll (a member gone back after a rebalance:
+    `nonmonotonic-poll`, reported, not an error)."""
+    events = lines(run.history)
+    key = min(k for _, ok in _polls(events) for k, _ in _reads(ok))
+    inv, ok = [(i, o) for i, o in _polls(events) if any(k == key for k, _ in _reads(o))][-1]
+    first = min((r for _, o in _polls(events) for k, rs in _reads(o) if k == key for r in rs), key=lambda r: r[0])
+    again = [{**inv, "time": ok["time"] + 1}, {**ok, "time": ok["time"] + 2, "value": [["poll", {key: [first]}]]}]
+    at = events.index(ok) + 1
+    events[at:at] = again
+    write(run.history, [{**e, "index": i} for i, e in enumerate(events)])
+    return {"key": key, "values": [first[1]]}
+
+
 #: Each data-plane edit of a subscribe run, by the rule it must make fire, with its near miss.
 EDITS: dict[str, tuple[Callable[[RunDir], dict[str, Any]], Callable[[RunDir], dict[str, Any]]]] = {
     "lost-write": (lose_write, lose_unacknowledged),
     "commit-lost": (start_below_commit, start_below_unacknowledged_commit),
     "int-nonmonotonic-poll": (reread_in_poll, reread_in_next_poll),
+    "duplicate": (write_again, read_again),
 }
