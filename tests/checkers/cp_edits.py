@@ -53,12 +53,22 @@ def write(path: Path, rows: list[dict]) -> None:
 # The run: its nemesis's operations, its nodes.
 
 
-def nemesis_time(run: RunDir, f: str, kind: str) -> int:
-    """When the nemesis's (first) `f` was invoked (`kind` "invoke") or completed (any other)."""
+def _names(e: dict, node: str | None) -> bool:
+    """Whether a nemesis event is about `node` (its target, or a node it acted on); None: any."""
+    value = e.get("value") or {}
+    return node is None or value.get("target") == node or node in value.get("nodes", ())
+
+
+def nemesis_time(run: RunDir, f: str, kind: str, node: str | None = None) -> int:
+    """When the nemesis's (first) `f` (of `node`) was invoked (`kind` "invoke") or completed (any
+    other)."""
     return next(
         e["time"]
         for e in lines(run.history)
-        if e["process"] == "nemesis" and e["f"] == f and (e["type"] == "invoke") == (kind == "invoke")
+        if e["process"] == "nemesis"
+        and e["f"] == f
+        and (e["type"] == "invoke") == (kind == "invoke")
+        and _names(e, node)
     )
 
 
@@ -93,24 +103,36 @@ def bystander(run: RunDir) -> str:
     return next(n for n in sorted(nodes) if n not in (killed_node(run), election(run)[0]))
 
 
-def _move_start(run: RunDir, invoke: int, ok: int) -> None:
-    """The nemesis's start of the killed node invoked and completed at other times (the history
-    sorted and indexed again)."""
+def _move_undo(run: RunDir, invoke: int, ok: int, undo: str = "start", node: str | None = None) -> None:
+    """The nemesis's (only) `undo` (of `node`: the killed node's start, a partition's heal) invoked
+    and completed at other times (the history sorted and indexed again)."""
     events = lines(run.history)
-    for e in events:
-        if e["process"] == "nemesis" and e["f"] == "start":
-            e["time"] = invoke if e["type"] == "invoke" else ok
+    moved = [e for e in events if e["process"] == "nemesis" and e["f"] == undo and _names(e, node)]
+    assert len(moved) == 2, f"not one {undo} in the history"
+    for e in moved:
+        e["time"] = invoke if e["type"] == "invoke" else ok
     events.sort(key=lambda e: e["time"])
     write(run.history, [{**e, "index": i} for i, e in enumerate(events)])
 
 
-def extend_kill(run: RunDir) -> tuple[int, int]:
-    """The kill lasts to the end of the history: its start moves to the history's last moments.
-    Returns the kill's completion and the start's invoke as recorded."""
+def extend_fault(
+    run: RunDir, fault: str = "kill", undo: str = "start", node: str | None = None, past_evidence: bool = False
+) -> tuple[int, int]:
+    """The fault (of `node`) lasts to the end of the history (or, `past_evidence`, past the last
+    quorum sample: to the end of the evidence): its undoing moves to the history's last moments
+    (or just past that sample). Returns the fault's completion and the undoing's invoke as
+    recorded."""
     end = lines(run.history)[-1]["time"]
-    killed, start = nemesis_time(run, "kill", "ok"), nemesis_time(run, "start", "invoke")
-    _move_start(run, end - 3 * MS, end - 2 * MS)
-    return killed, start
+    if past_evidence:
+        end = max(end, max(s["time"] for s in lines(run.quorum_replication))) + 4 * MS
+    done, undone = nemesis_time(run, fault, "ok", node), nemesis_time(run, undo, "invoke", node)
+    _move_undo(run, end - 3 * MS, end - 2 * MS, undo, node)
+    return done, undone
+
+
+def extend_kill(run: RunDir) -> tuple[int, int]:
+    """`extend_fault` of the run's kill: its start moves to the history's last moments."""
+    return extend_fault(run)
 
 
 def heal_sooner(run: RunDir, before: int) -> None:
@@ -118,7 +140,7 @@ def heal_sooner(run: RunDir, before: int) -> None:
     invoke, ok = nemesis_time(run, "start", "invoke"), nemesis_time(run, "start", "ok")
     shift = ok - (before - MS)
     assert shift > 0, "the start already completed before that moment"
-    _move_start(run, invoke - shift, ok - shift)
+    _move_undo(run, invoke - shift, ok - shift)
 
 
 # Each node's quorum view.
@@ -268,14 +290,16 @@ def _brings_back(step: Step, broker: int) -> bool:
     return _adds(step, broker) or (step.after is not None and step.led and step.after.leader == broker)
 
 
-def keep_killed(run: RunDir) -> str:
-    """The kill lasts to the end and the controller never fences the killed broker (KAFKA-18138):
-    the nemesis's start moves to the very end of the history, and every record written after the
-    kill about that broker (its fencing, its registration again, its controller's) or bringing it
-    back (into an ISR, or to lead) becomes a NoOp in every node's log. Returns the killed node."""
-    node = killed_node(run)
+def keep_killed(run: RunDir, node: str | None = None, past_evidence: bool = False) -> str:
+    """The kill (of `node`; the run's kill by default) lasts to the end and the controller never
+    fences the killed broker (KAFKA-18138): the nemesis's start moves to the very end of the
+    history, and every record written after the kill about that broker (its fencing, its
+    registration again, its controller's) or bringing it back (into an ISR, or to lead) becomes a
+    NoOp in every node's log. Returns the killed node."""
+    given = node
+    node = node or killed_node(run)
     broker = broker_id(run, node)
-    kill, _ = extend_kill(run)
+    kill, _ = extend_fault(run, node=given, past_evidence=past_evidence)
 
     def edit(records: list[dict]) -> int:
         hit = [r for r, s in _replayed(records) if _time(r) >= kill and (_about(r, broker) or _brings_back(s, broker))]
@@ -288,22 +312,30 @@ def keep_killed(run: RunDir) -> str:
     return node
 
 
-def keep_in_isr(run: RunDir, partition: str) -> str:
-    """The kill lasts to the end; the controller fences the killed follower but never takes it out
-    of `partition`'s ISR: the start moves to the end, and that partition's change that dropped the
-    broker from its ISR, every record of the broker's restart (its registration again, its
-    unfencing) and every change bringing it back (into an ISR, or to lead) become NoOps. Its
-    fencing stays. Returns the killed node."""
-    node = killed_node(run)
+def keep_in_isr(
+    run: RunDir,
+    partition: str,
+    node: str | None = None,
+    fault: str = "kill",
+    undo: str = "start",
+    past_evidence: bool = False,
+) -> str:
+    """The fault lasts to the end (`extend_fault`); the controller never takes `node` (the killed
+    follower by default) out of `partition`'s ISR: that partition's change that dropped it becomes
+    a NoOp, and so do every record about the broker after the fault was undone (its registration
+    again, its unfencing) and every change bringing it back (into an ISR, or to lead). Its fencing
+    stays. Returns the node."""
+    node = node or killed_node(run)
     broker = broker_id(run, node)
-    kill, restart = extend_kill(run)
+    # A start or a resume undoes one node's fault; a heal, every cut at once.
+    done, undone = extend_fault(run, fault, undo, node if undo != "heal" else None, past_evidence)
 
     def edit(records: list[dict]) -> tuple[list[int], list[int]]:
         shrinks, hit = [], []
         for r, s in _replayed(records):
-            restarted = _time(r) >= restart and _about(r, broker) and not _fences(r, broker)
+            restarted = _time(r) >= undone and _about(r, broker) and not _fences(r, broker)
             dropped = s.partition == partition and _drops(s, broker)
-            if _time(r) >= kill and (dropped or restarted or _brings_back(s, broker)):
+            if _time(r) >= done and (dropped or restarted or _brings_back(s, broker)):
                 _noop(r)
                 (shrinks if dropped else hit).append(r["offset"])
         return shrinks, hit
@@ -433,21 +465,40 @@ def inactive_leader(run: RunDir) -> dict[str, Any]:
     return {"partition": partition, "offset": offset, "broker": broker, "fenced": True}
 
 
-def fenced_in_isr(run: RunDir) -> dict[str, Any]:
-    """After its restart the killed broker is let back into an ISR before it is unfenced: its
-    unfencing and the first change that adds it to an ISR trade places."""
-    broker = broker_id(run, killed_node(run))
+def readmit_fenced(run: RunDir, broker: int, since: Callable[[list[tuple[dict, Step]]], int]) -> dict[str, Any]:
+    """`broker` is let back into an ISR before it is unfenced: its first unfencing past the offset
+    `since` finds and the first change after it that adds it to an ISR trade places."""
 
     def edit(records: list[dict]) -> tuple[str, int]:
         steps = list(_replayed(records))
-        register = max(r["offset"] for r, _ in steps if r["type"] == REGISTER and r["data"]["brokerId"] == broker)
-        unfence = next(r for r, _ in steps if r["offset"] > register and _unfences(r, broker))
+        after = since(steps)
+        unfence = next(r for r, _ in steps if r["offset"] > after and _unfences(r, broker))
         added, step = next((r, s) for r, s in steps if r["offset"] > unfence["offset"] and _adds(s, broker))
         _swap(unfence, added)
         return step.partition, unfence["offset"]
 
     partition, offset = edit_every_log(run, edit)
     return {"partition": partition, "offset": offset, "broker": broker}
+
+
+def fenced_in_isr(run: RunDir) -> dict[str, Any]:
+    """After its restart the killed broker is let back into an ISR before it is unfenced: its
+    unfencing (the first after its last registration) and the first change that adds it to an ISR
+    trade places."""
+    broker = broker_id(run, killed_node(run))
+    return readmit_fenced(
+        run,
+        broker,
+        lambda steps: max(r["offset"] for r, _ in steps if r["type"] == REGISTER and r["data"]["brokerId"] == broker),
+    )
+
+
+def fenced_cut_in_isr(run: RunDir) -> dict[str, Any]:
+    """The cut-off follower (`cut_follower`), fenced while the cut kept it from the active
+    controller, is let back into an ISR before it is unfenced: its unfencing after its last fencing
+    and the first change that adds it to an ISR trade places."""
+    broker = broker_id(run, cut_follower(run)[1])
+    return readmit_fenced(run, broker, lambda steps: max(r["offset"] for r, _ in steps if _fences(r, broker)))
 
 
 def unfenced_down_broker(run: RunDir) -> dict[str, Any]:
@@ -489,6 +540,73 @@ def stuck_broker_metadata(run: RunDir) -> dict[str, Any]:
     heal_sooner(run, [s for s in answered(run) if s["time"] < start][-1]["time"])
     offset = hold_log_end(run, node, seen=kill, after=nemesis_time(run, "start", "ok"))
     return {"node": node, "broker": broker_id(run, node), "log_end_offset": offset}
+
+
+def cut_follower(run: RunDir) -> tuple[str, str]:
+    """The run's (first) partition's cut-off follower: the first partition, in name order, whose
+    leader at the cut's effect was on the other side of the cut from a follower in its ISR that a
+    later change took out of it. Returns (partition, follower)."""
+    cut = next(
+        e for e in lines(run.history) if e["process"] == "nemesis" and e["f"] == "partition" and e["type"] == "ok"
+    )
+    grudge, effect = cut["value"]["grudge"], cut["time"]
+    nodes = json.loads(run.control_plane_nodes.read_text())["nodes"]
+    by_id = {int(nodes[n]["id"]): n for n in nodes}
+    records = sorted(lines(next(iter(run.metadata_logs().values()))), key=lambda r: r["offset"])
+    at_effect: dict[str, Any] = {}
+    for r, step in _replayed(records):
+        if step.partition is None or step.after is None:
+            continue
+        if _time(r) < effect:
+            at_effect[step.partition] = step.after
+            continue
+        now = at_effect.get(step.partition)
+        if now is None or step.before is None:
+            continue
+        leader = by_id.get(now.leader)
+        for b in step.before.isr:
+            follower = by_id.get(b)
+            if follower in grudge.get(leader or "", ()) and _drops(step, b) and b in now.isr:
+                return step.partition, follower
+    raise AssertionError("no follower cut off from its leader left an ISR after the cut")
+
+
+def stale_cut_follower(run: RunDir) -> dict[str, Any]:
+    """`keep_in_isr` of the cut-off follower (`cut_follower`): the cut lasts to the end and the
+    controller never takes the follower out of its partition's ISR."""
+    partition, follower = cut_follower(run)
+    keep_in_isr(run, partition, follower, fault="partition", undo="heal")
+    return {"node": follower, "partition": partition, "fault": "partition"}
+
+
+def unfenced_killed_follower(run: RunDir) -> dict[str, Any]:
+    """`keep_killed` of the broker the run killed as a partition's follower (the nemesis's target
+    `follower:<partition>`), whatever else the nemesis did meanwhile, to past the evidence's end
+    (an overlapping controller pause restarts the broker's deadline, past the history's end)."""
+    node, _ = killed_follower(run)
+    keep_killed(run, node, past_evidence=True)
+    return {"node": node, "broker": broker_id(run, node), "fault": "kill"}
+
+
+def stale_killed_follower(run: RunDir) -> dict[str, Any]:
+    """`keep_in_isr` of the broker the run killed as a partition's follower, in that partition, to
+    past the evidence's end (`unfenced_killed_follower`)."""
+    node, partition = killed_follower(run)
+    keep_in_isr(run, partition, node, past_evidence=True)
+    return {"node": node, "partition": partition, "fault": "kill"}
+
+
+def killed_follower(run: RunDir) -> tuple[str, str]:
+    """The node the run's kill of a partition's follower took down, and that partition."""
+    e = next(
+        e
+        for e in lines(run.history)
+        if e["process"] == "nemesis"
+        and e["f"] == "kill"
+        and e["type"] == "ok"
+        and str(e["value"].get("target", "")).startswith("follower:")
+    )
+    return e["value"]["nodes"][0], e["value"]["target"].removeprefix("follower:")
 
 
 #: One edit per control-plane rule of ../shared/anomalies.md, by the rule's name.
