@@ -29,10 +29,11 @@ three brokers, faults overlapping: a cut of chaos/0's leader broker-6 from contr
 controller-1 isolated (18.9 s to 21.4 s) across which broker-4, a follower of chaos/0, was killed
 (19.6 s to 22.4 s), across which the active controller controller-3 was paused (21.9 s to 27.8 s).
 Its history is trimmed as the bridge cut's; the folder holds its control-plane/ and config.json.
-Holding broker-4 down (and in chaos/0's ISR) past the evidence's end makes neither
-`unfenced-down-broker` nor `stale-isr-member` fire here, and neither says it is not checked: the
-overlapping faults restart their clocks (a new quorum leader's activation, a majority regained)
-until their deadlines fall past the evidence (../shared/anomalies.md: not checked).
+Holding broker-4 down past the evidence's end (its start taken out of the history) makes neither
+`unfenced-down-broker` nor `stale-isr-member` fire here: the overlapping faults restart their
+clocks (a new quorum leader's activation, a majority regained) until their deadlines fall past the
+evidence, and both say so in `not_checked`, the verdict unknown (../shared/anomalies.md: not
+checked, never passed).
 
 tests/checkers/data/kraft-4.4.0-share-kill is a run of `kafka-chaos run --kafka 4.4.0 --nodes 3
 --time-limit 30 --consumer share --client java --concurrency 4 --rate 100 --nemesis-script kill.json
@@ -114,6 +115,22 @@ def test_each_control_plane_edit_is_flagged_by_its_rule_alone(spark_session, tmp
     example = result.anomalies[rule]["examples"][0]
     assert {k: example.get(k) for k in facts} == facts, example
     assert result.control_plane["not_checked"] == {}, result.control_plane["not_checked"]
+
+
+def test_a_fault_held_past_the_evidence_of_overlapping_faults_is_not_checked(spark_session, tmp_path):
+    """broker-4 killed at 19.6 s and never started: the pause of the active controller and the
+    majority regained after it push both timing rules' deadlines past the evidence. Neither fires,
+    and neither passes: each is not checked, naming the kill, and the verdict is unknown."""
+    run = copy_of(tmp_path, OVERLAP)
+    lines = run.history.read_text().splitlines(keepends=True)
+    start = [x for x in lines if '"f":"start"' in x and '"broker-4"' in x]
+    assert len(start) == 2, start  # its invoke and its completion, the edit's target
+    run.history.write_text("".join(x for x in lines if x not in start))
+    result = check_history(run.history, session=spark_session, report=False)
+    assert result.anomalies == {} and result.valid == "unknown", result.anomalies
+    not_checked = result.control_plane["not_checked"]
+    for rule in ("unfenced-down-broker", "stale-isr-member"):
+        assert rule in not_checked and "op 61" in not_checked[rule], not_checked
 
 
 def errors(result) -> set[str]:
