@@ -17,7 +17,8 @@ from dataclasses import dataclass
 MAX_AT_ONCE = 3
 #: Faults that lose a node's disk or its unflushed writes: at most one of them per node in a run
 #: (a second on the same node mostly repeats the first, and two on different ISR members at once
-#: is past what any configuration promises to survive: runs/shrink.py's `beyond_promise`).
+#: is past what any configuration promises to survive: checkers/measures/promise.py's
+#: `beyond_promise`).
 DISK_FAULTS = ("wipe", "lose-unflushed")
 
 
