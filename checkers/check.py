@@ -28,7 +28,7 @@ from kafka_chaos.checkers.control_plane import judge as control_plane
 from kafka_chaos.checkers.data_plane import per_key, tallies
 from kafka_chaos.checkers.errors import BadHistory
 from kafka_chaos.checkers.measures import group_coverage, liveness, share_coverage
-from kafka_chaos.checkers.measures.faults import MAX_NEMESIS_OPS, colours_of, ends_of
+from kafka_chaos.checkers.measures.faults import MAX_NEMESIS_OPS, colours_of
 from kafka_chaos.checkers.report import page as report_page
 from kafka_chaos.checkers.report import root_cause, series
 from kafka_chaos.checkers.result import (
@@ -47,6 +47,7 @@ from kafka_chaos.checkers.share import leaders as share_leaders
 from kafka_chaos.checkers.share.summary import format_share, share_summary, share_verdict
 from kafka_chaos.checkers.sql import literal
 from kafka_chaos.checkers.txn import cycles
+from kafka_chaos.history import faults as fault_model
 from kafka_chaos.history.events import NEMESIS, SHARE_POLL
 from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.history.run_config import RunConfig
@@ -122,9 +123,8 @@ def facts_query(ops: DataFrame) -> DataFrame:
 
 
 def nemesis_query(ops: DataFrame) -> DataFrame:
-    """The nemesis's first operations in invoke order (f, type, itime, ctime, and how each ends:
-    its value's `heals` and `undone_by`, checkers/measures/faults.py; the nodes it named and a partition's
-    grudge, for the control plane: checkers/control_plane/node_faults.py)."""
+    """The nemesis's first operations in invoke order (f, type, itime, ctime, and its value's fields
+    that the one model of the nemesis's operations reads: history/faults.py `from_rows`)."""
     nemesis = ops.where(F.col("process") == NEMESIS).selectExpr(
         "op",
         "f",
@@ -435,16 +435,7 @@ def build_report(
     st["values"]["lost"] = anomalies.get("lost-write", {}).get("count", 0)
     st["values"]["unseen"] = anomalies.get("unseen", {}).get("count", 0)
     result = CheckResult(valid, anomalies, st)
-    nemesis = [
-        {
-            "f": r["f"],
-            "type": r["type"],
-            "start": r["itime"] / 1e9,
-            "end": None if r["ctime"] is None else r["ctime"] / 1e9,
-            **ends_of({"heals": json.loads(r["heals"]) if r["heals"] else None, "undone_by": r["undone_by"]}),
-        }
-        for r in sorted(got["nemesis"], key=lambda r: r["itime"])
-    ]
+    nemesis = fault_model.from_rows(got["nemesis"])
     live_start, live_end = facts.run["live_start"], facts.run["live_end"]
     result.liveness = liveness.measure(liveness.counts_from(got["liveness"], live_start, live_end, nemesis))
     result.warnings = loaded.warnings + _warnings(st, facts.ok_poll)

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kafka_chaos.history import events
+from kafka_chaos.history import faults
 from kafka_chaos.history.run_dir import GAP_KINDS, RunDir
 
 #: A replica in a DescribeQuorum answer: a voter or an observer.
@@ -89,8 +89,9 @@ def member(**values: Any) -> dict[str, Any]:
     return {n: values.get(n) for n, _ in MEMBER_FIELDS}
 
 
-#: The nemesis effects that end a node's process (history/events.py): a kill or stop, a restart.
-ENDS_PROCESS = (events.DOWN, events.RESTARTED, events.WIPED)
+#: The nemesis effects that end a node's process (history/faults.py MEANINGS): a kill or stop, a
+#: restart.
+ENDS_PROCESS = faults.ENDS_PROCESS
 
 
 def left_by_the_dead(written: int | None, taken: int, ends: Iterable[int]) -> bool:

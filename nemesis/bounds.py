@@ -29,7 +29,7 @@ Where the three disagreed, and which bound won:
   the only bound a schedule can be held to before it is played, on both sides alike; a fault the
   guard refused made the played schedule differ from the one config.json records and shrinking
   replays; it is the studies' "one reboot"; and two disk faults on two ISR members are past what
-  any configuration promises to survive (runs/shrink.py `beyond_promise`).
+  any configuration promises to survive (checkers/measures/promise.py `beyond_promise`).
 - How long a disk fault counts as in place: 10 s in the mix, 6 s in the space. 10 s wins (the
   node's restart and its first catch-up, as the checkers' fault windows count a restart): the
   longer window counts more overlap, so no schedule passes that the other reading would refuse.
@@ -49,6 +49,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kafka_chaos.history.faults import AFTER_RESTART_NS
 from kafka_chaos.nemesis.faults import HEAL, HEALS, PARTITION, TIERED
 from kafka_chaos.nemesis.partition import SHAPES as PARTITION_SHAPES
 from kafka_chaos.nemesis.roles import BROKER_ROLES, ROLES
@@ -60,8 +61,9 @@ MAX_AT_ONCE = 3
 DISK_FAULTS: tuple[str, ...] = ("wipe", "lose-unflushed")
 #: At most this many disk faults in a run.
 MAX_DISK = 1
-#: How long a disk fault counts as in place: its node's restart and first catch-up (s).
-DISK_WINDOW_S = 10.0
+#: How long a disk fault counts as in place: its node's restart and first catch-up (s), as every
+#: reader of a history counts it (history/faults.py).
+DISK_WINDOW_S = AFTER_RESTART_NS / 1e9
 #: A pause holds a network fault's heal until this long after its resume (s).
 AFTER_RESUME_S = 1.0
 #: The shortest hold of a fault that stays in place (s).

@@ -26,16 +26,21 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.history import events
+# What a configuration promises to survive is a measure of the run (checkers/measures/promise.py);
+# re-exported for the callers that take it with shrinking.
+from kafka_chaos.checkers.measures.promise import ELECT_UNCLEAN as ELECT_UNCLEAN
+from kafka_chaos.checkers.measures.promise import Applied as Applied
+from kafka_chaos.checkers.measures.promise import applied_faults as applied_faults
+from kafka_chaos.checkers.measures.promise import beyond_promise as beyond_promise
+from kafka_chaos.checkers.measures.promise import beyond_promise_of_run as beyond_promise_of_run
 from kafka_chaos.history.reporter import Reporter
-from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.nemesis import bounds
-from kafka_chaos.nemesis.bounds import DISK_FAULTS, MIN_HOLD_S
+from kafka_chaos.nemesis.bounds import MIN_HOLD_S
 from kafka_chaos.nemesis.roles import ROLES, Role
 from kafka_chaos.nemesis.schedule import Step
 
@@ -328,162 +333,3 @@ def write_script(steps: Iterable[Step], path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(script_of(steps), indent=2) + "\n")
     return path
-
-
-# What a configuration promises to survive.
-
-
-@dataclass(frozen=True)
-class Applied:
-    """One fault as a run's history recorded it: the nodes it hit, from its invoke to its
-    completion (seconds from the history's start), and its effect (history/events.py)."""
-
-    fault: str
-    nodes: tuple[str, ...]
-    start: float
-    end: float
-    effect: str | None = None
-
-    @property
-    def loses_data(self) -> bool:
-        """It emptied a disk or dropped what was not fsynced (a wipe, a power loss)."""
-        if self.effect is not None:
-            return self.effect in (events.WIPED, events.RESTARTED)
-        return self.fault in DISK_FAULTS
-
-    @property
-    def wipes(self) -> bool:
-        return self.effect == events.WIPED if self.effect is not None else self.fault == "wipe"
-
-
-#: The operator's forced unclean election (scenarios/script.py), recorded as a nemesis operation.
-ELECT_UNCLEAN = "elect-unclean"
-#: Effects that take a node's broker away from its partitions for a while (so a leadership moves).
-_DISRUPTS = (events.DOWN, events.PAUSED, events.RESTARTED, events.WIPED, events.CUT, events.HELD)
-
-
-def applied_faults(history: Iterable[Mapping[str, Any]]) -> list[Applied]:
-    """The faults a history's nemesis applied: each completed (`ok` or `info`) operation whose
-    value says what it did to nodes, paired with its invoke (the earliest open one of the same
-    fault and target). Heals and failed operations are not faults."""
-    open_: list[Mapping[str, Any]] = []
-    out = []
-    for event in history:
-        if event.get("process") != events.NEMESIS:
-            continue
-        value = event.get("value") if isinstance(event.get("value"), dict) else {}
-        if event.get("type") == events.INVOKE:
-            open_.append(event)
-            continue
-        invoke = next(
-            (
-                e
-                for e in open_
-                if e.get("f") == event.get("f") and (e.get("value") or {}).get("target") == value.get("target")
-            ),
-            None,
-        )
-        if invoke is not None:
-            open_.remove(invoke)
-        effect = value.get("effect")
-        if event.get("type") == events.FAIL or effect in (events.STARTED, events.RESUMED, events.HEALED):
-            continue
-        if value.get("heals"):
-            continue
-        start = (invoke or event)["time"] / 1e9
-        out.append(Applied(str(event.get("f")), tuple(value.get("nodes") or ()), start, event["time"] / 1e9, effect))
-    return out
-
-
-def _setting(config: RunConfig, workload_key: str, broker_key: str, default: Any) -> Any:
-    if config.workload.get(workload_key) is not None:
-        return config.workload[workload_key]
-    return config.broker_config.get(broker_key, default)
-
-
-def _at_once(windows: list[tuple[float, float, str]]) -> tuple[set[str], float]:
-    """The most distinct nodes whose windows hold at one instant, and that instant."""
-    best: set[str] = set()
-    at = 0.0
-    for start, _, _ in windows:
-        now = {node for s, e, node in windows if s <= start <= e}
-        if len(now) > len(best):
-            best, at = now, start
-    return best, at
-
-
-def beyond_promise(steps_applied: Iterable[Applied], config: RunConfig | Mapping[str, Any]) -> list[str]:
-    """Why the faults a run applied went past what its configuration promises to survive (empty:
-    they did not, and a loss is Kafka's to answer for). The rules, and why each is what Kafka
-    promises, are in docs/nemesis.md ("Shrinking, and faults beyond what a configuration
-    promises")."""
-    cfg = config if isinstance(config, RunConfig) else RunConfig.from_json(dict(config))
-    applied = list(steps_applied)
-    reasons: list[str] = []
-    acks = str(cfg.workload.get("acks", "all")).lower()
-    min_isr = int(_setting(cfg, "min_insync_replicas", "min.insync.replicas", 1))
-    flush_every = str(cfg.broker_config.get("log.flush.interval.messages", ""))
-    lag_s = float(cfg.broker_config.get("replica.lag.time.max.ms", 30000)) / 1000
-    unclean = str(cfg.broker_config.get("unclean.leader.election.enable", "false")).lower() == "true"
-    controllers = int(cfg.shape.get("controllers", 0) or 0)
-    voters_n = controllers or int(cfg.shape.get("brokers", 0) or 0)
-
-    def is_voter(node: str) -> bool:
-        return node.startswith("controller-") if controllers else True
-
-    def is_broker(node: str) -> bool:
-        return not (controllers and node.startswith("controller-"))
-
-    disrupted = sorted({n for a in applied if a.effect in _DISRUPTS or a.loses_data for n in a.nodes if is_broker(n)})
-    if acks not in ("all", "-1") and disrupted:
-        reasons.append(
-            f"acks={acks} acknowledges a write its leader alone may hold, and faults took brokers "
-            f"{', '.join(disrupted)} away: a failover may lose acknowledged writes by design"
-        )
-    if unclean and disrupted:
-        reasons.append(
-            "unclean.leader.election.enable=true lets a replica that lacks acknowledged writes lead, "
-            f"and faults took brokers {', '.join(disrupted)} away"
-        )
-    if any(a.fault == ELECT_UNCLEAN for a in applied):
-        reasons.append(
-            "an unclean leader election was forced (elect-unclean): it may elect a replica that lacks "
-            "acknowledged writes, which no configuration promises to survive"
-        )
-    # A replica that lost its log lacks what it lost until it has fetched it again: as long as Kafka
-    # gives any follower to catch up (replica.lag.time.max.ms) after it is back.
-    losses = [
-        (a.start, a.end + lag_s, n)
-        for a in applied
-        if a.loses_data and (a.wipes or flush_every != "1")
-        for n in a.nodes
-        if is_broker(n)
-    ]
-    lost, at = _at_once(losses)
-    if acks in ("all", "-1") and len(lost) >= min_isr:
-        rf = int(_setting(cfg, "replication_factor", "default.replication.factor", 0) or 0)
-        brokers = int(cfg.shape.get("brokers", 0) or 0)
-        may = f" (replication factor {rf} of {brokers} brokers: if they held its replicas)" if 0 < rf < brokers else ""
-        reasons.append(
-            f"{len(lost)} replica(s) ({', '.join(sorted(lost))}) lost their unflushed writes or their disk "
-            f"at once (around {at:g} s), and min.insync.replicas={min_isr} leaves an acknowledged write on "
-            f"only {min_isr} replica(s): none need keep it{may}"
-        )
-    wiped = [(a.start, a.end + lag_s, n) for a in applied if a.wipes for n in a.nodes if is_voter(n)]
-    gone, at = _at_once(wiped)
-    majority = voters_n // 2 + 1
-    if voters_n and len(gone) >= majority:
-        reasons.append(
-            f"{len(gone)} of {voters_n} KRaft voters ({', '.join(sorted(gone))}) lost their disks at once "
-            f"(around {at:g} s): a committed metadata record is kept by a majority ({majority}) only"
-        )
-    return reasons
-
-
-def beyond_promise_of_run(run_dir: Path) -> list[str]:
-    """`beyond_promise` of a run directory: its history's faults against its config.json."""
-    from kafka_chaos.history.file import read_history
-    from kafka_chaos.history.run_dir import RunDir
-
-    config = RunConfig.load(run_dir)
-    return beyond_promise(applied_faults(read_history(RunDir(run_dir).history)), config)

@@ -1,7 +1,9 @@
-"""Fault windows from the nemesis's operations: when each fault was in place.
-
-Pure Python over a few thousand operations at most, shared by the report's plots
+"""Fault bands from the nemesis's operations: when each fault was in place, for the report's plots
 (checkers/report/series.py) and the liveness measure (checkers/measures/liveness.py).
+
+The operations and their windows are the one model on floor 0 (history/faults.py): a band is an
+operation's windows on all its nodes together, from its invoke to the last completion of what
+undid it there. Pure Python over a few thousand operations at most.
 """
 
 from __future__ import annotations
@@ -9,55 +11,40 @@ from __future__ import annotations
 from itertools import cycle
 from typing import Any
 
+from kafka_chaos.history import faults as model
+from kafka_chaos.history.events import FAIL
+
 #: The nemesis operations read for windows: the first ones (keeps the Python side flat in history size).
 MAX_NEMESIS_OPS = 5000
 
 
-def ends_of(value: Any) -> dict[str, Any]:
-    """How a nemesis operation's fault ends, from its event's value (nemesis/faults.py writes
-    them): `undone_by` (a fault that stays in place until that operation), `heals` (the faults an
-    undoing operation ends). A history from before these were written has neither: its faults are
-    drawn as instants."""
-    if not isinstance(value, dict):
-        return {"lasts": False, "heals": None}
-    heals = value.get("heals")
-    return {"lasts": bool(value.get("undone_by")), "heals": list(heals) if isinstance(heals, list) else None}
-
-
-def fault_windows(
-    nemesis_ops: list[dict[str, Any]], end_s: float, colours: dict[str, str] | None = None
-) -> list[dict[str, Any]]:
-    """Each fault from its invoke to the completion of the first later operation that heals it.
-
-    `nemesis_ops`: f, type, start, end (s), and how each ends (`ends_of`): `lasts` and `heals`;
-    `colours`: fault -> its shading, from the run's config.json (`colours_of`); a fault with none
-    gets one of the report's own palette."""
-    windows: list[dict[str, Any]] = []
-    open_: dict[str, list[dict[str, Any]]] = {}
-    for op in sorted(nemesis_ops, key=lambda o: o["start"]):
-        f, heals = op["f"], op.get("heals")
-        for fault in heals or ():
-            if open_.get(fault):
-                open_[fault].pop(0)["end"] = op["end"] if op["end"] is not None else op["start"]
-        if op["type"] == "fail" or heals is not None:
+def fault_windows(ops: list[model.Op], end_s: float, colours: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """One band per fault (f, start, end in s, its nodes, colour), in invoke order: a fault that stays
+    in place from its invoke until the last of its nodes' undos completed (the end, `end_s`, when
+    one never was); anything else the nemesis did, a restart or an operator's action, from its
+    invoke to its completion. Failed operations and undos draw nothing. `colours`: fault -> its
+    shading, from the run's config.json (`colours_of`); a fault with none gets one of the
+    report's own palette."""
+    end_ns = int(end_s * 1e9)
+    ends: dict[tuple[int, str, int], int] = {}
+    for w in model.windows(ops, end_ns):
+        key = (w.op, w.f, w.invoke)
+        ends[key] = max(ends.get(key, w.healed), w.healed)
+    bands: list[dict[str, Any]] = []
+    for op in ops:
+        if op.type == FAIL or op.heals is not None:
             continue
-        if op.get("lasts"):
-            w = {"f": f, "start": op["start"], "end": None, "nodes": op.get("nodes", "")}
-            windows.append(w)
-            open_.setdefault(f, []).append(w)
-        else:
-            windows.append(
-                {"f": f, "start": op["start"], "end": op["end"] or op["start"], "nodes": op.get("nodes", "")}
-            )
+        over = ends.get((op.op, op.f, op.itime)) if op.undone_by else None
+        if over is None:
+            over = op.ctime if op.ctime is not None else op.itime
+        bands.append({"f": op.f, "start": op.itime / 1e9, "end": over / 1e9, "nodes": list(op.nodes)})
     spare = cycle(SPARE_COLOURS)
     given = dict(colours or {})
-    for w in windows:
-        if w["end"] is None:
-            w["end"] = end_s
-        if w["f"] not in given:
-            given[w["f"]] = next(spare)
-        w["colour"] = given[w["f"]]
-    return windows
+    for b in bands:
+        if b["f"] not in given:
+            given[b["f"]] = next(spare)
+        b["colour"] = given[b["f"]]
+    return bands
 
 
 #: Shading for a fault the run did not give a colour (a history without its config.json, an

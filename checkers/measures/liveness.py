@@ -11,7 +11,8 @@ second (and acknowledged writes per second) in three stretches of the workload p
   brokers' JIT takes the first seconds of a fresh cluster from about a third of the steady
   rate to all of it, and a baseline that includes that makes every later ratio look better;
 - **in faults**: inside fault windows (a fault's invoke to the completion of what undoes it;
-  the same windows the report shades, checkers/measures/faults.py);
+  the same bands the report shades, checkers/measures/faults.py, from the one model of the
+  nemesis's operations, history/faults.py);
 - **between faults**: the fault-free stretches after the first fault.
 
 The workload phase ends with the last invoke of a client operation outside the final read
@@ -35,8 +36,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_chaos.checkers.measures.faults import MAX_NEMESIS_OPS, ends_of, fault_windows
+from kafka_chaos.checkers.measures.faults import MAX_NEMESIS_OPS, fault_windows
 from kafka_chaos.checkers.sql import in_list
+from kafka_chaos.history import faults as model
 from kafka_chaos.history.events import CLIENT_FS, NEMESIS, WRITES
 
 BUCKET_S = 0.1
@@ -65,7 +67,7 @@ class Counts:
     width_ns: int
     ops: dict[int, int]  # bucket -> ok client operations completed in it
     writes: dict[int, int]  # bucket -> ok sends and transactions completed in it
-    nemesis: list[dict[str, Any]]  # f, type, start, end (s), lasts, heals: as faults.fault_windows takes them
+    nemesis: list[model.Op]  # the nemesis's operations (history/faults.py), in invoke order
     start_s: float  # the first ok send, poll or txn
     end_s: float  # the end of the workload phase
 
@@ -189,14 +191,15 @@ def _stall(
 class EventCounter:
     """Counts events one at a time, in file order per process: what a run's summary needs, fed by
     the history writer as events happen (HistoryWriter's `tap`) or by a plain read. Memory is the
-    open operations, the nemesis's operations and one counter per BUCKET_S, not the history.
+    open operations, the nemesis's events (paired once counted: history/faults.py `pair`) and one
+    counter per BUCKET_S, not the history.
     Thread-safe: a run's client threads write at once."""
 
     def __init__(self) -> None:
         self._open: dict[Any, dict[str, Any]] = {}
         self._fine_ops: Counter[int] = Counter()
         self._fine_writes: Counter[int] = Counter()
-        self._nemesis: list[dict[str, Any]] = []
+        self._nemesis: list[dict[str, Any]] = []  # its events, in file order
         self._start_ns: int | None = None
         self._end_ns = 0
         self._lock = threading.Lock()
@@ -204,18 +207,16 @@ class EventCounter:
     def add(self, e: dict[str, Any]) -> None:
         with self._lock:
             t, proc = int(e["time"]), e["process"]
+            if proc == NEMESIS:
+                self._nemesis.append(e)
+                return
             if e["type"] == "invoke":
                 self._open[proc] = e
-                if proc != NEMESIS and e.get("phase") != FINAL:
+                if e.get("phase") != FINAL:
                     self._end_ns = max(self._end_ns, t)
                 return
             inv = self._open.pop(proc, None) or e
-            if proc == NEMESIS:
-                ends = ends_of(e.get("value") if isinstance(e.get("value"), dict) else inv.get("value"))
-                self._nemesis.append(
-                    {"f": e["f"], "type": e["type"], "start": inv["time"] / 1e9, "end": t / 1e9, **ends}
-                )
-            elif e["type"] == "ok" and inv.get("phase") != FINAL:
+            if e["type"] == "ok" and inv.get("phase") != FINAL:
                 if e["f"] in WORK and (self._start_ns is None or t < self._start_ns):
                     self._start_ns = t
                 self._fine_ops[t // FINE_NS] += 1
@@ -224,12 +225,7 @@ class EventCounter:
 
     def counts(self) -> Counts:
         with self._lock:
-            nemesis = list(self._nemesis)
-            for proc, inv in self._open.items():
-                if proc == NEMESIS:
-                    ends = ends_of(inv.get("value"))
-                    nemesis.append({"f": inv["f"], "type": "info", "start": inv["time"] / 1e9, "end": None, **ends})
-            nemesis = sorted(nemesis, key=lambda n: n["start"])[:MAX_NEMESIS_OPS]  # the ones the checker reads
+            nemesis = model.pair(self._nemesis)[:MAX_NEMESIS_OPS]  # the ones the checker reads
             start, end_ns = self._start_ns or 0, self._end_ns
             width = bucket_width_ns(end_ns - start)
 
@@ -282,9 +278,9 @@ def bucket_query(ops: Any, start_ns: int | None, end_ns: int | None) -> Any:
 
 
 def counts_from(
-    buckets: list[dict[str, Any]], start_ns: int | None, end_ns: int | None, nemesis: list[dict[str, Any]]
+    buckets: list[dict[str, Any]], start_ns: int | None, end_ns: int | None, nemesis: list[model.Op]
 ) -> Counts:
-    """Counts from `bucket_query`'s rows and the nemesis's first operations (f, type, start, end in s)."""
+    """Counts from `bucket_query`'s rows and the nemesis's first operations (history/faults.py)."""
     start, end = start_ns or 0, end_ns or 0
     ops_b: dict[int, int] = {}
     writes_b: dict[int, int] = {}

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.history.events import CUT, DOWN, HEALED, HELD, INFO, NEMESIS, OK, PAUSED, RESTARTED, WIPED, WRITES
+from kafka_chaos.history import faults as model
+from kafka_chaos.history.events import FAIL, OK, STARTED, WRITES
 from kafka_chaos.history.evidence import ENDS_PROCESS, left_by_the_dead, read_gaps, record_data
 from kafka_chaos.history.file import read_history
 from kafka_chaos.history.metadata_replay import (
@@ -48,8 +49,8 @@ from kafka_chaos.history.run_dir import RunDir
 State = tuple[str, ...]
 QUIET = "quiet"
 #: How long after a fault that restarts its node (wipe, lose-unflushed) it counts as in place (ns):
-#: the node is back within its operation, but still catching up.
-AFTER_RESTART_NS = 10_000_000_000
+#: the one model's (history/faults.py).
+AFTER_RESTART_NS = model.AFTER_RESTART_NS
 #: A leader's origin: the last thing that happened to its node before it was elected, unless it
 #: had led that partition since.
 STEADY, RESTARTED_FROM, LOST, EMPTIED = "steady", "restarted", "lost-unflushed", "emptied"
@@ -75,6 +76,9 @@ class Faults:
     windows: list[Window] = field(default_factory=list)
     #: alias -> [(time ns, origin)]: the moments a node came back changed (restarted, lost, emptied).
     origins: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    #: alias -> [(from, to) ns]: when it may not have been running (killed, stopped, paused,
+    #: restarting), from its fault's invoke until its undo completed (history/faults.py)
+    downs: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
 
     def context(self, t: int | None) -> str:
         """The faults in place at `t`, sorted and joined: "kill+partition:isolate", or "quiet"."""
@@ -84,10 +88,9 @@ class Faults:
         return "+".join(names) or QUIET
 
     def down(self, alias: str, t: int | None) -> bool:
-        """Whether a fault had `alias` down (killed, stopped) at `t`."""
-        return t is not None and any(
-            w.effect == DOWN and alias in w.nodes and w.start <= t < w.end for w in self.windows
-        )
+        """Whether `alias` may not have been running at `t` (killed, stopped, paused, restarting):
+        its view then is no claim (../shared/anomalies.md, `quorum-split-brain`)."""
+        return t is not None and any(a <= t <= b for a, b in self.downs.get(alias, ()))
 
     def from_the_dead(self, alias: str, t: int, written: int | None) -> bool:
         """Whether a file of `alias` read at `t` was written by a process that a fault ended before
@@ -107,50 +110,34 @@ class Faults:
         return before[-1][1]
 
 
-def read_faults(events: Iterator[dict[str, Any]]) -> Faults:
-    """The windows of the nemesis's operations: a fault that stays in place from its invoke to the
-    completion of the operation that undoes it on its nodes (`heals`; a network heal undoes every
-    network fault), a fault that restarts its node from its invoke until AFTER_RESTART_NS after it
-    completed. Failed operations did nothing. Invokes and completions pair by fault and target."""
+def read_faults(events: Iterable[dict[str, Any]]) -> Faults:
+    """The windows of the nemesis's operations, from the one model of them (history/faults.py): a
+    fault that stays in place from its invoke until its undo on that node completed (never, when
+    none came), a fault that restarts its node from its invoke until AFTER_RESTART_NS after it
+    completed. Failed operations did nothing."""
+    ops = model.pair(events)
+    end = max((t for op in ops for t in (op.itime, op.ctime) if t is not None), default=0)
+    nodes = {(op.op, op.f, op.itime): set(op.nodes) for op in ops}
     out = Faults()
-    invoked: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    open_: list[Window] = []
-    for e in events:
-        if e["process"] != NEMESIS or not isinstance(e.get("value"), dict):
+    for w in model.windows(ops, end):
+        name = f"{w.f}:{w.shape}" if w.shape and w.f == "partition" else w.f
+        start, stop = w.in_place
+        named = {w.node} if w.node is not None else nodes[(w.op, w.f, w.invoke)]
+        out.windows.append(Window(name, w.f, named, start, stop, w.does))
+        if w.node is not None and (w.does in model.DOWN or w.does in model.RESTARTS):
+            until = w.healed if w.undo_op is not None or w.does in model.RESTARTS else float("inf")
+            out.downs.setdefault(w.node, []).append((w.invoke, until))
+    for op in ops:
+        if op.type == FAIL or op.ctime is None:
             continue
-        value, f = e["value"], e["f"]
-        key = (f, str(value.get("target")))
-        if e["type"] == "invoke":
-            invoked.setdefault(key, []).append(e)
-            continue
-        pending = invoked.get(key)
-        started = pending.pop(0) if pending else e
-        if e["type"] not in (OK, INFO):
-            continue
-        nodes = set(value.get("nodes") or [])
-        effect = value.get("effect")
-        heals = value.get("heals")
-        if isinstance(heals, list):
-            for w in list(open_):
-                if w.f in heals and (effect == HEALED or w.nodes & nodes):
-                    w.end = e["time"]
-                    open_.remove(w)
-            if effect == "started":  # back from a kill or stop: restarted with its disk as it was
-                for alias in nodes:
-                    out.origins.setdefault(alias, []).append((e["time"], RESTARTED_FROM))
-            continue
-        shape = started["value"].get("shape") if isinstance(started.get("value"), dict) else None
-        name = f"{f}:{shape}" if shape and f == "partition" else f
-        w = Window(name, f, nodes, started["time"], effect=effect)
-        if effect in (RESTARTED, WIPED):
-            w.end = e["time"] + AFTER_RESTART_NS
-            for alias in nodes:
-                out.origins.setdefault(alias, []).append((e["time"], EMPTIED if effect == WIPED else LOST))
-        elif effect in (DOWN, PAUSED, CUT, HELD) or value.get("undone_by"):
-            open_.append(w)
+        if op.effect == STARTED:  # back from a kill or stop: restarted with its disk as it was
+            origin = RESTARTED_FROM
+        elif op.means.restarts:
+            origin = EMPTIED if op.means.empties else LOST
         else:
-            continue  # an operator's action, over when done
-        out.windows.append(w)
+            continue
+        for alias in op.nodes:
+            out.origins.setdefault(alias, []).append((op.ctime, origin))
     return out
 
 

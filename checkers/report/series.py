@@ -20,6 +20,7 @@ from kafka_chaos.checkers.measures.faults import fault_windows
 from kafka_chaos.checkers.sql import double
 from kafka_chaos.checkers.tables import committed_send, evidenced_ops
 from kafka_chaos.history.events import NEMESIS
+from kafka_chaos.history.faults import Op
 
 BUCKETS = 200
 TIMELINE_KEYS = 4
@@ -33,7 +34,7 @@ class Series:
     throughput: pd.DataFrame  # t, type, per_s
     latency: pd.DataFrame  # t, f, p50, p99 (ms)
     unseen: pd.DataFrame  # t, unseen
-    faults: list[dict[str, Any]]  # f, start, end (s), nodes, colour
+    faults: list[dict[str, Any]]  # f, start, end (s), nodes (a list), colour
     timelines: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)  # key -> kind -> t, offset
     #: node -> its control-plane timeline (checkers/control_plane/judge.py `timelines`), when checked
     control: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -91,12 +92,12 @@ def build(
     end_ns: int,
     acked: dict[int, int],
     seen: dict[int, int],
-    nemesis: list[dict[str, Any]],
+    nemesis: list[Op],
     colours: dict[str, str] | None = None,
 ) -> Series:
     """The report's series from the collected parts; `acked` and `seen` count, per time bucket,
     acknowledgements and first reads of acknowledged values (checkers/data_plane/tallies.py); `nemesis`: the
-    nemesis's operations in invoke order (f, type, start and end in seconds); `colours`: each
+    nemesis's operations in invoke order (history/faults.py); `colours`: each
     fault's shading, from the run's config.json (checkers/measures/faults.py colours_of)."""
     width = bucket_width_ns(end_ns)
     bucket_s = width / 1e9

@@ -124,9 +124,10 @@ class TimedHistory:
             self._add(t, process=process, type="invoke", f=f, value=None, **extra)
             self._add(t + 0.001, process=process, type="ok", f=f, value=None, **extra)
 
-    def fault(self, f: str, heal: str, start: float, end: float) -> None:
-        """A fault and the operation that heals it, each saying how it ends, as the nemesis writes them."""
-        applied, healed = {"undone_by": heal}, {"heals": [f]}
+    def fault(self, f: str, heal: str, start: float, end: float, node: str = "kafka-1") -> None:
+        """A fault on `node` and the operation that heals it, each saying how it ends and naming the
+        node, as the nemesis writes them (history/faults.py pairs them by node)."""
+        applied, healed = {"undone_by": heal, "nodes": [node]}, {"heals": [f], "nodes": [node]}
         self._add(start, process="nemesis", type="invoke", f=f, value=applied)
         self._add(start + 0.01, process="nemesis", type="ok", f=f, value=applied)
         self._add(end, process="nemesis", type="invoke", f=heal, value=healed)

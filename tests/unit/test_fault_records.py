@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from kafka_chaos.checkers.measures.faults import SPARE_COLOURS, colours_of, ends_of, fault_windows
+from kafka_chaos.checkers.measures.faults import SPARE_COLOURS, colours_of, fault_windows
 from kafka_chaos.frontends.cli import build_parser
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.history.events import EFFECTS
+from kafka_chaos.history.faults import Op, from_rows
 from kafka_chaos.nemesis import core, faults, partition, remote, stall
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.plan import NemesisPlan, nemesis_plan
@@ -134,13 +135,15 @@ def test_every_nemesis_event_says_how_its_fault_ends():
             assert faults.HEALS[healed] == record.name
 
 
-def _op(f: str, start: float, end: float, type: str = "ok", value=None) -> dict:
-    value = faults.named_ends(f) if value is None else value
-    return {"f": f, "type": type, "start": start, "end": end, **ends_of(value)}
+def _op(f: str, start: float, end: float, type: str = "ok", value=None, nodes=("kafka-1",)) -> Op:
+    value = {**faults.named_ends(f), "nodes": list(nodes)} if value is None else value
+    row = {"op": int(start * 10), "f": f, "type": type, "itime": int(start * 1e9), "ctime": int(end * 1e9), **value}
+    (op,) = from_rows([row])
+    return op
 
 
 def test_a_fault_lasts_until_the_operation_that_names_it_heals_it():
-    ops = [_op("kill", 1, 1.1), _op("wipe", 2, 2.5), _op("start", 5, 5.2), _op("pause", 6, 6.1)]
+    ops = [_op("kill", 1, 1.1), _op("wipe", 2, 2.5, nodes=["kafka-2"]), _op("start", 5, 5.2), _op("pause", 6, 6.1)]
     windows = [(w["f"], w["start"], w["end"]) for w in fault_windows(ops, 20.0)]
     # The kill to its start's completion, the wipe over when done, the unhealed pause to the end.
     assert windows == [("kill", 1, 5.2), ("wipe", 2, 2.5), ("pause", 6, 20.0)]

@@ -7,8 +7,9 @@ import random
 
 import pytest
 
+from kafka_chaos.checkers.measures.promise import Applied, applied_faults, beyond_promise
 from kafka_chaos.nemesis.schedule import Step, load_script
-from kafka_chaos.runs.shrink import Applied, applied_faults, beyond_promise, role_of, shrink, write_script
+from kafka_chaos.runs.shrink import role_of, shrink, write_script
 
 LOST = "lost-write"
 
