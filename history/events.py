@@ -30,6 +30,9 @@ CUT, HELD, HEALED = "cut", "held", "healed"  # a partition's grudge; connections
 #: running and reachable, but a storage it uses fails or is slow (a tiered broker's remote storage);
 #: undoes impaired
 IMPAIRED, RESTORED = "impaired", "restored"
-EFFECTS = (DOWN, PAUSED, RESTARTED, WIPED, STARTED, RESUMED, CUT, HELD, HEALED, IMPAIRED, RESTORED)
+#: not running until started, its process ended with no fault ending it (nemesis/exits.py): down,
+#: but no fault the nemesis made
+EXITED = "exited"
+EFFECTS = (DOWN, PAUSED, RESTARTED, WIPED, STARTED, RESUMED, CUT, HELD, HEALED, IMPAIRED, RESTORED, EXITED)
 #: Operations that are writes: their `ok` completion acknowledged values.
 WRITES = (SEND, TXN)

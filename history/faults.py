@@ -50,6 +50,10 @@ class Meaning:
     ends_process: bool = False
     #: undoes another effect (named by its value's `heals`)
     undo: bool = False
+    #: the node did it to itself (its process ended with no fault ending it): down for every rule
+    #: that asks whether a node ran, but no fault the nemesis made, so not one that the rules of a
+    #: node "the nemesis killed, stopped or paused" judge (../shared/anomalies.md)
+    own: bool = False
 
 
 #: effect -> its meaning: the one table every reader derives its own sets from.
@@ -65,6 +69,7 @@ MEANINGS: dict[str, Meaning] = {
     ev.RESUMED: Meaning(undo=True),
     ev.HEALED: Meaning(undo=True),
     ev.RESTORED: Meaning(undo=True),
+    ev.EXITED: Meaning(down=True, ends_process=True, own=True),
 }
 NOTHING = Meaning()
 
@@ -80,6 +85,9 @@ def _effects(**wanted: bool) -> tuple[str, ...]:
 
 #: Effects that leave a node not running until undone (killed, stopped, paused).
 DOWN = _effects(down=True)
+#: Effects of the nemesis's faults that leave a node not running: what the rules of a node "the
+#: nemesis killed, stopped or paused" judge (a node's own exit is down, and not one of them).
+FAULTED_DOWN = tuple(e for e in DOWN if not meaning(e).own)
 #: Effects that kill, change the disk and start the node again within the one operation.
 RESTARTS = _effects(restarts=True)
 #: Effects that empty a node's disk.

@@ -24,6 +24,7 @@ from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.history.events import (
     CUT,
     DOWN,
+    EXITED,
     HEALED,
     HELD,
     PAUSED,
@@ -208,7 +209,7 @@ EXIT_COLOUR = "#393b79"
 #: fault -> the fault that undoes it, for the faults that stay in place.
 HEALS: dict[str, str] = {**{f.name: f.undone_by for f in FAULTS if f.undone_by}, EXIT: START.name}
 #: fault -> what it does to the nodes it names (history/events.py), a node's own exit included.
-EFFECT_OF: dict[str, str] = {**{f.name: f.effect for f in FAULTS if f.effect}, EXIT: DOWN}
+EFFECT_OF: dict[str, str] = {**{f.name: f.effect for f in FAULTS if f.effect}, EXIT: EXITED}
 #: fault -> its shading in the report: written into config.json with the run's nemesis plan
 #: (nemesis/plan.py), where the report reads it, as Jepsen's checkers read a nemesis's plot
 #: colours from the test map.

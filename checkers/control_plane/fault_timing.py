@@ -17,7 +17,6 @@ from typing import Any
 
 from kafka_chaos.checkers.control_plane import quorum_rules
 from kafka_chaos.checkers.control_plane.node_faults import (
-    DOWN,
     Window,
     cut_between,
     down,
@@ -25,6 +24,7 @@ from kafka_chaos.checkers.control_plane.node_faults import (
     majority_reachable,
 )
 from kafka_chaos.history import events
+from kafka_chaos.history.faults import FAULTED_DOWN
 from kafka_chaos.history.kraft import caught_up
 from kafka_chaos.history.metadata_replay import REGISTER
 from kafka_chaos.history.stall import stall_within
@@ -204,7 +204,7 @@ def unfenced_down_broker(ev: Evidence, bound_ns: int, not_checked: dict[str, str
     found = []
     name = "unfenced-down-broker"
     for w in ev.ws:
-        if w.does not in DOWN or w.node not in ev.brokers or w.effect is None:
+        if w.does not in FAULTED_DOWN or w.node not in ev.brokers or w.effect is None:
             continue
         start = session_start(ev, w, bound_ns, not_checked)
         if start is None:
@@ -360,7 +360,7 @@ def stale_isr_member(ev: Evidence, bound_ns: int, not_checked: dict[str, str]) -
     found = []
     by_id = {str(i): a for a, i in ev.aliases.items()}
     for w in ev.ws:
-        if w.stayed is None or w.effect is None or not (w.does in DOWN or w.node is None):
+        if w.stayed is None or w.effect is None or not (w.does in FAULTED_DOWN or w.node is None):
             continue
         for part, states in sorted(ev.partitions.items()):
             now = states.at_time(w.effect)

@@ -431,6 +431,14 @@ def unfenced_beside_an_exit(bad: bool) -> Run:
     return r.add(change(8, 12, isr=[2]), fence(9, 25.01, 3), fence(10, 42, 3, fenced=-1))
 
 
+def unfenced_of_its_own_exit(bad: bool) -> Run:
+    """kafka-3 killed from 10 s to 40 s and fenced at 25.01 s, a second past 9 + 5 s (bad). Near
+    miss: kafka-3 ended by itself at 10 s (the nemesis's `exit`), the same fencing: a node the
+    nemesis did not kill, stop or pause is no case of the rule, down as it was."""
+    r = Run().fault("kill" if bad else "exit", ["kafka-3"], 10).fault("start", ["kafka-3"], 40)
+    return r.add(change(8, 12, isr=[2]), fence(9, 25.01, 3), fence(10, 42, 3, fenced=-1))
+
+
 def stale_under_a_stall(bad: bool) -> Run:
     """kafka-3 cut off from chaos/0's leader from 5 s to 58 s; counted from the first write after
     the cut (6.002 s), 1.5 x 10 + 5 s end at 26.002 s; the ISR drops kafka-3 at 27.002 s (bad). Near
@@ -500,6 +508,7 @@ CASES: dict[str, list[Case]] = {
         unfenced_after_a_slow_election,
         unfenced_under_a_stall,
         unfenced_beside_an_exit,
+        unfenced_of_its_own_exit,
     ],
     "stale-isr-member": [
         stale_isr_member,

@@ -377,6 +377,6 @@ def test_a_node_that_ends_by_itself_is_recorded_and_started_by_the_heal(cluster,
     assert exits == [("exit", "invoke", [ends.alias]), ("exit", "ok", [ends.alias])], events
     assert watch.exits == {ends.alias: 1}, restarted
     done = [e for e in nemesis_events(nemesis, tmp_path) if e["f"] == "exit" and e["type"] == "ok"][0]["value"]
-    assert (done["effect"], done["undone_by"]) == ("down", "start") and done["exit_code"] == 137, done
+    assert (done["effect"], done["undone_by"]) == ("exited", "start") and done["exit_code"] == 137, done
     started = [e for e in events if e[:2] == ("start", "ok")][-1]
     assert ends.alias in started[2], events

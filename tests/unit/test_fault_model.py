@@ -38,11 +38,11 @@ def test_each_effect_means_what_the_table_says():
 
 
 def test_the_readers_sets_derive_from_the_table():
-    assert model.DOWN == (ev.DOWN, ev.PAUSED)
+    assert model.DOWN == (ev.DOWN, ev.PAUSED, ev.EXITED)
     assert model.RESTARTS == (ev.RESTARTED, ev.WIPED)
     assert model.EMPTIES == (ev.WIPED,)
-    assert ENDS_PROCESS == model.ENDS_PROCESS == (ev.DOWN, ev.RESTARTED, ev.WIPED)
-    assert model.DISRUPTS == (ev.DOWN, ev.PAUSED, ev.RESTARTED, ev.WIPED, ev.CUT, ev.HELD)
+    assert ENDS_PROCESS == model.ENDS_PROCESS == (ev.DOWN, ev.RESTARTED, ev.WIPED, ev.EXITED)
+    assert model.DISRUPTS == (ev.DOWN, ev.PAUSED, ev.RESTARTED, ev.WIPED, ev.CUT, ev.HELD, ev.EXITED)
     assert ev.IMPAIRED not in model.DISRUPTS
 
 
@@ -160,3 +160,13 @@ def test_a_paused_node_is_not_running_for_explore_as_for_the_split_brain_rule():
     faults = read_faults(iter(history))
     assert faults.down("kafka-1", 15 * S)
     assert not faults.down("kafka-1", 21 * S) and not faults.down("kafka-2", 15 * S)  # near misses
+
+
+def test_a_nodes_own_exit_is_down_and_no_fault_of_the_nemesis():
+    """An exit (nemesis/exits.py) takes its node down for every rule that asks whether it ran; the
+    rules of a node the nemesis killed, stopped or paused judge a kill and never an exit."""
+    exited = model.meaning(ev.EXITED)
+    assert exited.down and exited.ends_process and exited.own
+    assert ev.EXITED in model.DOWN and ev.EXITED in model.ENDS_PROCESS
+    assert ev.EXITED not in model.FAULTED_DOWN
+    assert ev.DOWN in model.FAULTED_DOWN and ev.PAUSED in model.FAULTED_DOWN
