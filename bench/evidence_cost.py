@@ -110,7 +110,7 @@ def table(rows: list[dict]) -> None:
     for evidence in (True, False):
         mine = [r for r in rows if r["evidence"] == evidence and "error" not in r]
         for r in mine:
-            r["all_cpu_s"] = r["cpu_s"] + (r["containers_cpu_s"] or 0)
+            r["all_cpu_s"] = round(r["cpu_s"] + (r["containers_cpu_s"] or 0), 2)
         medians[evidence] = {k: _median(mine, k) for k in ("cpu_s", "containers_cpu_s", "all_cpu_s", "wall_s")}
         stalls = [(r.get("host_stall") or {}).get("stall_s") for r in mine if evidence]
         m = medians[evidence]
