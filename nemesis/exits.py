@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from kafka_chaos.harness.cleanup import RUN
+from kafka_chaos.harness.cleanup import NODE, RUN
 from kafka_chaos.harness.engine import docker_client
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.faults import START
@@ -29,7 +29,6 @@ from kafka_chaos.nemesis.kill import STOPPED
 #: How often the cluster's containers are listed (s): an exit is in the history within this, plus
 #: the nemesis's operation in progress, if any.
 PERIOD_S = 0.5
-NODE_LABEL = "org.kafka-chaos.node"
 
 
 class ExitWatch:
@@ -72,7 +71,7 @@ class ExitWatch:
         aliases = {n.alias for n in self.nemesis.cluster.nodes}
         out = {}
         for c in listed:
-            alias = c.labels.get(NODE_LABEL)
+            alias = c.labels.get(NODE)
             if alias in aliases:
                 out[alias] = {"status": c.status, **(c.attrs.get("State") or {})}
         return out
@@ -84,12 +83,7 @@ class ExitWatch:
             if state["status"] not in STOPPED or alias in self.nemesis.open.get(START.name, ()):
                 continue
             detail = {"exit_code": state.get("ExitCode"), "finished_at": state.get("FinishedAt")}
-            if self.nemesis.exited(alias, self._stopped, detail):
+            if self.nemesis.exited(alias, lambda a: self.nemesis.cluster.node(a).state() in STOPPED, detail):
                 self.exits[alias] = self.exits.get(alias, 0) + 1
                 recorded.append(alias)
         return recorded
-
-    def _stopped(self, alias: str) -> bool:
-        c = self.nemesis.cluster.node(alias).get_wrapped_container()
-        c.reload()
-        return c.status in STOPPED

@@ -19,7 +19,7 @@ from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import RunDir
 
 #: The effect of each disk fault of a history written before operations recorded their effect
-#: (nemesis/roles.py DISK_FAULTS: a wipe empties the disk, a lose-unflushed restarts the node).
+#: (nemesis/bounds.py DISK_FAULTS: a wipe empties the disk, a lose-unflushed restarts the node).
 _DISK_FAULT_EFFECTS = {"wipe": events.WIPED, "lose-unflushed": events.RESTARTED}
 
 
