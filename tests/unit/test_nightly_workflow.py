@@ -16,6 +16,7 @@ from kafka_chaos.workloads.clients.api import CLIENTS
 from kafka_chaos.workloads.options import SHARE_CLIENTS, SHARE_GROUPS_GA
 
 WORKFLOW = Path(__file__).parents[2] / ".github" / "workflows" / "nightly.yml"
+SCENARIOS = Path(__file__).parents[1] / "integration" / "test_scenarios.py"
 
 
 @pytest.fixture(scope="module")
@@ -141,3 +142,14 @@ def test_each_nightly_scenario_runs_on_an_affected_and_a_fixed_release_and_parse
         scenario = get(values["scenario"])
         outcomes = {scenario.expect(KafkaVersion.parse(v), None) for v in values["kafka"].split(",")}
         assert outcomes == {LOSS, SAFE}, values  # the loss, and its fix, side by side
+
+
+def test_the_reproductions_job_runs_the_suites_skipped_reproductions(workflow):
+    """The suite skips what is marked `reproduction` (tests/conftest.py): the nightly job is
+    where they run, so it must ask for them and select them by their marker."""
+    (step,) = [s for s in workflow["jobs"]["reproductions"]["steps"] if "dev.sh test" in s.get("run", "")]
+    words = shlex.split(step["run"])
+    assert "--reproductions" in words and words[words.index("-m") + 1] == "reproduction", words
+    marked = re.findall(r"@pytest\.mark\.reproduction\ndef (test_\w+)", SCENARIOS.read_text())
+    assert len(marked) == 5, marked
+    assert str(SCENARIOS.relative_to(WORKFLOW.parents[2])) in words
