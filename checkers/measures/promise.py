@@ -56,11 +56,13 @@ ELECT_UNCLEAN = "elect-unclean"
 def applied_faults(history: Iterable[Mapping[str, Any]]) -> list[Applied]:
     """The faults a history's nemesis applied (history/faults.py `pair`), in invoke order: each
     completed (`ok` or `info`) operation, from its invoke to its completion. Undos and failed
-    operations are not faults."""
+    operations are not faults, and neither is a node's own exit (`exit`, recorded by the nemesis
+    for a process that ended itself): no fault applied it, so it cannot count toward what a
+    configuration promises to survive, and shrinking cannot remove it."""
     return [
         Applied(op.f, tuple(op.nodes), op.itime / 1e9, op.ctime / 1e9, op.effect)
         for op in model.pair(history)
-        if op.type != events.FAIL and op.ctime is not None and not op.heals and not op.means.undo
+        if op.type != events.FAIL and op.ctime is not None and not op.heals and not op.means.undo and not op.means.own
     ]
 
 

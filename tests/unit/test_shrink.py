@@ -218,11 +218,15 @@ def test_faults_are_read_from_the_history():
         op(6, "ok", "start", 27, target="kafka-2", heals=["kill", "stop"], nodes=["kafka-2"], effect="started"),
         op(7, "invoke", "wipe", 30, target="follower:chaos/0"),
         op(8, "fail", "wipe", 30.1, target="follower:chaos/0"),
+        op(9, "invoke", "exit", 31, target="kafka-3", undone_by="start"),
+        op(10, "ok", "exit", 31.2, target="kafka-3", undone_by="start", nodes=["kafka-3"], effect="exited"),
     ]
     assert applied_faults(history) == [
         Applied("lose-unflushed", ("kafka-1",), 15, 18, "restarted"),
         Applied("kill", ("kafka-2",), 19, 19.1, "down"),
-    ]
+    ]  # kafka-3's own exit is no applied fault
+    killed = [e if e["f"] != "exit" else {**e, "f": "kill", "value": {**e["value"], "effect": "down"}} for e in history]
+    assert applied_faults(killed)[-1] == Applied("kill", ("kafka-3",), 31, 31.2, "down")
 
 
 def test_reproduce_and_bisect_take_the_script_as_a_scenario(tmp_path):
