@@ -250,6 +250,19 @@ class Window:
         return b in self.grudge.get(a, ()) or a in self.grudge.get(b, ())
 
 
+def down_spans(ws: Iterable[Window], unhealed: float | None = None) -> dict[str, list[tuple[int, float]]]:
+    """node -> when it may have been down (killed, stopped, paused, exited, restarting): from the
+    fault's invoke until its undo completed, a restart until its own operation completed. A down
+    nothing undid lasts until `unhealed` (None: the window's end, the history's end)."""
+    out: dict[str, list[tuple[int, float]]] = {}
+    for w in ws:
+        if w.node is None or not (w.does in DOWN or w.does in RESTARTS):
+            continue
+        open_ = w.undo_op is None and w.does not in RESTARTS
+        out.setdefault(w.node, []).append((w.invoke, unhealed if open_ and unhealed is not None else w.healed))
+    return out
+
+
 def restarts_node(op: Op, node: str) -> bool:
     """Whether `op` starts `node` again: a wipe or a loss of unflushed writes of it, or a start
     (which also ends a pause: a paused container killed and started runs again)."""

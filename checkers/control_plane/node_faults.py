@@ -41,12 +41,9 @@ def nemesis_ops(rows: list[dict[str, Any]]) -> list[NemesisOp]:
 
 
 def down(ws: list[Window]) -> dict[str, list[Interval]]:
-    """node -> when it may have been down (killed, stopped, paused, restarting): invoke to undo done."""
-    out: dict[str, list[Interval]] = {}
-    for w in ws:
-        if w.node is not None and (w.does in DOWN or w.does in RESTARTS):
-            out.setdefault(w.node, []).append((w.invoke, w.healed))
-    return out
+    """node -> when it may have been down (killed, stopped, paused, restarting): invoke to undo
+    done, or to the history's end (the model's `down_spans`)."""
+    return model.down_spans(ws)  # type: ignore[return-value]
 
 
 def is_down(intervals: dict[str, list[Interval]], node: str, a: int, b: int | None = None) -> bool:

@@ -119,14 +119,13 @@ def read_faults(events: Iterable[dict[str, Any]]) -> Faults:
     end = max((t for op in ops for t in (op.itime, op.ctime) if t is not None), default=0)
     nodes = {(op.op, op.f, op.itime): set(op.nodes) for op in ops}
     out = Faults()
-    for w in model.windows(ops, end):
+    ws = model.windows(ops, end)
+    out.downs = model.down_spans(ws, unhealed=float("inf"))
+    for w in ws:
         name = f"{w.f}:{w.shape}" if w.shape and w.f == "partition" else w.f
         start, stop = w.in_place
         named = {w.node} if w.node is not None else nodes[(w.op, w.f, w.invoke)]
         out.windows.append(Window(name, w.f, named, start, stop, w.does))
-        if w.node is not None and (w.does in model.DOWN or w.does in model.RESTARTS):
-            until = w.healed if w.undo_op is not None or w.does in model.RESTARTS else float("inf")
-            out.downs.setdefault(w.node, []).append((w.invoke, until))
     for op in ops:
         if op.type == FAIL or op.ctime is None:
             continue

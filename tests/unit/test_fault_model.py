@@ -170,3 +170,21 @@ def test_a_nodes_own_exit_is_down_and_no_fault_of_the_nemesis():
     assert ev.EXITED in model.DOWN and ev.EXITED in model.ENDS_PROCESS
     assert ev.EXITED not in model.FAULTED_DOWN
     assert ev.DOWN in model.FAULTED_DOWN and ev.PAUSED in model.FAULTED_DOWN
+
+
+def test_down_spans_are_read_once_for_every_reader():
+    """A kill undone by a start is down until the start completed; one never undone until the
+    end (or `unhealed`); a power loss until its own operation completed; a cut is no node's down."""
+    ops = [
+        op(0, "kill", 10, 10.2, effect=ev.DOWN, undone_by="start"),
+        op(1, "start", 20, 21, heals=["kill", "stop"], effect=ev.STARTED),
+        op(2, "kill", 30, 30.1, nodes=("kafka-2",), effect=ev.DOWN, undone_by="start"),
+        op(3, "lose-unflushed", 40, 44, nodes=("kafka-3",), effect=ev.RESTARTED),
+        op(4, "partition", 50, 50.1, nodes=(), effect=ev.CUT, undone_by="heal", grudge={"kafka-1": ["kafka-2"]}),
+    ]
+    ws = windows(ops, END)
+    spans = model.down_spans(ws)
+    assert spans == {"kafka-1": [(10 * S, 21 * S)], "kafka-2": [(30 * S, END)], "kafka-3": [(40 * S, 44 * S)]}
+    forever = model.down_spans(ws, unhealed=float("inf"))
+    assert forever["kafka-2"] == [(30 * S, float("inf"))] and forever["kafka-1"] == spans["kafka-1"]
+    assert forever["kafka-3"] == spans["kafka-3"]  # a restart is over when its operation is
