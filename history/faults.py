@@ -6,7 +6,9 @@ shading, explore's states, shrinking), so that they cannot disagree on what a fa
 What a fault did is read from the history, not from a list of fault names: each nemesis
 operation's value carries its `effect` (history/events.py), written there by the fault itself
 (nemesis/faults.py); `MEANINGS` says what each effect does to a node. A network fault is known by
-the `grudge` its value carries (nemesis/partition.py).
+the `grudge` its value carries (nemesis/partition.py), and one of a listener's port alone by its
+`listener`: CONTROLLER cuts the quorum and the controller, not replication; PLAINTEXT (the brokers'
+own) cuts replication, not the quorum or the controller.
 
 A fault *took effect* when its operation completed `ok`; it *stayed* until the operation that
 undoes it was invoked (../shared/anomalies.md, "Control plane"): for each node, the first later
@@ -110,6 +112,9 @@ DISRUPTS = _effects(down=True, restarts=True, network=True)
 AFTER_RESTART_NS = 10_000_000_000
 
 Interval = tuple[int, int]
+#: The listeners a port-scoped partition records (nemesis/partition.py): one cuts the quorum's and
+#: the controller's traffic alone, the other the brokers' own (replication) alone.
+CONTROLLER_LISTENER, BROKER_LISTENER = "CONTROLLER", "PLAINTEXT"
 
 
 @dataclass
@@ -243,9 +248,10 @@ class Window:
         return self.invoke, self.healed if self.undo_op is not None else float("inf")
 
     def cuts(self, a: str, b: str, replication: bool = False) -> bool:
-        """Whether the grudge cuts a from b; for `replication` (a follower's fetches from its
-        leader), not when only the controller listener's traffic is cut."""
-        if replication and self.listener == "CONTROLLER":
+        """Whether the grudge cuts a from b: for `replication` (a follower's fetches from its
+        leader), not when only the controller listener's traffic is cut; otherwise (the quorum,
+        a broker's channel to the controller), not when only the brokers' own listener's is."""
+        if self.listener == (CONTROLLER_LISTENER if replication else BROKER_LISTENER):
             return False
         return b in self.grudge.get(a, ()) or a in self.grudge.get(b, ())
 

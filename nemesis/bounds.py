@@ -17,7 +17,8 @@ crashes and one reboot (CREB, FSE 2018), 98% of failures show on at most three n
   heal would leave the paused node's rules in place and the cut would outlast its hold.
 - HOLD: a fault that something undoes is held, at least MIN_HOLD_S; a disk fault is not held.
 - SHAPE: a partition's shape is one of SHAPES; a `cut` aims at two distinct sides (`A|B`), a
-  `quorum-leader` at the active controller; the others aim at one side or draw their own.
+  `quorum-leader` at the active controller, a `replication` cut at a broker role; the others aim
+  at one side or draw their own.
 - AIM: a fault that acts on a broker's connections or its remote storage (BROKER_FAULTS: a stall,
   a held transaction marker, a remote-storage gate) aims at a broker role.
 - WINDOW: every fault starts after the run's quiet start and is undone by its end (when given).
@@ -74,8 +75,9 @@ NETWORK_FAULTS: frozenset[str] = frozenset(f for f, undo in HEALS.items() if und
 BROKER_FAULTS: frozenset[str] = (NETWORK_FAULTS - {PARTITION.name}) | frozenset(f for f in TIERED if f in HEALS)
 #: A partition's shapes.
 SHAPES: tuple[str, ...] = PARTITION_SHAPES
-#: The shapes whose sides roles name: one side (`isolate`), two (`cut`), the active controller.
-ROLE_SHAPES: tuple[str, ...] = ("isolate", "quorum-leader", "cut")
+#: The shapes whose sides roles name: one side (`isolate`; `replication`, a broker's replication
+#: alone), two (`cut`), the active controller.
+ROLE_SHAPES: tuple[str, ...] = ("isolate", "quorum-leader", "cut", "replication")
 
 AT_ONCE, DISK, NETWORK, HEAL_IN_PAUSE, HOLD, SHAPE, AIM, WINDOW = (
     "at-once",
@@ -169,6 +171,8 @@ def step_problems(step: Step) -> list[Breach]:
             out.append(Breach(SHAPE, f"{what}: a cut aims at 2 distinct sides"))
         elif shape == "quorum-leader" and step.target != "controller":
             out.append(Breach(SHAPE, f"{what}: a quorum-leader partition aims at the controller"))
+        elif shape == "replication" and (r := role_name(step.target)) is not None and r not in BROKER_ROLES:
+            out.append(Breach(SHAPE, f"{what}: a replication cut aims at a broker role, not {r}"))
         elif shape != "cut" and len(sides) != 1:
             out.append(Breach(SHAPE, f"{what}: only a cut has two sides"))
     if step.fault in BROKER_FAULTS:

@@ -17,7 +17,12 @@ it. On combined nodes the other voters are brokers too, so there the cut is of t
 listener's port alone (TCP to or from port 9093 between those nodes; the value records `port` and
 `listener`): replication and client traffic between them go on, but their brokers lose the old
 leader's controller listener with their controllers (on three combined nodes, only the leader's own
-broker still reaches it).
+broker still reaches it). And `replication`: the target's brokers cut off from every other broker on
+the brokers' own listener's port alone (TCP to or from 9092; the value records `port` and `listener`
+PLAINTEXT): a leader's followers cannot fetch from it, while every node keeps the quorum and the
+controller, and clients keep every broker. On three combined nodes, cutting both followers off a
+leader by address also cuts the leader off the quorum's majority, so its ISR of one is never
+committed; this shape reaches that ISR.
 
 `Partition` is the fault kind (a shape is its own option, `shape`), `Heal` the one that undoes
 it and every other fault on the `KAFKA-CHAOS` chain (stall.py). A partition outlives the restarts of the
@@ -36,15 +41,18 @@ from typing import Any, ClassVar
 from docker.errors import APIError
 
 from kafka_chaos.harness.cluster import KafkaCluster
-from kafka_chaos.harness.config import CONTROLLER_PORT
+from kafka_chaos.harness.config import CONTROLLER_PORT, INTERNAL_PORT
 from kafka_chaos.harness.node import KafkaNode
+from kafka_chaos.history.faults import BROKER_LISTENER, CONTROLLER_LISTENER
 from kafka_chaos.nemesis.docker_ops import exec_root, network_ip
 from kafka_chaos.nemesis.fault import Aim, Fault, Stage, everyone
 from kafka_chaos.nemesis.targets import TargetError, dedicated, quorum_peers, resolve
 
 CHAIN = "KAFKA-CHAOS"
-SHAPES = ("isolate", "halves", "majorities-ring", "bridge", "cut", "quorum-leader")
+SHAPES = ("isolate", "halves", "majorities-ring", "bridge", "cut", "quorum-leader", "replication")
 RANDOM_SHAPES = SHAPES[:4]  # a cut needs its pairs named; quorum-leader, the controllers pool (schedule.py)
+#: The listener a port-scoped cut records, by port: a quorum-leader cut's and a replication cut's.
+LISTENERS = {CONTROLLER_PORT: CONTROLLER_LISTENER, INTERNAL_PORT: BROKER_LISTENER}
 Grudge = dict[str, set[str]]
 
 
@@ -117,8 +125,8 @@ def shape(name: str, nodes: Sequence[str], rng: random.Random, victim: str | Non
         return majorities_ring(nodes, rng)
     if name == "bridge":
         return bridge(nodes, rng)
-    if name == "cut":
-        raise ValueError("a cut names its pairs in the target (SIDE|SIDE;...), not by shape alone")
+    if name in ("cut", "replication"):
+        raise ValueError(f"a {name} cut reads its sides from the target, not from the shape alone")
     raise ValueError(f"unknown partition shape {name!r}: expected one of {', '.join(SHAPES)}")
 
 
@@ -224,6 +232,15 @@ def resolve_cut(cluster: KafkaCluster, target: str, rng: random.Random) -> Grudg
     return cut(pairs)
 
 
+def resolve_replication(cluster: KafkaCluster, target: str, rng: random.Random) -> tuple[Grudge, int]:
+    """The target's brokers cut off from every other broker, on the brokers' own listener only."""
+    aimed = [n for n in resolve(cluster, target, rng) if n.spec.is_broker]
+    if not aimed:
+        raise TargetError(f"{target} names no broker: a replication cut is between brokers")
+    others = [n.alias for n in cluster.brokers if n not in aimed]
+    return cut([([n.alias for n in aimed], others)]), INTERNAL_PORT
+
+
 def resolve_quorum_leader(cluster: KafkaCluster, rng: random.Random) -> tuple[Grudge, int | None]:
     """The active controller cut off from its quorum peers (`controller|voters`), brokers untouched:
     by address between dedicated controllers; on combined nodes, by the controller listener's port
@@ -237,7 +254,8 @@ def resolve_quorum_leader(cluster: KafkaCluster, rng: random.Random) -> tuple[Gr
 class Partition(Fault):
     """A grudge of its `shape` among all nodes: `isolate` cuts its target off, the other random
     shapes draw their sides (the target is recorded, not used), `cut` reads its pairs from the target,
-    `quorum-leader` finds the active controller and its peers (the target is recorded, not used)."""
+    `quorum-leader` finds the active controller and its peers (the target is recorded, not used),
+    `replication` cuts the target's brokers off from the other brokers' replication."""
 
     OPTIONS: ClassVar[Mapping[str, Any]] = {"shape": "isolate"}
 
@@ -252,10 +270,12 @@ class Partition(Fault):
         return f"{self.name} {target} ({args['shape']})"
 
     def aim(self, stage: Stage, target: str, args: Mapping[str, Any]) -> Aim:
-        if args["shape"] not in ("cut", "quorum-leader"):
+        if args["shape"] not in ("cut", "quorum-leader", "replication"):
             return super().aim(stage, target, args)
         if args["shape"] == "cut":
             grudge, port = resolve_cut(stage.cluster, target, stage.rng), None
+        elif args["shape"] == "replication":
+            grudge, port = resolve_replication(stage.cluster, target, stage.rng)
         else:
             grudge, port = resolve_quorum_leader(stage.cluster, stage.rng)
         return Aim(sorted({stage.cluster.node(a) for a in grudge}, key=lambda n: n.node_id), (grudge, port))
@@ -270,7 +290,7 @@ class Partition(Fault):
         stage.cut = (grudge, port)
         apply(stage.cluster.nodes, grudge, stage.cluster.network.name, port)
         value = {"nodes": aliases, "grudge": {k: sorted(v) for k, v in grudge.items() if v}}
-        return value if port is None else {**value, "port": port, "listener": "CONTROLLER"}
+        return value if port is None else {**value, "port": port, "listener": LISTENERS[port]}
 
 
 @dataclass(frozen=True)

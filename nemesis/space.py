@@ -192,6 +192,8 @@ class Space:
                 roles = ("controller",)
             elif shape == "cut":
                 roles = tuple(rng.sample(self.roles, 2))
+            elif shape == "replication":
+                roles = (rng.choice([r for r in self.roles if r in BROKER_ROLES] or list(self.roles)),)
         hold = rng.choice(self.holds) if fault in HEALS else None
         length = hold if hold is not None else DISK_WINDOW_S
         if near and rng.random() < OVERLAP_BIAS:

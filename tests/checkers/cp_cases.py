@@ -296,6 +296,18 @@ def stale_isr_member(bad: bool) -> Run:
     return r.add(change(8, 57 if bad else 40, isr=[2]))
 
 
+def stale_isr_member_replication_cut(bad: bool) -> Run:
+    """chaos/0's leader, kafka-2, cut off from both followers on the brokers' own listener alone
+    (`listener` PLAINTEXT, the replication shape) from 5 s to 58 s: it still reaches the active
+    controller, kafka-1, so the count runs. The ISR drops both at 57 s, past 1.5 x 30 + 5 s (bad),
+    or at 40 s (near miss). Read as a cut of every port, the leader could not reach the controller
+    and the count would pause: the bad case would pass."""
+    grudge = {"kafka-2": ["kafka-1", "kafka-3"], "kafka-1": ["kafka-2"], "kafka-3": ["kafka-2"]}
+    scoped = {"port": 9092, "listener": "PLAINTEXT"}
+    r = Run().fault("partition", ["kafka-2"], 5, grudge=grudge, shape="replication", **scoped)
+    return r.fault("heal", ["kafka-1"], 58).add(change(8, 57 if bad else 40, isr=[2]))
+
+
 def stale_isr_member_of_the_active_controller(bad: bool) -> Run:
     """kafka-3, a follower in chaos/0's ISR and the quorum leader (epoch 1), is killed at 5 s and
     started at 58 s; kafka-1 leads epoch 2 from 7 s, and chaos/0's leader (kafka-2) reaches it
@@ -517,6 +529,7 @@ CASES: dict[str, list[Case]] = {
         stale_isr_member_deleted,
         stale_isr_member_replaced,
         stale_isr_member_quorum_only,
+        stale_isr_member_replication_cut,
         stale_isr_member_of_the_active_controller,
         stale_isr_member_new_leader,
         stale_isr_member_leader_cut_from_the_controller,

@@ -24,8 +24,10 @@ Fault windows
 - A fault "stayed so" while the node stays down or paused without a break: a kill after a pause
   continues it; any restart ends it. A partition's grudge holds from its completion until the next
   partition's completion (which replaces it) or a `heal`'s invoke; a grudge cuts both ways. One with
-  `listener`/`port` cuts the controller listener only: it cuts nodes off from the quorum and from
-  the active controller, not a follower from its partition's leader.
+  `listener` CONTROLLER cuts the controller listener only: it cuts nodes off from the quorum and
+  from the active controller, not a follower from its partition's leader. One with `listener`
+  PLAINTEXT (the brokers' own) cuts replication only: a follower from its partition's leader, not
+  a node from the quorum or the active controller.
 - Operations that complete `fail` or `info` took no effect*. Other faults that stay in place
   (stalls: `undone_by` heal) cut nobody, but are faults in place until their undoer's invoke.
 
@@ -307,16 +309,15 @@ class World:
                     for b in enemies:
                         grudge.setdefault(a, set()).add(b)
                         grudge.setdefault(b, set()).add(a)
-                scoped = "listener" in op.value or "port" in op.value
-                changes.append((op.done, i, "cut", (grudge, scoped)))
+                changes.append((op.done, i, "cut", (grudge, op.value.get("listener"))))
             elif op.f == "heal":
-                changes.append((op.invoked, i, "cut", ({}, False)))
+                changes.append((op.invoked, i, "cut", ({}, None)))
             elif op.ok and op.done is not None and op.value.get("undone_by"):
                 # another fault that stays in place (a stall): it cuts nobody, until its undoer
                 undoer = next((u.invoked for u in ops[i + 1 :] if u.f == op.value["undone_by"]), float("inf"))
                 others.append((op.done, undoer))
         states: dict[str, list[tuple[float, str]]] = {a: [(float("-inf"), UP)] for a in aliases}
-        grudges: list[tuple[float, dict[str, set[str]], bool]] = [(float("-inf"), {}, False)]
+        grudges: list[tuple[float, dict[str, set[str]], str | None]] = [(float("-inf"), {}, None)]
         for t, _, kind, args in sorted(changes, key=lambda c: (c[0], c[1])):
             if kind == "cut":
                 grudges.append((t, *args))
@@ -345,18 +346,19 @@ class World:
             return since
         return next((at for at, s in states[current + 1 :] if s not in (DOWN, PAUSED)), float("inf"))
 
-    def grudge(self, t: float) -> tuple[dict[str, set[str]], bool]:
-        current: tuple[dict[str, set[str]], bool] = ({}, False)
-        for at, g, scoped in self.grudges:
+    def grudge(self, t: float) -> tuple[dict[str, set[str]], str | None]:
+        current: tuple[dict[str, set[str]], str | None] = ({}, None)
+        for at, g, listener in self.grudges:
             if at <= t:
-                current = (g, scoped)
+                current = (g, listener)
         return current
 
     def cut(self, a: str, b: str, t: float, quorum: bool) -> bool:
-        """Whether a and b cannot reach each other at t: for replication (`quorum` False) only a
-        cut of every port counts; for the quorum and the controller, a listener's cut does too."""
-        g, scoped = self.grudge(t)
-        if scoped and not quorum:
+        """Whether a and b cannot reach each other at t: a cut of every port counts for both; for
+        replication (`quorum` False) a CONTROLLER listener's cut does not, for the quorum and the
+        controller a PLAINTEXT listener's does not."""
+        g, listener = self.grudge(t)
+        if listener == ("PLAINTEXT" if quorum else "CONTROLLER"):
             return False
         return b in g.get(a, set())
 

@@ -161,6 +161,29 @@ def test_partitioned_follower_leaves_the_isr_and_rejoins_after_heal(cluster, nem
     wait_for(lambda: node.node_id in isr(cluster), 60, f"{victim} to rejoin the ISR")
 
 
+def test_a_replication_cut_leaves_the_leader_alone_in_the_isr_and_keeps_the_quorum(cluster, nemesis):
+    """On three combined nodes: the leader's followers cannot fetch, and the shrink to an ISR of one
+    is committed, since every node keeps the quorum (a cut by address would take the leader's
+    majority with it). Writes with acks=1 make the followers fall behind."""
+    lead = leader(cluster)
+    alias = cluster.node(lead).alias
+    done = nemesis.run("partition", f"leader:{KEY}", shape="replication")
+    assert (done.get("port"), done.get("listener")) == (9092, "PLAINTEXT"), done
+    assert set(done["grudge"][alias]) == {n.alias for n in cluster.brokers} - {alias}, done
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks=1)
+    try:
+        for i in range(50):
+            producer.send("faults", value=str(i).encode(), partition=0)
+        producer.flush(30)
+    finally:
+        producer.close(timeout=5)
+    wait_for(lambda: isr(cluster) == [lead], 60, f"faults/0's ISR to shrink to its leader {alias} alone")
+    assert leader(cluster) == lead  # not fenced: it still reaches the controller
+    new_topic(cluster, "after-a-replication-cut", {})  # and the quorum commits
+    nemesis.run("heal")
+    assert partition.rules(cluster.node(alias)) == []
+
+
 def test_a_node_started_during_a_partition_is_cut_off_again(cluster, nemesis):
     """A node down when its isolation begins has no rules of its own (and its address may change);
     once started it must be cut off all the same, and whole again after the heal."""

@@ -85,6 +85,9 @@ def test_the_other_shapes_and_aims():
     assert broken([part(10, target="leader:chaos/0", shape="quorum-leader")]) == {SHAPE}
     assert broken([part(10, target="controller", shape="quorum-leader")]) == set()
     assert broken([part(10, target="random", shape="halves")]) == set()
+    assert broken([part(10, target="controller", shape="replication")]) == {SHAPE}  # no replication to cut
+    assert broken([part(10, target="leader:chaos/0", shape="replication")]) == set()
+    assert broken([part(10, target="leader:chaos/0|follower:chaos/0", shape="replication")]) == {SHAPE}
     assert broken([part(10, shape="triangle")]) == {SHAPE}
     assert broken([Step(10, "wipe", "controller", 4.0)]) == {HOLD}  # a disk fault is not held
     assert broken([Step(10, "remote-slow", "controller", 4.0)]) == {AIM}

@@ -39,7 +39,8 @@ def test_the_space_reaches_overlap_and_every_fault_and_role():
     assert max(at_once(m) for m in made) == MAX_AT_ONCE  # faults do overlap, up to the bound
     assert {m.fault for ms in made for m in ms} == set(DEFAULT_FAULTS)
     assert {r for ms in made for m in ms for r in m.roles} == set(SPACE.roles)
-    assert {m.shape for ms in made for m in ms if m.fault == "partition"} == {"isolate", "quorum-leader", "cut"}
+    shapes = {m.shape for ms in made for m in ms if m.fault == "partition"}
+    assert shapes == {"isolate", "quorum-leader", "cut", "replication"}
 
 
 def test_the_same_seed_makes_the_same_schedules():
