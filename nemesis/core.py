@@ -87,6 +87,16 @@ class Nemesis:
             self._record(OK, fault, value)
             return value
 
+    def unreached(self, fault: str, target: str, why: str, **options: Any) -> dict[str, Any]:
+        """Record a scripted step that did not act (its guard not reached, a name not bound): its
+        fault, failed with the reason, so that every reader sees a fault that did nothing."""
+        kind = BY_NAME[fault]
+        with self._lock:
+            asked = {**kind.asked(target, kind.args(options)), **named_ends(fault)}
+            self._record("invoke", fault, asked)
+            self._record(FAIL, fault, asked, why)
+            return {**asked, "error": why}
+
     def book(self, fault: Fault, aliases: Iterable[str]) -> None:
         """What `fault` changed on these nodes: an undoing fault (and one that does its work) no
         longer owes them; a fault that stays in place makes its undoer owe them."""

@@ -34,11 +34,12 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kafka_chaos.harness.errors import KafkaChaosError, UsageError
+from kafka_chaos.nemesis import guards, targets
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.exits import ExitWatch
 from kafka_chaos.nemesis.faults import BY_NAME, HEAL, HEALS, NAMES, PARTITION, RANDOM, STEP_OPTIONS, check_options
@@ -63,14 +64,34 @@ class Step:
     at: float
     fault: str
     target: str = "random"
-    hold: float | None = None  # "for" in the script
+    hold: float | None = None  # "for" in the script, in seconds
     #: The fault's own options as the script gave them (a partition's `shape`: faults.STEP_OPTIONS).
     options: dict[str, Any] = field(default_factory=dict)
+    #: A hold by name (nemesis/guards.py: the run's timeouts, resolved when it starts, or `next`).
+    hold_name: str | None = None
+    #: A guard (nemesis/guards.py): what the step waits for from `at`, and for how long at most (s).
+    when: str | None = None
+    within: float | None = None
+    #: The name the nodes it aimed at are bound to ("as" in the script).
+    bind: str | None = None
 
     def describe(self) -> dict[str, Any]:
         """The step in config.json: every step option with its default unless the script gave it."""
         head = {"at": self.at, "fault": self.fault, "target": self.target}
-        return {**head, **STEP_OPTIONS, **self.options, "hold": self.hold}
+        moves = {k: v for k, v in self.script_fields().items() if k != "for"}
+        return {**head, **STEP_OPTIONS, **self.options, "hold": self.hold_name or self.hold, **moves}
+
+    def script_fields(self) -> dict[str, Any]:
+        """Its hold, guard and binding as a script spells them (only those it has)."""
+        out: dict[str, Any] = {}
+        if self.hold_name or self.hold is not None:
+            out["for"] = self.hold_name or self.hold
+        if self.when is not None:
+            out["when"] = self.when
+            out["within"] = self.within if self.within is not None else guards.GUARD_WITHIN_S
+        if self.bind is not None:
+            out["as"] = self.bind
+        return out
 
 
 def parse_script(data: object) -> list[Step]:
@@ -81,7 +102,7 @@ def parse_script(data: object) -> list[Step]:
     for i, raw in enumerate(data):
         if not isinstance(raw, dict) or "at" not in raw or "fault" not in raw:
             raise UsageError(f"step {i}: needs at least 'at' and 'fault'")
-        extra = set(raw) - {"at", "fault", "target", "for", *STEP_OPTIONS}
+        extra = set(raw) - {"at", "fault", "target", "for", *MOVE_FIELDS, *STEP_OPTIONS}
         if extra:
             raise UsageError(f"step {i}: unknown field(s) {', '.join(sorted(extra))}")
         if raw["fault"] not in NAMES:
@@ -91,13 +112,18 @@ def parse_script(data: object) -> list[Step]:
             check_options(options)
         except ValueError as exc:
             raise UsageError(f"step {i}: {exc}") from None
+        named = raw.get("for") if isinstance(raw.get("for"), str) else None
         try:
-            at, hold = float(raw["at"]), None if raw.get("for") is None else float(raw["for"])
-        except (TypeError, ValueError):
-            raise UsageError(f"step {i}: 'at' and 'for' must be numbers of seconds") from None
-        if at < 0 or (hold is not None and hold <= 0):
+            if raw.get("for") is not None:
+                guards.check_hold(raw["for"])
+            at, hold = float(raw["at"]), None if raw.get("for") is None or named else float(raw["for"])
+        except (TypeError, ValueError) as exc:
+            why = str(exc) if "'for'" in str(exc) else "'at' and 'for' must be numbers of seconds"
+            raise UsageError(f"step {i}: {why}") from None
+        if at < 0:
             raise UsageError(f"step {i}: 'at' must be >= 0 and 'for' > 0")
-        steps.append(Step(at, raw["fault"], str(raw.get("target", "random")), hold, options))
+        step = Step(at, raw["fault"], str(raw.get("target", "random")), hold, options, named)
+        steps.append(_with_moves(i, step, raw))
     order = sorted(range(len(steps)), key=lambda i: steps[i].at)  # stable: steps at one moment keep their order
     held: tuple[int, float] | None = None  # the network fault in place: its step, its heal
     for i in order:
@@ -109,11 +135,71 @@ def parse_script(data: object) -> list[Step]:
                 f"step {i} ({step.fault} at {step.at:g} s) starts while step {held[0]}'s {steps[held[0]].fault} "
                 f"is held (until {held[1]:g} s): `heal` undoes every network fault at once"
             )
-        held = (i, step.at + step.hold) if step.hold is not None else None
+        held = (i, step.at + step.hold) if step.hold is not None and step.when is None else None
+    bound: set[str] = set()
+    for i in order:
+        step = steps[i]
+        unknown = [n for n in guards.bound_names(f"{step.target} {step.when or ''}") if n not in bound]
+        if unknown:
+            raise UsageError(f'step {i}: ${unknown[0]} is bound by no earlier step (`"as": "{unknown[0]}"`)')
+        if step.bind is not None:
+            bound.add(step.bind)
     return [steps[i] for i in order]
 
 
-def play(steps: list[Step], wait_until: Callable[[float], bool], apply: Callable[..., dict]) -> bool:
+#: A step's fields beyond its fault, target, hold and options (nemesis/guards.py).
+MOVE_FIELDS = ("when", "within", "as")
+
+
+def _with_moves(i: int, step: Step, raw: dict[str, Any]) -> Step:
+    """The step with its guard and binding from the script; UsageError naming the first problem."""
+    if (step.hold_name or step.hold is not None) and step.fault not in HEALS:
+        raise UsageError(f"step {i}: {step.fault} is not held: nothing undoes it ('for' is for faults that stay)")
+    if "within" in raw and "when" not in raw:
+        raise UsageError(f"step {i}: 'within' bounds a guard: give 'when' too")
+    if "when" in raw:
+        try:
+            guards.parse_guard(raw["when"])
+            within = float(raw.get("within", guards.GUARD_WITHIN_S))
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"step {i}: {exc}") from None
+        if within <= 0:
+            raise UsageError(f"step {i}: 'within' must be > 0")
+        step.when, step.within = str(raw["when"]).strip(), within
+    if "as" in raw:
+        if not isinstance(raw["as"], str) or not guards.NAME.match(raw["as"]):
+            raise UsageError(f"step {i}: 'as' names a binding: a letter, then letters, digits or _")
+        if step.options.get("shape") in ("cut", "quorum-leader") or step.fault in HEALS.values():
+            raise UsageError(f"step {i}: only a step that aims at one side of nodes binds them ('as')")
+        step.bind = raw["as"]
+    return step
+
+
+class Guide(Protocol):
+    """What a step's guard, binding and named hold ask of the live run (nemesis/guards.py): the
+    ScriptedSchedule's, over its cluster and nemesis."""
+
+    def now(self) -> float:
+        """Seconds since the script started."""
+        ...
+
+    def resolve(self, target: str) -> list[str]:
+        """The aliases `target` names now (TargetError when it names nothing)."""
+        ...
+
+    def isr_size(self, key: str) -> int: ...
+
+    def unreached(self, step: Step, target: str, why: str) -> None:
+        """Record that `step` did not act, and why (a guard not reached, an unbound name)."""
+        ...
+
+
+def play(
+    steps: list[Step],
+    wait_until: Callable[[float], bool],
+    apply: Callable[..., dict],
+    guide: Guide | None = None,
+) -> bool:
     """Each step at its time (`at` seconds from the start), healed `for` seconds later by the fault
     that undoes it (nemesis/faults.py), on the nodes its apply returned; a step that failed is not
     healed. Steps may overlap: a step's heal waits on its own time while later steps start on
@@ -122,10 +208,31 @@ def play(steps: list[Step], wait_until: Callable[[float], bool], apply: Callable
     **options)` is Nemesis.run's signature; it is called from this one thread, one operation at a
     time, as the history wants of a process. `wait_until(t)` is False when the schedule was asked
     to stop first; then so is the result. The one loop of timed steps: `--nemesis-script`, the
-    overlapping mix and scenario files all play their steps with it."""
+    overlapping mix and scenario files all play their steps with it.
+
+    With a `guide`, a step may also wait for its guard (`when`, up to `within` s; the heals due
+    meanwhile happen on time), name earlier steps' nodes (`$NAME`, `A!$NAME`), bind its own
+    (`as`), and be held from when it acted, or until the next step has acted (`for: next`; before
+    it acts, when that step is a network fault too: one heal undoes both)."""
     HEAL_FIRST, APPLY = 0, 1
     due: list[tuple[float, int, int, dict[str, Any] | None]] = [(s.at, APPLY, i, None) for i, s in enumerate(steps)]
     heapq.heapify(due)
+    bindings: dict[str, list[str]] = {}
+    until_next: list[tuple[int, dict[str, Any]]] = []  # steps held until the next one acts
+
+    def heal(i: int, applied: dict[str, Any]) -> None:
+        apply(HEALS[steps[i].fault], ",".join(applied.get("nodes", [])) or "random")
+
+    def heals_due(t: float) -> bool:
+        """Run the heals due by `t` (a guard's wait); False when asked to stop."""
+        while due and due[0][1] == HEAL_FIRST and due[0][0] <= t:
+            at, _, j, applied = heapq.heappop(due)
+            if not wait_until(at):
+                return False
+            assert applied is not None
+            heal(j, applied)
+        return True
+
     while due:
         at, kind, i, applied = heapq.heappop(due)
         if not wait_until(at):
@@ -133,12 +240,74 @@ def play(steps: list[Step], wait_until: Callable[[float], bool], apply: Callable
         step = steps[i]
         if kind == HEAL_FIRST:
             assert applied is not None
-            apply(HEALS[step.fault], ",".join(applied.get("nodes", [])) or "random")
+            heal(i, applied)
             continue
-        value = apply(step.fault, step.target, **step.options)
-        if step.hold is not None and step.fault in HEALS and "error" not in value:
-            heapq.heappush(due, (step.at + step.hold, HEAL_FIRST, i, value))
+        target = step.target
+        if guide is not None and (step.when or step.bind or guards.bound_names(step.target)):
+            reached = _reach(step, at, guide, bindings, wait_until, heals_due)
+            if reached is None:
+                return False
+            target, why = reached
+            if why is not None:
+                guide.unreached(step, target, why)
+                continue
+        network = HEALS.get(step.fault) == HEAL.name
+        for j, held in [h for h in until_next if network and HEALS.get(steps[h[0]].fault) == HEAL.name]:
+            heal(j, held)
+            until_next.remove((j, held))
+        value = apply(step.fault, target, **step.options)
+        if step.bind is not None and "error" not in value:
+            bindings[step.bind] = target.split(",")
+        for j, held in until_next:
+            heal(j, held)
+        until_next.clear()
+        if step.fault not in HEALS or "error" in value:
+            continue
+        if step.hold_name == guards.NEXT:
+            until_next.append((i, value))
+        elif step.hold is not None:
+            start = guide.now() if guide is not None and step.when else step.at
+            heapq.heappush(due, (start + step.hold, HEAL_FIRST, i, value))
     return True
+
+
+def _reach(
+    step: Step,
+    at: float,
+    guide: Guide,
+    bindings: dict[str, list[str]],
+    wait_until: Callable[[float], bool],
+    heals_due: Callable[[float], bool],
+) -> tuple[str, str | None] | None:
+    """(the step's target with its names put in, why it may not act or None), once its guard
+    holds or its wait is over; None when the schedule was asked to stop."""
+    try:
+        target = guards.substitute(step.target, bindings)
+    except guards.Unbound as exc:
+        return step.target, str(exc)
+    if step.when is not None:
+        guard = guards.parse_guard(step.when)
+        within = step.within if step.within is not None else guards.GUARD_WITHIN_S
+        t = at
+        while True:
+            try:
+                if guards.holds(guard, bindings, guide.isr_size, guide.resolve):
+                    break
+            except guards.Unbound as exc:
+                return target, str(exc)
+            except Exception:  # mid-fault a broker or the quorum may not answer: ask again
+                pass
+            if t - at >= within:
+                return target, f"guard `{step.when}` not reached within {within:g} s"
+            t = max(t + guards.POLL_S, guide.now())
+            if not heals_due(t) or not wait_until(t):
+                return None
+    if step.bind is not None:
+        try:
+            target = ",".join(guide.resolve(target))
+        except Exception as exc:  # recorded as the step's failure, as Nemesis.run records one
+            return target, f"{type(exc).__name__}: {exc}"
+    return target, None
 
 
 def recorded_steps(nemesis: dict[str, Any]) -> list[dict[str, Any]] | None:
@@ -154,7 +323,7 @@ def recorded_steps(nemesis: dict[str, Any]) -> list[dict[str, Any]] | None:
         if not isinstance(step, dict):
             return None
         own = BY_NAME[step["fault"]].OPTIONS if step.get("fault") in BY_NAME else {}
-        kept = {k: v for k, v in step.items() if k in ("at", "fault", "target") or k in own}
+        kept = {k: v for k, v in step.items() if k in ("at", "fault", "target", *MOVE_FIELDS) or k in own}
         steps.append({**kept, **({"for": step["hold"]} if step.get("hold") is not None else {})})
     return steps
 
@@ -286,10 +455,39 @@ class RandomSchedule(Schedule):
                     return
 
 
+def with_holds(steps: list[Step], nemesis: Nemesis) -> list[Step]:
+    """The steps with each hold named for a timeout in seconds, from the cluster's settings."""
+    named = [s for s in steps if s.hold_name in guards.TIMEOUT_HOLDS]
+    config = nemesis.cluster.config if named else {}
+    return [replace(s, hold=guards.hold_seconds(s.hold_name, config)) if s in named else s for s in steps]
+
+
+@dataclass
+class LiveGuide:
+    """`play`'s Guide over a live cluster, through the nemesis (its targets' random stream, its
+    history); `now` is the script's clock."""
+
+    nemesis: Nemesis
+    now: Callable[[], float]
+
+    def resolve(self, target: str) -> list[str]:
+        return [n.alias for n in targets.resolve(self.nemesis.cluster, target, self.nemesis.rng)]
+
+    def isr_size(self, key: str) -> int:
+        return len(targets.partition_of(self.nemesis.cluster, key)["isr_nodes"])
+
+    def unreached(self, step: Step, target: str, why: str) -> None:
+        self.nemesis.unreached(step.fault, target, why, **step.options)
+
+
 class ScriptedSchedule(Schedule):
+    """A script's steps, played with the live cluster as their guide (guards, bindings, holds by
+    name resolved from the cluster's settings when the run starts: nemesis/guards.py)."""
+
     def __init__(self, nemesis: Nemesis, steps: list[Step]) -> None:
         super().__init__(nemesis)
-        self.steps = steps
+        self.steps = with_holds(steps, nemesis)
 
     def loop(self) -> None:
-        play(self.steps, lambda at: self._sleep_until(self.started + at), self.nemesis.run)
+        guide = LiveGuide(self.nemesis, lambda: time.monotonic() - self.started)
+        play(self.steps, lambda at: self._sleep_until(self.started + at), self.nemesis.run, guide)

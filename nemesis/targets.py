@@ -21,6 +21,9 @@ majority          a random majority of the nodes
 NODE              a node by alias (kafka-2) or id (2); several with commas
 A+B               the nodes of target A and of target B, acted on together (controller+leader:chaos/0:
                   the active controller and a partition's leader in the same moment, KAFKA-18138)
+A!NODE[,NODE]     what A names, without these nodes: one of the others where A draws one (a
+                  random node, a follower), an error where A names one of them (a leader). A
+                  script names its steps' nodes so: `follower:chaos/0!$F` (nemesis/guards.py)
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ KINDS = (
     "majority",
     "NODE[,NODE]",
     "A+B",
+    "A!NODE[,NODE]",
 )
 
 
@@ -85,8 +89,13 @@ def check_target(target: str, nodes: list[NodeSpec]) -> None:
     nothing would fail at each fault's moment, and the run would pass without its faults. A cut's
     target (`SIDE|SIDE;SIDE|SIDE`, nemesis/partition.py) is checked side by side."""
     sides = [side for pair in target.split(";") for side in pair.split("|")]
+    names = {n.alias for n in nodes} | {str(n.node_id) for n in nodes}
     for part in (p.strip() for side in sides for p in side.split("+")):
-        if part in WORDS or part in OPTIONAL:
+        part, _, without = part.partition("!")
+        for name in (n.strip() for n in without.split(",") if without):
+            if not name.startswith("$") and name not in names:
+                raise UsageError(f"unknown node {name!r} after '!': expected one of {', '.join(sorted(names))}")
+        if part.startswith("$") or part in WORDS or part in OPTIONAL:
             continue
         prefix = next((p for p in PREFIXES if part.startswith(p)), None)
         if prefix is not None:
@@ -94,7 +103,6 @@ def check_target(target: str, nodes: list[NodeSpec]) -> None:
             if prefix in ("leader:", "follower:", "share-coordinator:") and not re.fullmatch(r".+/\d+", rest):
                 raise UsageError(f"target {part!r}: expected a key, topic/partition (e.g. {prefix}chaos/0)")
             continue
-        names = {n.alias for n in nodes} | {str(n.node_id) for n in nodes}
         for name in (n.strip() for n in part.split(",")):
             if name not in names:
                 raise UsageError(
@@ -205,6 +213,11 @@ def partition_in(described: list[dict], index: int) -> dict | None:
     return None
 
 
+def partition_of(cluster: KafkaCluster, key: str) -> dict:
+    """KEY's partition as the brokers' metadata describes it now (leader_id, isr_nodes, ...)."""
+    return _partition(cluster, key)
+
+
 def _partition(cluster: KafkaCluster, key: str, tries: int = 3) -> dict:
     """KEY's entry in a Metadata answer. Asked again when it is missing: each broker learns a new
     topic from the metadata log on its own, and one that has not caught up yet answers "unknown
@@ -267,17 +280,53 @@ def _share_coordinator(cluster: KafkaCluster, target: str) -> KafkaNode:
     return cluster.node(leader)
 
 
+def _choices(cluster: KafkaCluster, target: str) -> list[KafkaNode] | None:
+    """The nodes a target draws one of (None: a target that names its nodes)."""
+    if target == "random":
+        return list(cluster.nodes)
+    if target == "random-broker":
+        return list(cluster.brokers)
+    if target == "random-controller":
+        return list(cluster.controllers)
+    if target.startswith("follower:"):
+        p = _partition(cluster, target.split(":", 1)[1])
+        followers = [r for r in p["isr_nodes"] if r != p["leader_id"]]
+        if not followers:
+            raise TargetError(f"{target}: the ISR holds no follower right now ({p['isr_nodes']})")
+        return [cluster.node(r) for r in sorted(followers)]
+    return None
+
+
+def _without(cluster: KafkaCluster, target: str, rng: random.Random) -> list[KafkaNode]:
+    """`A!NODE[,NODE]`: one of A's choices left, or A's nodes when none is excluded."""
+    base, _, names = target.partition("!")
+    try:
+        avoid = {cluster.node(int(n) if n.isdigit() else n).alias for n in (x.strip() for x in names.split(",")) if n}
+    except KeyError as exc:
+        raise TargetError(f"{target}: unknown node {exc}") from None
+    choices = _choices(cluster, base)
+    if choices is not None:
+        left = [n for n in choices if n.alias not in avoid]
+        if not left:
+            raise TargetError(f"{target}: {base} names none but {', '.join(sorted(avoid))} right now")
+        return [rng.choice(left)]
+    picked = resolve(cluster, base, rng)
+    excluded = sorted(n.alias for n in picked if n.alias in avoid)
+    if excluded:
+        raise TargetError(f"{target}: {base} names {', '.join(excluded)} right now")
+    return picked
+
+
 def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[KafkaNode]:
     if "+" in target:  # each part resolved before any is acted on, then acted on in their order
         union = {n.alias: n for part in target.split("+") for n in resolve(cluster, part.strip(), rng)}
         return list(union.values())
+    if "!" in target:
+        return _without(cluster, target, rng)
     nodes = list(cluster.nodes)
-    if target == "random":
-        return [rng.choice(nodes)]
-    if target == "random-broker":
-        return [rng.choice(cluster.brokers)]
-    if target == "random-controller":
-        return [rng.choice(cluster.controllers)]
+    choices = _choices(cluster, target)
+    if choices is not None:
+        return [rng.choice(choices)]
     if target.split(":", 1)[0] in ("group-coordinator", "txn-coordinator"):
         return [_coordinator(cluster, target)]
     if target.startswith("share-coordinator:"):
@@ -287,12 +336,6 @@ def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[Kafk
         if leader is None or leader < 0:
             raise TargetError(f"{target}: the partition has no leader right now")
         return [cluster.node(leader)]
-    if target.startswith("follower:"):
-        p = _partition(cluster, target.split(":", 1)[1])
-        followers = [r for r in p["isr_nodes"] if r != p["leader_id"]]
-        if not followers:
-            raise TargetError(f"{target}: the ISR holds no follower right now ({p['isr_nodes']})")
-        return [cluster.node(rng.choice(sorted(followers)))]
     if target == "controller":
         if len(cluster.controllers) == 1:
             return list(cluster.controllers)

@@ -25,7 +25,7 @@ from typing import Any
 
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.nemesis.faults import check_tiered
-from kafka_chaos.nemesis.schedule import Step, parse_script, play
+from kafka_chaos.nemesis.schedule import LiveGuide, Step, parse_script, play, with_holds
 from kafka_chaos.scenarios.base import LOSS, SAFE, Scenario
 from kafka_chaos.scenarios.script import Script
 from kafka_chaos.workloads.options import WorkloadOptions
@@ -43,7 +43,7 @@ def steps_script(steps: list[Step]):
             s.sleep(max(0.0, at - s.elapsed()))  # raises when the run stops the script
             return True
 
-        play(steps, wait_until, s.fault)
+        play(with_holds(steps, s.nemesis), wait_until, s.fault, LiveGuide(s.nemesis, s.elapsed))
         s.sleep(TAIL_S)
 
     return script

@@ -191,7 +191,7 @@ def test_script_steps_parse_and_only_network_overlaps_are_refused():
     with pytest.raises(UsageError, match="unknown fault 'melt'"):
         parse_script([{"at": 1, "fault": "melt"}])
     with pytest.raises(UsageError, match="unknown field"):
-        parse_script([{"at": 1, "fault": "kill", "when": 3}])
+        parse_script([{"at": 1, "fault": "kill", "after": 3}])
     with pytest.raises(UsageError, match="JSON list"):
         parse_script({"at": 1})
 

@@ -90,6 +90,14 @@ def test_targets_that_name_something_in_the_cluster_are_valid(target):
     RunSpec(ClusterSpec(), nemesis=NemesisPlan(script=script)).validate()
 
 
+def test_a_target_without_some_nodes_names_them_as_any_target_does():
+    for target in ("follower:chaos/0!$F", "random-broker!kafka-1,2", "$L", "leader:chaos/0!$L+controller"):
+        RunSpec(ClusterSpec(), nemesis=NemesisPlan(script=[Step(at=1, fault="pause", target=target)])).validate()
+    script = [Step(at=1, fault="pause", target="follower:chaos/0!kafka-9")]
+    with pytest.raises(UsageError, match="unknown node 'kafka-9' after '!'"):
+        RunSpec(ClusterSpec(), nemesis=NemesisPlan(script=script)).validate()
+
+
 def test_a_cut_with_a_side_that_names_nothing_is_a_usage_error():
     script = [Step(at=1, fault="partition", target="kafka-1|kafka-9", options={"shape": "cut"})]
     with pytest.raises(UsageError, match="unknown target 'kafka-9'"):
