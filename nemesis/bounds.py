@@ -109,8 +109,10 @@ def is_network(fault: str) -> bool:
 
 
 def span(step: Step) -> tuple[float, float]:
-    """When a step's fault is in place: its hold, or a disk fault's window."""
-    return step.at, step.at + (step.hold if step.hold is not None else DISK_WINDOW_S)
+    """When a step's fault may be in place: its hold, or a disk fault's window, after its guard's
+    wait when it has one (nemesis/guards.py: it acts at most `within` seconds after `at`)."""
+    wait = (step.within or 0.0) if step.when else 0.0
+    return step.at, step.at + wait + (step.hold if step.hold is not None else DISK_WINDOW_S)
 
 
 def most_at_once(steps: Sequence[Step]) -> int:

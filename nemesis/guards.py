@@ -62,6 +62,11 @@ def hold_seconds(name: str, config: Mapping[str, str]) -> float:
     return round(total + SLACK_S, 1)
 
 
+def named_holds(config: Mapping[str, str]) -> dict[str, float]:
+    """Each timeout hold's seconds for a cluster of broker settings `config`."""
+    return {name: hold_seconds(name, config) for name in TIMEOUT_HOLDS}
+
+
 def check_hold(value: object) -> None:
     """ValueError unless a step's `for` is a positive number of seconds or a hold's name."""
     if isinstance(value, str):
@@ -131,3 +136,7 @@ def holds(
     now = set(names(substitute(guard.target, bindings)))
     same = now == set(bindings[guard.bound])
     return same if guard.op == "==" else not (now & set(bindings[guard.bound]))
+
+
+#: The timeout holds at Kafka's own defaults (a schedule judged before its run's settings are known).
+NAMED_DEFAULTS: dict[str, float] = named_holds({})

@@ -5,6 +5,12 @@ nemesis/bounds.py's).
 
 A role is a target of nemesis/targets.py, resolved from the live cluster at the fault's moment:
 "the leader of the workload's first partition" names whichever broker leads it then.
+
+A related role names a node by what an earlier move hit (`RELATED`): the other follower, the old
+and the new leader or controller, a voter that is neither. The first move aimed at a role binds
+the node it hit under the role's name (nemesis/guards.py: `as`), and a related role's target reads
+that binding (`follower:{key}!$follower`), so only `explore`'s schedules, whose moves come in
+order, use them.
 """
 
 from __future__ import annotations
@@ -37,7 +43,51 @@ ROLES: tuple[Role, ...] = (
     Role("any-broker", "random-broker", "any broker"),
     Role("any-controller", "random-controller", "any controller"),
 )
-BY_NAME: dict[str, Role] = {r.name: r for r in ROLES}
+
+
+#: Roles named by what an earlier move hit; `needs`: the roles whose first use binds what they read.
+@dataclass(frozen=True)
+class Related(Role):
+    needs: tuple[str, ...] = ()
+
+
+RELATED: tuple[Related, ...] = (
+    Related(
+        "other-follower",
+        "follower:{key}!$follower",
+        "a follower in the ISR other than the first one hit",
+        ("follower",),
+    ),
+    Related("old-leader", "$leader", "the node that led the partition when a move first hit its leader", ("leader",)),
+    Related("new-leader", "leader:{key}!$leader", "the partition's leader, once it is not the old one", ("leader",)),
+    Related("old-controller", "$controller", "the active controller when a move first hit it", ("controller",)),
+    Related(
+        "new-controller", "controller!$controller", "the active controller, once it is not the old one", ("controller",)
+    ),
+    Related(
+        "other-voter",
+        "random-controller!$controller,$new_controller",
+        "a voter that is neither the old nor the new active controller",
+        ("controller", "new-controller"),
+    ),
+)
+BY_NAME: dict[str, Role] = {r.name: r for r in (*ROLES, *RELATED)}
+
+
+def binding(role: str) -> str:
+    """The name a role's first use binds its node to (`$follower`, `$new_controller`)."""
+    return role.replace("-", "_")
+
+
+def related_for(roles: tuple[str, ...]) -> tuple[str, ...]:
+    """The related roles whose bindings some of `roles` (and the related roles among them) make."""
+    out: list[str] = []
+    for r in RELATED:
+        if all(n in roles or n in out for n in r.needs):
+            out.append(r.name)
+    return tuple(out)
+
+
 #: The roles that name brokers (a partition's replicas, a coordinator): what a stall, which holds a
 #: broker's client connections, aims at, and what `--nemesis-targets brokers` keeps.
 BROKER_ROLES: tuple[str, ...] = (
@@ -47,9 +97,19 @@ BROKER_ROLES: tuple[str, ...] = (
     "txn-coordinator",
     "share-coordinator",
     "any-broker",
+    "other-follower",
+    "old-leader",
+    "new-leader",
 )
 #: The roles that name controllers: what `--nemesis-targets controllers` keeps.
-CONTROLLER_ROLES: tuple[str, ...] = ("controller", "quorum-minority", "any-controller")
+CONTROLLER_ROLES: tuple[str, ...] = (
+    "controller",
+    "quorum-minority",
+    "any-controller",
+    "old-controller",
+    "new-controller",
+    "other-voter",
+)
 
 
 def roles_for(workload: str, group: bool, share: bool = False) -> tuple[Role, ...]:

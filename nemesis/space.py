@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kafka_chaos.harness.errors import UsageError
@@ -32,7 +32,8 @@ from kafka_chaos.nemesis import bounds
 from kafka_chaos.nemesis.bounds import BROKER_FAULTS, DISK_WINDOW_S, MAX_AT_ONCE
 from kafka_chaos.nemesis.bounds import ROLE_SHAPES as SHAPES
 from kafka_chaos.nemesis.faults import HEALS, RANDOM
-from kafka_chaos.nemesis.roles import BROKER_ROLES, roles_for
+from kafka_chaos.nemesis.guards import HOLD_NAMES, NAMED_DEFAULTS, NEXT, named_holds
+from kafka_chaos.nemesis.roles import BROKER_ROLES, RELATED, binding, related_for, roles_for
 from kafka_chaos.nemesis.roles import BY_NAME as ROLES
 from kafka_chaos.nemesis.schedule import Step
 
@@ -50,47 +51,129 @@ _KEY = "chaos/0"
 GRID = 0.5
 #: How often a drawn fault starts inside another one's span (so that faults overlap).
 OVERLAP_BIAS = 0.5
+#: The guards a move may wait for (nemesis/guards.py), each with the roles whose first use binds
+#: what it reads: an ISR left with one or two members, a partition's or the quorum's new leader.
+GUARDS: dict[str, tuple[str, ...]] = {
+    "isr:{key} <= 1": (),
+    "isr:{key} <= 2": (),
+    "leader:{key} != $leader": ("leader",),
+    "controller != $controller": ("controller",),
+}
+#: How long a guarded move waits at most (s), and how often a drawn move is guarded.
+WITHINS = (10.0, 20.0, 40.0)
+GUARD_BIAS = 0.3
+#: How often a drawn move aims at a related role, when the schedule so far binds one.
+RELATED_BIAS = 0.3
+#: What each related role reads: the roles whose first use binds it.
+NEEDS: dict[str, tuple[str, ...]] = {r.name: r.needs for r in RELATED}
+#: The holds by name a space draws beside its seconds (nemesis/guards.py).
+NAMED_HOLDS: tuple[str, ...] = HOLD_NAMES
 
 
 @dataclass(frozen=True)
 class Move:
-    """One fault of a schedule: `roles` holds one role (two for a partition's `cut`)."""
+    """One fault of a schedule: `roles` holds one role (two for a partition's `cut`); `hold` seconds
+    or a hold's name (nemesis/guards.py: the run's timeouts, or `next`); `when` a guard (its `{key}`
+    the run's first key) it waits for from `at`, up to `within` seconds."""
 
     at: float
     fault: str
     roles: tuple[str, ...]
-    hold: float | None = None
+    hold: float | str | None = None
     shape: str | None = None
+    when: str | None = None
+    within: float | None = None
 
     @property
     def span(self) -> tuple[float, float]:
-        """When it is in place."""
-        return self.at, self.at + (self.hold if self.hold is not None else DISK_WINDOW_S)
+        """When it may be in place, its holds by name at Kafka's defaults (Space.played has the run's)."""
+        return self.at, self.at + (self.within or 0.0) + _seconds(self.hold, NAMED_DEFAULTS)
+
+    @property
+    def binds(self) -> bool:
+        """Whether it aims at one side, so that its first use of a role binds that role's node."""
+        return len(self.roles) == 1 and self.shape not in ("cut", "quorum-leader")
 
     def target(self, key: str) -> str:
         """Its target expression (nemesis/targets.py) for a run whose first key is `key`."""
         return "|".join(ROLES[r].resolve(key) for r in self.roles)
 
-    def step(self, key: str) -> Step:
-        return Step(self.at, self.fault, self.target(key), self.hold, {"shape": self.shape} if self.shape else {})
+    def step(self, key: str, bind: str | None = None) -> Step:
+        named = self.hold if isinstance(self.hold, str) else None
+        hold = None if named else self.hold
+        when = self.when.format(key=key) if self.when else None
+        options = {"shape": self.shape} if self.shape else {}
+        return Step(
+            self.at, self.fault, self.target(key), hold, options, named, when, self.within if when else None, bind
+        )
 
     def label(self) -> str:
         """One short line for tables: `8s partition(cut) leader|controller for 6s`."""
         fault = f"{self.fault}({self.shape})" if self.shape else self.fault
-        hold = f" for {self.hold:g}s" if self.hold is not None else ""
-        return f"{self.at:g}s {fault} {'|'.join(self.roles)}{hold}"
+        hold = (
+            f" for {self.hold:g}s" if isinstance(self.hold, float | int) else f" for {self.hold}" if self.hold else ""
+        )
+        when = f" when {self.when} (within {self.within:g}s)" if self.when else ""
+        return f"{self.at:g}s {fault} {'|'.join(self.roles)}{hold}{when}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"at": self.at, "fault": self.fault, "roles": list(self.roles), "hold": self.hold, "shape": self.shape}
+        out = {"at": self.at, "fault": self.fault, "roles": list(self.roles), "hold": self.hold, "shape": self.shape}
+        return {**out, **({"when": self.when, "within": self.within} if self.when else {})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Move:
-        return cls(float(data["at"]), str(data["fault"]), tuple(data["roles"]), data.get("hold"), data.get("shape"))
+        return cls(
+            float(data["at"]),
+            str(data["fault"]),
+            tuple(data["roles"]),
+            data.get("hold"),
+            data.get("shape"),
+            data.get("when"),
+            data.get("within"),
+        )
+
+
+def _seconds(hold: float | str | None, named: dict[str, float], until_next: float | None = None) -> float:
+    """A hold's length: seconds as given, a timeout's by `named`, `next` until `until_next` (s after
+    its move's `at`; 0 when unknown), none a disk fault's window."""
+    if hold is None:
+        return DISK_WINDOW_S
+    if isinstance(hold, str):
+        return named[hold] if hold in named else max(until_next or 0.0, bounds.MIN_HOLD_S)
+    return float(hold)
 
 
 def at_once(moves: Sequence[Move]) -> int:
     """The most faults in place at one moment (bounds.most_at_once)."""
-    return bounds.most_at_once([m.step(_KEY) for m in moves])
+    return bounds.most_at_once(played(moves, NAMED_DEFAULTS))
+
+
+def played(moves: Sequence[Move], named: dict[str, float], key: str = _KEY) -> list[Step]:
+    """The moves as the bounds see them (nemesis/bounds.py): each a step held for as long as it may
+    be in place, with its guard's wait, its hold by name in seconds, `next` until the next move may
+    have acted."""
+    out = []
+    ordered_moves = ordered(moves)
+    for i, m in enumerate(ordered_moves):
+        nxt = ordered_moves[i + 1] if i + 1 < len(ordered_moves) else None
+        until = None if nxt is None else nxt.at + (nxt.within or 0.0) - m.at
+        step = m.step(key)
+        hold = _seconds(m.hold, named, until) if m.hold is not None else None
+        out.append(replace(step, hold=hold, hold_name=None))
+    return out
+
+
+def bindings(moves: Sequence[Move]) -> list[str | None]:
+    """Per move (in the order given, which must be the schedule's), the name its first use of a role
+    binds, or None."""
+    seen: set[str] = set()
+    out: list[str | None] = []
+    for m in moves:
+        name = m.roles[0] if m.binds and m.roles[0] not in seen else None
+        if name is not None:
+            seen.add(name)
+        out.append(None if name is None else binding(name))
+    return out
 
 
 @dataclass(frozen=True)
@@ -103,9 +186,15 @@ class Space:
     duration: float
     #: Quiet seconds before the first fault (the liveness baseline is their second half).
     start: float = 5.0
-    holds: tuple[float, ...] = HOLDS
+    holds: tuple[float | str, ...] = HOLDS
     max_steps: int = MAX_STEPS
     max_at_once: int = MAX_AT_ONCE
+    #: The related roles its moves may aim at (nemesis/roles.py RELATED), once an earlier move binds them.
+    related: tuple[str, ...] = ()
+    #: The guards its moves may wait for (GUARDS' keys).
+    guards: tuple[str, ...] = ()
+    #: The timeout holds' seconds in its runs (nemesis/guards.py), for the bounds.
+    named: dict[str, float] = field(default_factory=lambda: dict(NAMED_DEFAULTS))
 
     @classmethod
     def for_run(
@@ -116,9 +205,11 @@ class Space:
         duration: float,
         start: float | None = None,
         share: bool = False,
+        config: dict[str, str] | None = None,
     ) -> Space:
         """The space of a campaign's runs; UsageError for a fault `--nemesis` may not mix, or runs
-        too short to hold a fault after the quiet start."""
+        too short to hold a fault after the quiet start. `config`: the runs' broker settings, for
+        the holds named for their timeouts."""
         chosen = tuple(dict.fromkeys(f.partition("@")[0] for f in faults)) if faults else DEFAULT_FAULTS
         unknown = [f for f in chosen if f not in RANDOM]
         if unknown:
@@ -126,8 +217,12 @@ class Space:
         quiet = min(5.0, duration / 4) if start is None else start
         if duration - quiet < DISK_WINDOW_S:
             raise UsageError(f"runs of {duration:g} s leave no room for a fault after {quiet:g} s of quiet")
-        holds = tuple(h for h in HOLDS if h <= duration - quiet)
-        return cls(chosen, tuple(r.name for r in roles_for(workload, group, share)), duration, quiet, holds)
+        named = named_holds(config or {})
+        room = duration - quiet
+        holds = (*(h for h in HOLDS if h <= room), *(h for h in NAMED_HOLDS if named.get(h, 0.0) <= room))
+        roles = tuple(r.name for r in roles_for(workload, group, share))
+        usable = tuple(g for g, needs in GUARDS.items() if all(n in roles for n in needs))
+        return cls(chosen, roles, duration, quiet, holds, related=related_for(roles), guards=usable, named=named)
 
     # Bounds.
 
@@ -140,8 +235,9 @@ class Space:
             out.append(f"{len(moves)} faults, more than {self.max_steps}")
         for m in moves:
             out += [f"{m.label()}: {p}" for p in self._move_problems(m)]
-        played = [m.step(_KEY) for m in moves]
-        breaches = bounds.problems(played, start=self.start, duration=self.duration, max_at_once=self.max_at_once)
+        out += _order_problems(ordered(moves))
+        steps = played(moves, self.named)
+        breaches = bounds.problems(steps, start=self.start, duration=self.duration, max_at_once=self.max_at_once)
         out += [f"{b.bound}: {b.why}" for b in breaches]
         return out
 
@@ -149,11 +245,15 @@ class Space:
         out = []
         if m.fault not in self.faults:
             out.append(f"fault {m.fault} is not in this space")
-        unknown = [r for r in m.roles if r not in self.roles]
+        unknown = [r for r in m.roles if r not in self.roles and r not in self.related]
         if unknown:
             out.append(f"role {', '.join(unknown)} names nothing here")
         if m.fault in HEALS and m.hold not in self.holds:
             out.append(f"hold {m.hold} is not one of {self.holds}")
+        if m.fault not in HEALS and m.hold is not None:
+            out.append("a fault nothing undoes is not held")
+        if m.when is not None and (m.when not in self.guards or m.within not in WITHINS):
+            out.append(f"guard {m.when} within {m.within} is not one of {self.guards} within {WITHINS}")
         if m.fault == "partition":
             wanted = {"cut": 2}.get(m.shape or "", 1)
             if m.shape not in SHAPES:
@@ -181,10 +281,18 @@ class Space:
 
     def draw_move(self, rng: random.Random, near: Sequence[Move] = ()) -> Move:
         """One fault, its role(s), its hold, and its moment: inside another's span (OVERLAP_BIAS)
-        when there are others, anywhere in the run otherwise."""
+        when there are others, anywhere in the run otherwise; a related role (RELATED_BIAS) when
+        `near` binds what one reads, a guard (GUARD_BIAS)."""
         fault = rng.choice(self.faults)
         shape = None
-        roles: tuple[str, ...] = (rng.choice(self._aims(fault)),)
+        aims = self._aims(fault)
+        bound = {m.roles[0] for m in near if m.binds}
+        related = [r.name for r in RELATED if r.name in self.related and set(r.needs) <= bound]
+        if fault in BROKER_FAULTS:
+            related = [r for r in related if r in BROKER_ROLES]
+        if related and rng.random() < RELATED_BIAS:
+            aims = tuple(related)
+        roles: tuple[str, ...] = (rng.choice(aims),)
         if fault == "partition":
             shapes = [s for s in SHAPES if s != "quorum-leader" or "controller" in self.roles]
             shape = rng.choice(shapes)
@@ -195,13 +303,17 @@ class Space:
             elif shape == "replication":
                 roles = (rng.choice([r for r in self.roles if r in BROKER_ROLES] or list(self.roles)),)
         hold = rng.choice(self.holds) if fault in HEALS else None
-        length = hold if hold is not None else DISK_WINDOW_S
+        when = within = None
+        usable = [g for g in self.guards if set(GUARDS[g]) <= bound]
+        if usable and rng.random() < GUARD_BIAS:
+            when, within = rng.choice(usable), rng.choice(WITHINS)
+        length = (within or 0.0) + _seconds(hold, self.named)
         if near and rng.random() < OVERLAP_BIAS:
             other = rng.choice(list(near))
             t = rng.uniform(*other.span)
         else:
             t = rng.uniform(self.start, self.duration - length)
-        return Move(self._snap(t, length), fault, roles, hold, shape)
+        return Move(self._snap(t, length), fault, roles, hold, shape, when, within)
 
     def draw(self, rng: random.Random) -> list[Move]:
         """A schedule of one to `max_steps` faults inside the space."""
@@ -272,10 +384,14 @@ class Space:
             "holds": list(self.holds),
             "max_steps": self.max_steps,
             "max_at_once": self.max_at_once,
+            "related": list(self.related),
+            "guards": list(self.guards),
+            "named": self.named,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Space:
+        """A saved space (a campaign from before related roles and guards draws none of them)."""
         return cls(
             tuple(data["faults"]),
             tuple(data["roles"]),
@@ -284,7 +400,28 @@ class Space:
             tuple(data["holds"]),
             int(data["max_steps"]),
             int(data["max_at_once"]),
+            tuple(data.get("related", ())),
+            tuple(data.get("guards", ())),
+            {k: float(v) for k, v in data.get("named", NAMED_DEFAULTS).items()},
         )
+
+
+def _order_problems(moves: list[Move]) -> list[str]:
+    """What the order of `moves` (by start) breaks: a related role or a guard read before a move
+    binds what it reads, a hold until the next move with none after it."""
+    out: list[str] = []
+    bound: set[str] = set()
+    for i, m in enumerate(moves):
+        needs = [n for r in m.roles for n in NEEDS.get(r, ())]
+        needs += list(GUARDS.get(m.when or "", ()))
+        missing = sorted(set(needs) - bound)
+        if missing:
+            out.append(f"{m.label()}: reads {', '.join(missing)} before a move hits it")
+        if m.hold == NEXT and i == len(moves) - 1:
+            out.append(f"{m.label()}: held until a next move, and none comes")
+        if m.binds:
+            bound.add(m.roles[0])
+    return out
 
 
 def ordered(moves: Sequence[Move]) -> list[Move]:
@@ -293,5 +430,7 @@ def ordered(moves: Sequence[Move]) -> list[Move]:
 
 
 def steps(moves: Sequence[Move], key: str) -> list[Step]:
-    """The script a run plays: each move a timed step aimed at `key`'s roles."""
-    return [m.step(key) for m in ordered(moves)]
+    """The script a run plays: each move a timed step aimed at `key`'s roles, the first use of each
+    role binding its node (`as`) for the related roles and guards of later moves."""
+    moves = ordered(moves)
+    return [m.step(key, b) for m, b in zip(moves, bindings(moves), strict=True)]

@@ -325,7 +325,8 @@ def new_campaign(
 
     spec = spec.validate().with_seed()
     opts = spec.workload
-    space = Space.for_run(faults, opts.workload, opts.grouped, opts.time_limit, start, opts.shares)
+    config = {**NemesisPlan(script=[]).broker_defaults(), **spec.cluster.config}  # as each run's cluster has it
+    space = Space.for_run(faults, opts.workload, opts.grouped, opts.time_limit, start, opts.shares, config)
     if baseline is not None and not baseline.get("faults"):
         baseline = {**baseline, "faults": list(space.faults)}
     directory = make_run_dir(store, name or "explore")

@@ -311,20 +311,15 @@ def _key_of(steps: Iterable[Step]) -> str | None:
 
 
 def _describe(step: Step) -> str:
-    held = f" for {step.hold:g} s" if step.hold is not None else ""
-    return f"{step.fault}@{step.target} at {step.at:g} s{held}"
+    held = f" for {step.hold:g} s" if step.hold is not None else f" for {step.hold_name}" if step.hold_name else ""
+    when = f" when {step.when}" if step.when else ""
+    return f"{step.fault}@{step.target} at {step.at:g} s{held}{when}"
 
 
 def script_of(steps: Iterable[Step]) -> list[dict[str, Any]]:
     """Steps as a JSON script (nemesis/schedule.py's step format: `at`, `fault`, `target`, the
-    fault's own options, `for`)."""
-    out = []
-    for s in steps:
-        step: dict[str, Any] = {"at": s.at, "fault": s.fault, "target": s.target, **s.options}
-        if s.hold is not None:
-            step["for"] = s.hold
-        out.append(step)
-    return out
+    fault's own options, `for`, and a guard and a binding where a step has them)."""
+    return [{"at": s.at, "fault": s.fault, "target": s.target, **s.options, **s.script_fields()} for s in steps]
 
 
 def write_script(steps: Iterable[Step], path: Path) -> Path:

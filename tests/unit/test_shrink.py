@@ -262,3 +262,13 @@ def test_reproduce_and_bisect_take_the_script_as_a_scenario(tmp_path):
 def test_confirming_runs_the_final_schedule_all_its_runs():
     shrunk = shrink(SCHEDULE, oracle(seed=7), anomalies={LOST}, confirm=True)
     assert shrunk.steps == NEEDED and shrunk.tried == 5 and 3 <= shrunk.reproduced <= 5
+
+
+def test_a_script_keeps_its_steps_guards_bindings_and_named_holds(tmp_path):
+    from kafka_chaos.nemesis.schedule import load_script
+
+    played = [
+        Step(6, "partition", "leader:chaos/0", None, {"shape": "replication"}, "next", bind="leader"),
+        Step(7, "lose-unflushed", "$leader", when="isr:chaos/0 <= 1", within=20.0),
+    ]
+    assert load_script(write_script(played, tmp_path / "finding.json")) == played

@@ -8,7 +8,7 @@ import pytest
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.nemesis.bounds import DISK_FAULTS, MAX_AT_ONCE
 from kafka_chaos.nemesis.faults import HEALS
-from kafka_chaos.nemesis.schedule import parse_script
+from kafka_chaos.nemesis.schedule import parse_script, recorded_steps
 from kafka_chaos.nemesis.space import DEFAULT_FAULTS, Move, Space, at_once, steps
 
 SPACE = Space.for_run(None, "queue", False, 30.0)
@@ -38,7 +38,12 @@ def test_the_space_reaches_overlap_and_every_fault_and_role():
     made = schedules(SPACE, 7, 600)
     assert max(at_once(m) for m in made) == MAX_AT_ONCE  # faults do overlap, up to the bound
     assert {m.fault for ms in made for m in ms} == set(DEFAULT_FAULTS)
-    assert {r for ms in made for m in ms for r in m.roles} == set(SPACE.roles)
+    reached = {r for ms in made for m in ms for r in m.roles}
+    assert set(SPACE.roles) <= reached and reached - set(SPACE.roles) <= set(SPACE.related)
+    assert {"other-follower", "new-leader", "old-controller"} <= reached  # roles bound by earlier moves
+    whens = {m.when for ms in made for m in ms}
+    assert {None, "isr:{key} <= 1", "isr:{key} <= 2", "leader:{key} != $leader"} <= whens <= {None, *SPACE.guards}
+    assert {"lag", "next"} & {m.hold for ms in made for m in ms}
     shapes = {m.shape for ms in made for m in ms if m.fault == "partition"}
     assert shapes == {"isolate", "quorum-leader", "cut", "replication"}
 
@@ -132,5 +137,39 @@ def test_the_space_follows_the_run():
         Space.for_run(["explode"], "queue", False, 30.0)
     with pytest.raises(UsageError, match="no room"):
         Space.for_run(None, "queue", False, 7.0)
-    assert Space.for_run(None, "queue", False, 14.0).holds == (2.0, 4.0, 6.0, 8.0)
+    # the holds that fit after the quiet start: seconds, and the run's timeouts (election at Kafka's
+    # defaults, 8 s; lag and session longer), and `next`
+    assert Space.for_run(None, "queue", False, 14.0).holds == (2.0, 4.0, 6.0, 8.0, "election", "next")
+    fast = Space.for_run(None, "queue", False, 14.0, config={"broker.session.timeout.ms": "4000"})
+    assert "session" in fast.holds and fast.named["session"] == 9.0
     assert Space.from_json(SPACE.to_json()) == SPACE
+
+
+def test_a_related_role_or_a_guard_reads_only_what_an_earlier_move_bound():
+    bind = Move(6.0, "pause", ("follower",), 4.0)
+    other = Move(12.0, "kill", ("other-follower",), 2.0)
+    assert SPACE.problems([bind, other]) == []
+    early = Move(5.0, "kill", ("other-follower",), 2.0)
+    assert any("reads follower before a move hits it" in p for p in SPACE.problems([bind, early]))
+    guarded = Move(12.0, "kill", ("leader",), 2.0, when="leader:{key} != $leader", within=10.0)
+    assert any("reads leader" in p for p in SPACE.problems([bind, guarded]))
+    first = Move(6.0, "pause", ("leader",), 4.0)
+    assert SPACE.problems([first, guarded]) == []
+    last = Move(6.0, "partition", ("leader",), "next", "replication")
+    assert any("none comes" in p for p in SPACE.problems([last]))
+    assert SPACE.problems([last, Move(9.0, "lose-unflushed", ("leader",), when="isr:{key} <= 1", within=10.0)]) == []
+
+
+def test_a_schedule_with_related_roles_is_a_script_that_binds_on_first_use():
+    moves = [
+        Move(6.0, "partition", ("leader",), "next", "replication"),
+        Move(7.0, "lose-unflushed", ("old-leader",), when="isr:{key} <= 1", within=20.0),
+        Move(30.0, "pause", ("leader",), 2.0),
+    ]
+    played = steps(moves, "chaos/0")
+    assert [(s.target, s.bind, s.when, s.hold_name) for s in played] == [
+        ("leader:chaos/0", "leader", None, "next"),
+        ("$leader", "old_leader", "isr:chaos/0 <= 1", None),  # a related role binds on first use too
+        ("leader:chaos/0", None, None, None),  # bound once, on first use
+    ]
+    assert parse_script(recorded_steps({"script": [s.describe() for s in played]})) == played
