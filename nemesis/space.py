@@ -66,6 +66,19 @@ GUARD_BIAS = 0.3
 RELATED_BIAS = 0.3
 #: What each related role reads: the roles whose first use binds it.
 NEEDS: dict[str, tuple[str, ...]] = {r.name: r.needs for r in RELATED}
+#: Where a mutation aims the move it adds at a run's deepest waypoint (Space.deepen): per ladder and
+#: rung reached, the roles that name the waypoint's nodes at its moment, the next rung's target
+#: (checkers/measures/ladders.py): the partition's leader, the last replica, or its new leader;
+#: the old or the new quorum leader.
+NEXT_ROLES: dict[tuple[str, int], tuple[str, ...]] = {
+    ("data", 1): ("leader", "other-follower"),
+    ("data", 2): ("leader",),
+    ("data", 3): ("new-leader", "follower"),
+    ("quorum", 1): ("old-controller", "controller"),
+    ("quorum", 2): ("old-controller", "new-controller"),
+    ("voter", 1): ("controller", "new-controller"),
+    ("voter", 2): ("new-controller", "old-controller"),
+}
 #: The holds by name a space draws beside its seconds (nemesis/guards.py).
 NAMED_HOLDS: tuple[str, ...] = HOLD_NAMES
 
@@ -336,6 +349,26 @@ class Space:
             if changed is not None and changed != list(moves) and not self.problems(changed):
                 return ordered(changed)
         return self.draw(rng)
+
+    def deepen(self, moves: Sequence[Move], waypoint: Any, rng: random.Random) -> list[Move] | None:
+        """`moves` with one more move at a waypoint's moment (checkers/measures/ladders.py: a
+        `ladder`, its `rung`, its `time` in ns), aimed at a role that names its nodes then
+        (NEXT_ROLES), when one fits inside the space; None when none does."""
+        wanted = [
+            r for r in NEXT_ROLES.get((waypoint.ladder, waypoint.rung), ()) if r in self.roles or r in self.related
+        ]
+        if not wanted:
+            return None
+        for _ in range(16):
+            move = replace(self.draw_move(rng, moves), when=None, within=None)  # the waypoint is its moment
+            length = move.span[1] - move.span[0]
+            aimed = replace(move, at=self._snap(waypoint.time / 1e9, length), roles=(rng.choice(wanted),), shape=None)
+            if aimed.fault == "partition":
+                aimed = replace(aimed, shape=rng.choice(["isolate", "replication"]))
+            candidate = ordered([*moves, aimed])
+            if len(candidate) <= self.max_steps and not self.problems(candidate):
+                return candidate
+        return None
 
     def _add(self, moves: list[Move], rng: random.Random) -> list[Move] | None:
         return [*moves, self.draw_move(rng, moves)] if len(moves) < self.max_steps else None

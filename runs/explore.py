@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafka_chaos.checkers.measures.ladders import Waypoint, climb
 from kafka_chaos.checkers.measures.states import State, run_states, state_text
 from kafka_chaos.harness.cluster_spec import ClusterSpec
 from kafka_chaos.harness.errors import UsageError
@@ -47,6 +48,10 @@ from kafka_chaos.workloads.options import WorkloadOptions
 EXPLORE, BASELINE, MIXES = files.EXPLORE, files.BASELINE, files.MIXES
 #: How often a run's schedule is a fresh draw rather than a mutation of the corpus.
 FRESH = 0.25
+#: How much each rung a corpus member's run climbed weighs in picking it (against 1 per new state).
+DEPTH_WEIGHT = 3.0
+#: How often a mutation of a member with a waypoint adds its next move there (Space.deepen).
+DEEPEN = 0.5
 #: Runs whose evidence is kept although they found nothing and reached nothing new: 1 in this many.
 SAMPLE_EVERY = 10
 #: A finding is shrunk to a schedule that finds its anomalies in NEED of RUNS runs (the issue's bar).
@@ -83,6 +88,9 @@ class Outcome:
     states: frozenset[State] = frozenset()
     #: resident memory after the run (MB): this process's and the Spark driver's, where known
     memory: dict[str, float] = field(default_factory=dict)
+    #: how far it climbed each progress ladder (checkers/measures/ladders.py), and its deepest waypoint
+    depths: dict[str, int] = field(default_factory=dict)
+    deepest: Waypoint | None = None
 
 
 #: Runs one run: (its nemesis plan, its seed, its mix) -> what it made. The real one is `Runner`;
@@ -98,6 +106,15 @@ class Entry:
     new: list[State]
     run: str | None
     picked: int = 0
+    #: the rungs its run climbed, all ladders together, and its deepest waypoint
+    depth: int = 0
+    deepest: Waypoint | None = None
+
+    @property
+    def weight(self) -> float:
+        """How likely it is picked for a mutation: depth first (DEPTH_WEIGHT per rung), then its
+        new states, less for each time it was picked."""
+        return (1 + len(self.new)) * (1 + DEPTH_WEIGHT * self.depth) / (1 + self.picked)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -105,15 +122,20 @@ class Entry:
             "new": [list(s) for s in self.new],
             "run": self.run,
             "picked": self.picked,
+            "depth": self.depth,
+            "deepest": self.deepest.to_json() if self.deepest else None,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Entry:
+        deepest = data.get("deepest")
         return cls(
             [Move.from_json(m) for m in data["moves"]],
             [tuple(s) for s in data["new"]],
             data["run"],
             int(data.get("picked", 0)),
+            int(data.get("depth", 0)),
+            Waypoint(deepest["ladder"], deepest["rung"], deepest["time"], tuple(deepest["nodes"])) if deepest else None,
         )
 
 
@@ -136,6 +158,8 @@ class Campaign:
     corpus: list[Entry] = field(default_factory=list)
     #: mix -> state -> the first run that reached it
     seen: dict[str, dict[State, str]] = field(default_factory=lambda: {m: {} for m in MIXES})
+    #: mix -> ladder -> the deepest rung any of its runs reached (checkers/measures/ladders.py)
+    depth: dict[str, dict[str, int]] = field(default_factory=lambda: {m: {} for m in MIXES})
     trials: list[dict[str, Any]] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
     interrupted: bool = False
@@ -158,9 +182,12 @@ class Campaign:
         self._parent = None
         if not self.corpus or rng.random() < FRESH:
             return self.space.draw(rng)
-        weights = [(1 + len(e.new)) / (1 + e.picked) for e in self.corpus]
-        parent = rng.choices(self.corpus, weights)[0]
+        parent = rng.choices(self.corpus, [e.weight for e in self.corpus])[0]
         self._parent = parent  # counted as picked once its run is recorded (a run Ctrl-C stopped is drawn again)
+        if parent.deepest is not None and rng.random() < DEEPEN:
+            deeper = self.space.deepen(parent.moves, parent.deepest, rng)
+            if deeper is not None:
+                return deeper
         return self.space.mutate(parent.moves, rng)
 
     def plan(self, mix: str, moves: list[Move] | None) -> NemesisPlan:
@@ -187,8 +214,13 @@ class Campaign:
         new = sorted(s for s in out.states if s not in seen)
         for s in new:
             seen[s] = name
-        if mix == EXPLORE and new and moves is not None:
-            self.corpus.append(Entry(ordered(moves), new, out.run_dir))
+        best = self.depth.setdefault(mix, {})
+        deeper = [ladder for ladder, d in out.depths.items() if d > best.get(ladder, 0)]
+        for ladder in deeper:
+            best[ladder] = out.depths[ladder]
+        if mix == EXPLORE and (new or deeper) and moves is not None:
+            depth = sum(out.depths.values())
+            self.corpus.append(Entry(ordered(moves), new, out.run_dir, depth=depth, deepest=out.deepest))
         trial = {
             "mix": mix,
             "run": i,
@@ -199,6 +231,8 @@ class Campaign:
             "states": len(out.states),
             "new": len(new),
             "seen": len(seen),
+            "depths": out.depths,
+            "deepest": out.deepest.to_json() if out.deepest else None,
             "anomalies": out.anomalies,
             "verdict": out.verdict,
             "exit_code": out.exit_code,
@@ -239,6 +273,7 @@ class Campaign:
             "next": self.next,
             "corpus": [e.to_json() for e in self.corpus],
             "seen": {m: [[*s, run] for s, run in seen.items()] for m, seen in self.seen.items()},
+            "depth": self.depth,
             "trials": self.trials,
             "findings": self.findings,
             "interrupted": self.interrupted,
@@ -270,6 +305,7 @@ class Campaign:
             {m: int(data["next"].get(m, 1)) for m in MIXES},
             [Entry.from_json(e) for e in data.get("corpus", [])],
             {m: {tuple(s[:-1]): s[-1] for s in data.get("seen", {}).get(m, [])} for m in MIXES},
+            {m: dict(data.get("depth", {}).get(m, {})) for m in MIXES},
             list(data.get("trials", [])),
             list(data.get("findings", [])),
         )
@@ -374,6 +410,8 @@ class Runner:
         out.check_s = time.monotonic() - checking
         try:
             out.states = frozenset(run_states(run_dir).features)
+            climbed = climb(run_dir)
+            out.depths, out.deepest = climbed.depths, climbed.deepest
         except (OSError, ValueError) as exc:  # evidence that cannot be read reached nothing
             out.error = out.error or f"states: {type(exc).__name__}: {exc}"
         out.wall_s = time.monotonic() - started

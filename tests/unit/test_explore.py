@@ -203,3 +203,23 @@ def test_a_finding_is_shrunk_to_the_faults_that_find_it(tmp_path):
     assert finding["shrunk"] and finding["reproduced"] == 5  # the fake always finds it: 5 of 5
     assert [s["fault"] for s in json.loads(Path(finding["script"]).read_text())] == ["partition", "wipe"]
     assert {mix for _, _, mix in fake.plans} == {"shrink"}
+
+
+def test_a_run_that_climbs_deeper_is_kept_without_new_states_and_picked_more(tmp_path):
+    from kafka_chaos.checkers.measures.ladders import Waypoint
+
+    c = campaign(tmp_path)
+    moves = [Move(6.0, "kill", ("leader",), 4.0)]
+    c.record(EXPLORE, 1, moves, Outcome("/r/1", states=frozenset({("a",)}), depths={"data": 1}), 0, 1)
+    assert len(c.corpus) == 1
+    same = Outcome("/r/2", states=frozenset({("a",)}), depths={"data": 1})
+    c.record(EXPLORE, 2, moves, same, 1, 2)
+    assert len(c.corpus) == 1  # nothing new, nothing deeper: dropped
+    deep = Waypoint("data", 3, 9_000_000_000, ("kafka-2",))
+    deeper = Outcome("/r/3", states=frozenset({("a",)}), depths={"data": 3}, deepest=deep)
+    c.record(EXPLORE, 3, moves, deeper, 2, 3)
+    assert len(c.corpus) == 2 and c.corpus[1].depth == 3 and c.corpus[1].deepest == deep
+    assert c.corpus[1].weight > c.corpus[0].weight
+    assert c.trials[-1]["depths"] == {"data": 3} and c.trials[-1]["deepest"]["name"] == "last-replica-down"
+    again = Campaign.load(c.dir) if c.save() else None
+    assert again is not None and again.corpus == c.corpus and again.depth == c.depth

@@ -173,3 +173,19 @@ def test_a_schedule_with_related_roles_is_a_script_that_binds_on_first_use():
         ("leader:chaos/0", None, None, None),  # bound once, on first use
     ]
     assert parse_script(recorded_steps({"script": [s.describe() for s in played]})) == played
+
+
+def test_a_deeper_mutation_adds_a_move_at_the_waypoint_on_the_role_that_names_its_nodes():
+    from kafka_chaos.checkers.measures.ladders import Waypoint
+
+    parent = [Move(6.0, "partition", ("follower",), 8.0, "isolate")]
+    acked_on_one = Waypoint("data", 2, 12_300_000_000, ("kafka-2",))
+    rng = random.Random(3)
+    for _ in range(20):
+        child = SPACE.deepen(parent, acked_on_one, rng)
+        assert child is not None and SPACE.problems(child) == []
+        (added,) = [m for m in child if m not in parent]
+        assert added.roles == ("leader",) and added.at == 12.5  # the leader is the last replica then
+    nowhere = Space.for_run(None, "queue", False, 30.0)
+    nowhere = Space(nowhere.faults, ("follower",), nowhere.duration, nowhere.start, nowhere.holds)
+    assert nowhere.deepen(parent, acked_on_one, rng) is None  # no role here names the leader

@@ -1,0 +1,72 @@
+"""The progress ladders (checkers/measures/ladders.py) on hand-made run directories: each rung
+reached, and a near miss that stops one rung short (pure Python: no Spark)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kafka_chaos.checkers.measures.ladders import DATA, LADDERS, QUORUM, VOTER, climb
+from tests.checkers.cp_builder import Run, change
+from tests.checkers.cp_cases import leader_change, split_brain
+
+S = 1_000_000_000
+
+
+def data_run(crash: bool = True, regrown: bool = False) -> Run:
+    """chaos/0 (replicas 1-3, ISR {2, 3} from the start) left with its leader kafka-2 alone at
+    10 s; kafka-2 loses power at 20 s (or, with `regrown`, after the
+    ISR took kafka-3 back at 15 s); leaderless at 22 s, kafka-2 leads again at 25 s. A write is
+    acknowledged every second, the first on the ISR of one at 10.002 s."""
+    r = Run().add(change(8, 10, isr=[2]))
+    if regrown:
+        r.add(change(9, 15, isr=[2, 3]))
+    if crash:
+        r.fault("lose-unflushed", ["kafka-2"], 20)
+    return r.add(change(10, 22, leader=-1), change(11, 25, leader=2))
+
+
+def test_the_data_ladder_climbs_to_the_last_replica_leading_again(tmp_path: Path):
+    got = climb(data_run().write(tmp_path / "run").parent)
+    assert got.depth(DATA) == len(LADDERS[DATA]) == 4
+    rungs = {w.name: w for w in got.waypoints if w.ladder == DATA}
+    assert rungs["acked-on-one"].time == int(10.002 * S) and rungs["acked-on-one"].nodes == ("kafka-2",)
+    assert rungs["last-replica-down"].time == 20 * S and rungs["leads-again"].time == 25 * S
+    assert got.deepest is not None and got.deepest.name == "leads-again"
+
+
+def test_the_data_ladder_stops_where_the_chain_breaks(tmp_path: Path):
+    assert climb(data_run(crash=False).write(tmp_path / "a").parent).depth(DATA) == 2  # nothing ended kafka-2
+    # kafka-2 crashed after the ISR grew again: it was no longer the last replica
+    assert climb(data_run(regrown=True).write(tmp_path / "b").parent).depth(DATA) == 2
+    quiet = Run()
+    quiet.writes = [2.0, 3.0]  # writes only while the ISR was two
+    assert climb(quiet.add(change(8, 10, isr=[2])).write(tmp_path / "c").parent).depth(DATA) == 1
+
+
+def test_the_quorum_ladder_climbs_to_two_claims(tmp_path: Path):
+    bad = split_brain(True).add(leader_change(100, 0.5, 1, 1))
+    got = climb(bad.write(tmp_path / "bad").parent)
+    assert got.depth(QUORUM) == 3, got.waypoints
+    (two,) = [w for w in got.waypoints if w.name == "two-claims"]
+    assert two.nodes == ("kafka-1", "kafka-2") and two.time >= 12 * S
+    # the old leader killed, not cut off: it does not run beside the new one
+    killed = split_brain(False).add(leader_change(100, 0.5, 1, 1))
+    assert climb(killed.write(tmp_path / "killed").parent).depth(QUORUM) == 0
+    resigned = split_brain(True).add(leader_change(100, 0.5, 1, 1)).views("kafka-1", 10.5, 60, (2, 2))
+    assert climb(resigned.write(tmp_path / "resigned").parent).depth(QUORUM) == 2
+
+
+def test_the_voter_ladder_climbs_to_a_leader_below_the_old_high_watermark(tmp_path: Path):
+    def voter_run(below: bool) -> Run:
+        r = (
+            Run()
+            .fault("wipe", ["kafka-1"], 10, took=3)
+            .add(leader_change(100, 0.5, 1, 1), leader_change(101, 15, 2, 2))
+        )
+        return r.leads("kafka-2", 15, 60, 2, 3 if below else None)
+
+    got = climb(voter_run(True).write(tmp_path / "below").parent)
+    assert got.depth(VOTER) == 3, got.waypoints
+    assert [w.nodes for w in got.waypoints if w.ladder == VOTER] == [("kafka-1",), ("kafka-2",), ("kafka-2",)]
+    assert climb(voter_run(False).write(tmp_path / "kept").parent).depth(VOTER) == 2
+    assert climb(Run().write(tmp_path / "none").parent).depths == {DATA: 1, QUORUM: 0, VOTER: 0}
