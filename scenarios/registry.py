@@ -22,6 +22,7 @@ from kafka_chaos.scenarios import (
     kafka_20732,
     kip848_coordinator_move,
     last_replica_standing,
+    stale_controller_channel,
     stuck_broker_metadata,
     unclean_election,
 )
@@ -53,6 +54,7 @@ SCENARIOS: dict[str, Scenario] = {
         kafka_19789.SCENARIO,
         kafka_20634.SCENARIO,
         kafka_20732.SCENARIO,
+        stale_controller_channel.SCENARIO,
     )
 }
 

@@ -1,8 +1,9 @@
 """This suite's own convention: every test that starts clusters is marked `cluster`, so
 `-m "not cluster"` runs what needs no Docker. The plugin marks its users `chaos`; here they
-are `cluster` too. A scenario's reproduction on its affected and fixed releases (`reproduction`,
-several minutes each) is skipped unless `--reproductions` is given: the nightly workflow runs
-them, and the suite keeps one (kafka-14139's) so that it stays within its time."""
+are `cluster` too. The long real-cluster runs that the nightly workflow covers (`nightly`: a
+scenario on its affected and fixed releases, a chaos test repeated for each client library) are
+skipped unless `--nightly` is given, so that the suite stays within its time: it keeps one of
+each kind (kafka-14139's reproduction, kafka-python's chaos tests)."""
 
 import pytest
 
@@ -11,9 +12,9 @@ from kafka_chaos.checkers import spark
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--reproductions",
+        "--nightly",
         action="store_true",
-        help="also run the scenario reproductions marked `reproduction` (minutes each; nightly)",
+        help="also run the long real-cluster tests marked `nightly` (minutes each; the nightly workflow runs them)",
     )
 
 
@@ -37,11 +38,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The longest tests first: the parallel workers (pytest-xdist, one test or one xdist_group
     at a time each; --no-loadscope-reorder keeps this order) take them from the front, and the
     short ones fill in behind, so the workers end together. The sort is stable: a module's tests
-    stay in their order. Reproductions are skipped, saying how to run them, unless asked for."""
-    if not config.getoption("--reproductions"):
-        skip = pytest.mark.skip(reason="a scenario reproduction: run with --reproductions (the nightly workflow does)")
+    stay in their order. Tests marked `nightly` are skipped, saying how to run them, unless asked for."""
+    if not config.getoption("--nightly"):
+        skip = pytest.mark.skip(reason="a nightly run: run with --nightly (the nightly workflow does)")
         for item in items:
-            if item.get_closest_marker("reproduction"):
+            if item.get_closest_marker("nightly"):
                 item.add_marker(skip)
     items.sort(key=_start_rank)
 

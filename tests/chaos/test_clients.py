@@ -5,6 +5,9 @@ pause and partition with the workload writing between faults. The acks=all contr
 leader kills themselves (acks-all-failover) runs for kafka-python only: for these two clients
 the safe configuration's run is the acks=all side, under more kinds of fault.
 
+These run nightly (`nightly`, tests/conftest.py: `--nightly`), beside the nightly matrix's runs of
+every client under every nemesis; `./dev.sh test` keeps kafka-python's.
+
 To turn a suite of your own over the clients, pass `--kafka-clients kafka-python,java,librdkafka`:
 every test that uses chaos_run then runs once per client (a call's own `client=` still wins).
 """
@@ -15,6 +18,7 @@ from tests.chaos.known import assert_valid_but_for_known
 from tests.chaos.traffic import assert_traffic_between_faults
 
 CLIENTS = ["librdkafka", "java"]
+pytestmark = pytest.mark.nightly
 
 
 @pytest.mark.parametrize("client", CLIENTS)

@@ -2,6 +2,9 @@
 mixed` (half the processes in one group, half assigning), members churning, and the group's
 coordinator killed and paused beside random kills, pauses and partitions, is valid, and the
 group's own drain delivers every acknowledged value.
+
+`./dev.sh test` runs kafka-python's; librdkafka's and the Java client's, and the auto-commit
+scenario with its control, are `nightly` (tests/conftest.py: `--nightly`).
 """
 
 import pytest
@@ -14,10 +17,12 @@ from tests.chaos.known import KNOWN_FAILOVER_ANOMALIES, assert_valid_but_for_kno
 FAULTS = "kill,pause,partition,kill@group-coordinator,pause@group-coordinator"
 #: One worker runs the group tests, one cluster at a time (tests/integration/test_groups.py).
 pytestmark = pytest.mark.xdist_group("consumer-groups")
+#: kafka-python in the suite, the other clients nightly.
+BY_CLIENT = [c if c == "kafka-python" else pytest.param(c, marks=pytest.mark.nightly) for c in CLIENTS]
 
 
 @pytest.mark.kafka(nodes=3)
-@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("client", BY_CLIENT)
 def test_a_mixed_group_survives_coordinator_kills_pauses_and_partitions(chaos_run, client):
     result = chaos_run(
         client=client,
@@ -59,6 +64,7 @@ def test_a_mixed_group_survives_coordinator_kills_pauses_and_partitions(chaos_ru
     assert live["ops_per_s"]["between_faults"] and live["writes_per_s"]["between_faults"], live
 
 
+@pytest.mark.nightly
 def test_auto_commit_skips_what_a_crashed_member_never_handled(chaos_run):
     """The scenario auto-commit-crash: a member's close commits past the records it polled and
     never handled, and the group skips them; its control with synchronous commits skips none."""

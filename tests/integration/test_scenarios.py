@@ -1,9 +1,8 @@
 """The scenario library end to end, on real clusters: each scenario on a version that loses
 acknowledged writes and on one that does not. A scenario that does not find its bug fails here.
 
-The suite runs kafka-14139's through the command line; the others (`reproduction`, several
-minutes each) run with `--reproductions`, as the nightly workflow does:
-`./dev.sh test --reproductions -m reproduction tests/integration/test_scenarios.py`.
+The suite runs kafka-14139's through the command line; the others (`nightly`, several minutes
+each) run with `--nightly`, as the nightly workflow does: `./dev.sh test --nightly -m nightly`.
 
 The one left out, the forced `unclean-election` (it loses writes on every version: there is no
 fixed one), is run by the documented command in docs/scenarios.md. acks1-failover and its
@@ -82,7 +81,7 @@ def test_kafka_14139_loses_writes_on_3_4_and_not_on_3_5(docker_api, tmp_path):
     assert_no_leftovers(docker_api)
 
 
-@pytest.mark.reproduction
+@pytest.mark.nightly
 def test_last_replica_standing_loses_writes_before_elr_only(tmp_path):
     before = run("last-replica-standing", OLDEST_SUPPORTED, tmp_path)
     assert before.reproduced, before
@@ -90,7 +89,7 @@ def test_last_replica_standing_loses_writes_before_elr_only(tmp_path):
     assert not after.reproduced and after.as_expected, after
 
 
-@pytest.mark.reproduction
+@pytest.mark.nightly
 def test_unclean_election_config_is_honoured_from_3_9(tmp_path):
     ignored = run("unclean-election-config", OLDEST_SUPPORTED, tmp_path)
     assert not ignored.reproduced and ignored.as_expected, ignored
@@ -102,7 +101,7 @@ def test_unclean_election_config_is_honoured_from_3_9(tmp_path):
 TXNS_FOR_THE_RACE = 5000
 
 
-@pytest.mark.reproduction
+@pytest.mark.nightly
 def test_kafka_17754_tears_transactions_under_the_first_protocol(tmp_path):
     """Late markers and EndTxns end the next transaction on 3.9.1 (same epoch from one
     transaction to the next): 10 of 10 runs on a quiet machine. In CI's load the Java workload
@@ -117,7 +116,7 @@ def test_kafka_17754_tears_transactions_under_the_first_protocol(tmp_path):
     assert outcome.reproduced and outcome.valid is False, outcome
 
 
-@pytest.mark.reproduction
+@pytest.mark.nightly
 def test_kafka_17754_keeps_transactions_whole_under_the_second_protocol(tmp_path):
     """4.3.1 with its own Java client bumps the epoch per transaction: nothing, under the same
     holds, in four rounds of the scenario's eight (its workload ends 25 s after the last, room for slow faults). Each
@@ -135,7 +134,7 @@ def test_kafka_17754_keeps_transactions_whole_under_the_second_protocol(tmp_path
     assert not outcome.reproduced and outcome.as_expected and outcome.valid is True, outcome
 
 
-@pytest.mark.reproduction
+@pytest.mark.nightly
 def test_kafka_15489_splits_the_quorum_before_3_7_only(tmp_path):
     """The quorum leader cut off from the other voters keeps its claim on 3.6.2, beside the leader
     the others elect; on 3.7.2 it resigns. The example names both claims and whom each could not

@@ -144,12 +144,12 @@ def test_each_nightly_scenario_runs_on_an_affected_and_a_fixed_release_and_parse
         assert outcomes == {LOSS, SAFE}, values  # the loss, and its fix, side by side
 
 
-def test_the_reproductions_job_runs_the_suites_skipped_reproductions(workflow):
-    """The suite skips what is marked `reproduction` (tests/conftest.py): the nightly job is
-    where they run, so it must ask for them and select them by their marker."""
-    (step,) = [s for s in workflow["jobs"]["reproductions"]["steps"] if "dev.sh test" in s.get("run", "")]
+def test_the_suite_nightly_job_runs_what_the_suite_skips(workflow):
+    """The suite skips what is marked `nightly` (tests/conftest.py): the nightly job is where those
+    tests run, so it must ask for them and select them by their marker, over the whole suite."""
+    (step,) = [s for s in workflow["jobs"]["suite-nightly"]["steps"] if "dev.sh test" in s.get("run", "")]
     words = shlex.split(step["run"])
-    assert "--reproductions" in words and words[words.index("-m") + 1] == "reproduction", words
-    marked = re.findall(r"@pytest\.mark\.reproduction\ndef (test_\w+)", SCENARIOS.read_text())
+    assert "--nightly" in words and words[words.index("-m") + 1] == "nightly", words
+    assert not [w for w in words[words.index("nightly") + 1 :] if not w.startswith("-")], words  # no paths: all of it
+    marked = re.findall(r"@pytest\.mark\.nightly\ndef (test_\w+)", SCENARIOS.read_text())
     assert len(marked) == 5, marked
-    assert str(SCENARIOS.relative_to(WORKFLOW.parents[2])) in words
