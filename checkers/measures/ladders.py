@@ -6,8 +6,9 @@ the deepest waypoint's moment, on its nodes' roles.
 
 The ladders (issue 61), each rung reached only after the one before it:
 - `data` (acknowledged data on fewer replicas, toward `lost-write`): a workload partition's ISR
-  below its replicas -> a write acknowledged while the ISR was one replica -> that replica's
-  process ended or it was fenced while it was still the whole ISR -> it led the partition again.
+  below its replicas -> the ISR left with one replica after writes to it were acknowledged (it
+  alone is sure to hold them) -> that replica's process ended or it was fenced while it was still
+  the whole ISR -> it led the partition again.
 - `quorum` (toward `quorum-split-brain`): a fault that pauses the quorum's leader or cuts it from a
   voter -> a new quorum leader elected while the old one runs -> two nodes up each holding itself
   leader in different epochs.
@@ -39,7 +40,7 @@ from kafka_chaos.history.run_dir import RunDir
 DATA, QUORUM, VOTER = "data", "quorum", "voter"
 #: Each ladder's rungs, in order.
 LADDERS: dict[str, tuple[str, ...]] = {
-    DATA: ("isr-shrunk", "acked-on-one", "last-replica-down", "leads-again"),
+    DATA: ("isr-shrunk", "isr-one-holding-acks", "last-replica-down", "leads-again"),
     QUORUM: ("leader-isolated", "elected-beside-it", "two-claims"),
     VOTER: ("voter-emptied", "election-after", "leader-below-hw"),
 }
@@ -161,11 +162,10 @@ def data_ladder(log: _Log, acks: dict[str, list[int]], faults: Faults, nodes: No
             continue
         got.append(Waypoint(DATA, 1, shrunk[0], tuple(nodes.alias(i) for i in shrunk[1])))
         times = [c[0] for c in changes]
-        for t in sorted(acks.get(key, [])):
-            i = bisect.bisect_right(times, t) - 1
-            if t >= shrunk[0] and i >= 0 and len(changes[i][1]) == 1:
-                sole = changes[i][1][0]
-                got.append(Waypoint(DATA, 2, t, (nodes.alias(sole),)))
+        first_ack = min(acks.get(key, []), default=None)
+        for t, isr, _, _ in changes:
+            if t >= shrunk[0] and len(isr) == 1 and first_ack is not None and first_ack < t:
+                got.append(Waypoint(DATA, 2, t, (nodes.alias(isr[0]),)))
                 break
         if len(got) == 2:
             sole_id = changes[bisect.bisect_right(times, got[1].time) - 1][1][0]
