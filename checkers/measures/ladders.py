@@ -21,16 +21,13 @@ Each waypoint carries its time (ns on the history's clock) and the nodes it is a
 from __future__ import annotations
 
 import bisect
-import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.checkers.measures.states import Faults, Nodes, read_faults
+from kafka_chaos.checkers.measures.states import Faults, Nodes, read_faults, read_records
 from kafka_chaos.history import faults as model
 from kafka_chaos.history.events import OK, PAUSED, WRITES
-from kafka_chaos.history.evidence import record_data
 from kafka_chaos.history.file import read_history
 from kafka_chaos.history.metadata_replay import FENCE, REGISTRATION_CHANGE, Replay, bumps_on_isr_shrink
 from kafka_chaos.history.quorum_view import claims_to_lead
@@ -86,15 +83,6 @@ class Climb:
         return max(self.waypoints, key=lambda w: (w.rung / len(LADDERS[w.ladder]), -w.time), default=None)
 
 
-def _records(path: Path) -> Iterator[dict[str, Any]]:
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                rec = json.loads(line)
-                rec["data"] = record_data(rec)
-                yield rec
-
-
 @dataclass
 class _Log:
     """The longest metadata log, replayed: each workload partition's (time, ISR, leader, replicas)
@@ -107,7 +95,7 @@ class _Log:
 
 def _replay(path: Path, topic: str, bump: bool) -> _Log:
     out, replay, prefix = _Log(), Replay(bump), f"{topic}/"
-    for rec in _records(path):
+    for rec in read_records(path):
         kind, data, t = rec.get("type"), rec["data"], rec.get("time")
         if t is None:
             continue
@@ -222,7 +210,7 @@ def quorum_ladder(log: _Log, run: RunDir, faults: Faults, nodes: Nodes) -> list[
             break
     if len(got) == 2 and run.quorum_views.is_file():
         claims: dict[str, int] = {}
-        for v in _records(run.quorum_views):
+        for v in read_records(run.quorum_views):
             node, t, epoch = v.get("node"), v.get("time"), v.get("leader_epoch")
             if v.get("error") or node is None or t is None or not isinstance(epoch, int):
                 continue
@@ -239,7 +227,7 @@ def quorum_ladder(log: _Log, run: RunDir, faults: Faults, nodes: Nodes) -> list[
 
 def voter_ladder(log: _Log, run: RunDir, faults: Faults, nodes: Nodes) -> list[Waypoint]:
     """The `voter` ladder: a voter wiped, an election after it, a leader below the old high watermark."""
-    samples = list(_records(run.quorum_replication)) if run.quorum_replication.is_file() else []
+    samples = list(read_records(run.quorum_replication)) if run.quorum_replication.is_file() else []
     voters = {nodes.alias(m["id"]) for s in samples for m in (s.get("voters") or []) if isinstance(m, dict)}
     voters |= {nodes.alias(leader) for _, leader in log.elections}
     got: list[Waypoint] = []

@@ -140,7 +140,8 @@ def read_faults(events: Iterable[dict[str, Any]]) -> Faults:
     return out
 
 
-def _records(path: Path) -> Iterator[dict[str, Any]]:
+def read_records(path: Path) -> Iterator[dict[str, Any]]:
+    """A JSON-lines evidence file's records (a metadata log's `data` an object: {} for null)."""
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             if line.strip():
@@ -188,7 +189,7 @@ def replay_log(
     led: dict[tuple[str, int], int] = {}  # (partition, broker) -> when it last became leader
     led_quorum: dict[int, int] = {}  # controller -> when it last became the quorum's leader
     prefix = f"{topic}/"
-    for rec in _records(path):
+    for rec in read_records(path):
         kind, data, t = rec.get("type"), rec["data"], rec.get("time")
         if kind == "LeaderChange":
             leader = data.get("leaderId")
@@ -259,7 +260,7 @@ def view_features(run: RunDir, faults: Faults, out: RunStates) -> None:
         return
     last: dict[str, int] = {}
     claims: dict[str, int] = {}  # node -> the epoch its latest view claims leadership in
-    for v in _records(run.quorum_views):
+    for v in read_records(run.quorum_views):
         epoch, node, t = v.get("leader_epoch"), v.get("node"), v.get("time")
         if v.get("error") or not isinstance(epoch, int) or node is None:
             continue

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_chaos.checkers.measures.states import _records
+from kafka_chaos.checkers.measures.states import read_records
 from kafka_chaos.harness.metadata_log import by_node, node_log_lines
 from kafka_chaos.history.evidence import RECORD_SCHEMA, record_data, record_line
 
@@ -30,14 +30,14 @@ def test_a_record_as_written_holds_its_data_as_an_object(tmp_path):
     path = written(DUMP, tmp_path)
     on_file = [json.loads(line) for line in path.read_text().splitlines()]
     assert all(isinstance(r["data"], dict) for r in on_file)
-    first = next(_records(path))
+    first = next(read_records(path))
     assert first["type"] == "LeaderChange" and first["data"]["leaderId"] == 2
 
 
 def test_a_record_the_tool_printed_no_data_for_is_written_null_and_read_empty(tmp_path):
     path = written(CONTROL_3X, tmp_path)
     assert json.loads(path.read_text())["data"] is None
-    assert next(_records(path))["data"] == {}
+    assert next(read_records(path))["data"] == {}
 
 
 def test_the_writer_refuses_data_that_is_not_an_object():
