@@ -13,11 +13,12 @@ Read from what every run already records, never from the checker's verdict:
 - the history: the nemesis's operations (what was in place when), and writes acknowledged while
   the metadata log held their partition's ISR at one replica.
 
-Each feature carries the faults in place at its moment (`context`: "kill+partition:isolate", or
-"quiet"), as Mallory's abstract states carry the events around them: "ISR shrunk to one while a
-partition and a kill were in place" is a state "ISR shrunk to one" alone is not. The vocabulary is
-finite (a handful of kinds x a few origins x the subsets of the faults in place), so the count of
-distinct states measures coverage.
+Each feature carries the kind of faults in place at its moment (`context`: network, process,
+disk, remote, "several" or "quiet"), as Mallory's abstract states carry the events around them:
+"ISR shrunk to one under a network fault" is a state "ISR shrunk to one" alone is not. The context
+is coarse on purpose: when it named every combination of faults in place, overlapping one more
+fault made any feature "new" (issue 61), and the count rewarded piling faults up rather than
+getting further. The vocabulary is finite, so the count of distinct states measures coverage.
 """
 
 from __future__ import annotations
@@ -47,7 +48,9 @@ from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import RunDir
 
 State = tuple[str, ...]
-QUIET = "quiet"
+QUIET, SEVERAL = "quiet", "several"
+#: A fault's kind in a feature's context, by what its effect means (history/faults.py).
+NETWORK, PROCESS, DISK, REMOTE = "network", "process", "disk", "remote"
 #: How long after a fault that restarts its node (wipe, lose-unflushed) it counts as in place (ns):
 #: the one model's (history/faults.py).
 AFTER_RESTART_NS = model.AFTER_RESTART_NS
@@ -69,6 +72,19 @@ class Window:
     effect: str | None = None
 
 
+def family(w: Window) -> str:
+    """The kind of fault a window is: network (a cut, a stall), process (killed, paused, exited),
+    disk (a power loss, a wipe), remote (its storage impaired), else its fault's name."""
+    means = model.meaning(w.effect)
+    if means.network:
+        return NETWORK
+    if means.restarts:
+        return DISK
+    if means.down:
+        return PROCESS
+    return REMOTE if means.outside else w.f
+
+
 @dataclass
 class Faults:
     """The nemesis's operations read from the history: the windows, and what each node went through."""
@@ -81,11 +97,13 @@ class Faults:
     downs: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
 
     def context(self, t: int | None) -> str:
-        """The faults in place at `t`, sorted and joined: "kill+partition:isolate", or "quiet"."""
+        """The kind of faults in place at `t` (FAMILIES: a network fault, a process's, a disk's, a
+        remote storage's), "several" when more than one kind is, or "quiet": coarse, so that
+        overlapping more faults does not make a feature new (issue 61)."""
         if t is None:
             return "unknown"
-        names = sorted({w.name for w in self.windows if w.start <= t < w.end})
-        return "+".join(names) or QUIET
+        kinds = {family(w) for w in self.windows if w.start <= t < w.end}
+        return QUIET if not kinds else kinds.pop() if len(kinds) == 1 else SEVERAL
 
     def down(self, alias: str, t: int | None) -> bool:
         """Whether `alias` may not have been running at `t` (killed, stopped, paused, restarting):
@@ -316,6 +334,6 @@ def run_states(run_dir: str | Path) -> RunStates:
 
 
 def state_text(state: State) -> str:
-    """A feature on one line: `leader-elected isr restarted | kill+partition:isolate`."""
+    """A feature on one line: `leader-elected isr restarted | several`."""
     *what, ctx = state
     return f"{' '.join(what)} | {ctx}"

@@ -145,7 +145,7 @@ def test_a_restart_is_in_place_until_after_restart_past_its_completion():
     assert w.in_place == (20 * S, 25 * S + AFTER_RESTART_NS)
     faults = read_faults(iter(history))
     last = 25 * S + AFTER_RESTART_NS
-    assert faults.context(last - S) == "wipe"  # a second inside
+    assert faults.context(last - S) == "disk"  # a second inside
     assert faults.context(last + S) == "quiet"  # a second past
     assert faults.down("kafka-1", 22 * S) and not faults.down("kafka-1", 26 * S)  # restarting, then running
 
