@@ -4,8 +4,11 @@ without it never gets it. The same kills with acks=all and min.insync.replicas=2
 
 Both runs are the library scenarios acks1-failover and acks-all-failover (scenarios/, `kafka-chaos
 scenarios` lists them): a scenario brings its cluster config, workload and a nemesis script that
-waits for each kill to take effect, so the loss shows up on every run, not on lucky ones.
+waits for each kill to take effect, so the loss shows up on every run, not on lucky ones. The
+acks=all side runs nightly (`nightly`, for the suite's time: tests/conftest.py).
 """
+
+import pytest
 
 from tests.chaos.traffic import assert_control_wrote
 
@@ -17,6 +20,7 @@ def test_acks1_loses_acknowledged_writes_under_leader_kills(chaos_run):
     assert result.lost > 0, result.anomalies
 
 
+@pytest.mark.nightly  # the safe configuration's own chaos test survives kills in every run of the suite
 def test_acks_all_keeps_them_under_the_same_kills(chaos_run):
     result = chaos_run(scenario="acks-all-failover")
     assert result.script == "completed"

@@ -20,7 +20,9 @@ from tests.checkers.test_trend import make_run
 from tests.integration.processes import ONE_NODE
 
 # One standalone cluster (a module fixture) serves the module: its tests share an xdist worker.
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark-standalone")]
+# Nightly (tests/conftest.py: `--nightly`): a standalone cluster's start and its runs were 400
+# test-seconds of the suite (docs/measurements.md, 2026-12-07).
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.nightly, pytest.mark.xdist_group("spark-standalone")]
 ROOT = Path(__file__).resolve().parents[2]
 CLI = "import sys; from frontends.cli import main; sys.exit(main())"
 

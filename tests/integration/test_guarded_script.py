@@ -26,7 +26,7 @@ SCRIPT = [
 
 
 def test_a_guarded_script_waits_for_an_isr_of_one_and_hits_the_bound_leader(tmp_path):
-    opts = WorkloadOptions(time_limit=60, concurrency=4, rate=200, keys=1)
+    opts = WorkloadOptions(time_limit=30, concurrency=4, rate=200, keys=1)
     spec = RunSpec(ClusterSpec(DEFAULT_VERSION), opts, NemesisPlan(script=parse_script(SCRIPT)), seed=1, store=tmp_path)
     result = run(spec, silent)
     history = [e for e in read_history(RunDir(result.run_dir).history) if e["process"] == "nemesis"]
