@@ -35,7 +35,7 @@ def _options(client: str) -> WorkloadOptions:
         concurrency=6,
         share_lock_ms=3000,
         share_release=0.1,
-        share_stalls=0.1,
+        share_stalls=0.2,
         member_crashes=0.3,  # drawn per poll that acquired records: a slow machine makes few
     )
 
@@ -72,10 +72,32 @@ def test_a_share_run_with_crashes_and_stalls_is_valid_and_shows_why_it_redeliver
     assert errors <= FINDINGS, result.anomalies
     assert result.valid is (not errors), result.anomalies
     causes = result.share["redeliveries"]
-    assert causes["release"] >= 1 and causes["lock expiry"] >= 1, result.share
+    assert causes["release"] >= 1, result.share
+    # A stall is drawn per poll that acquired records: a starved run (a loaded machine's) may have
+    # too few to draw one, and then no lock runs out (at 0.8 a draw, 30 such polls miss all with
+    # p < 0.2%).
+    held, acquiring = stalled_acks(events, 3000), polls_with_records(events)
+    assert (causes["lock expiry"] >= 1) if held else (acquiring < 30), (held, acquiring, result.share)
     # A shared cluster's metadata log is not the run's: judged as if no leader changed, and said
     # (the chaos run, on a cluster of its own, reads its leader changes: tests/chaos/test_share.py).
     assert result.share["leader_changes_known"] is False
     assert any("as if no partition's leader changed" in w for w in result.warnings), result.warnings
     coverage = result.group_coverage  # measured, not judged: its goals are bench's
     assert coverage["mode"] == "share" and coverage["polls_with_records"] > 0 and coverage["spans"], coverage
+
+
+def polls_with_records(events: list[dict]) -> int:
+    return sum(1 for e in events if e["f"] == "share-poll" and e["type"] == "ok" and e["value"][0][1])
+
+
+def stalled_acks(events: list[dict], lock_ms: int) -> int:
+    """Acknowledgements invoked a lock or more after their member's poll returned the records: the
+    broker had taken them back by then."""
+    polled: dict[int, int] = {}
+    stalled = 0
+    for e in events:
+        if e["f"] == "share-poll" and e["type"] == "ok" and e["value"][0][1]:
+            polled[e["process"]] = e["time"]
+        elif e["f"] == "share-ack" and e["type"] == "invoke" and e["process"] in polled:
+            stalled += e["time"] - polled.pop(e["process"]) >= lock_ms * 1_000_000
+    return stalled
