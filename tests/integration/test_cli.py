@@ -1,6 +1,5 @@
 """The command line against a real engine: Ctrl-C, killed runs, versions with no artifacts."""
 
-import json
 import os
 import socket
 import subprocess
@@ -11,11 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from kafka_chaos.frontends.cli import main
 from kafka_chaos.harness.cleanup import leftovers, owned_by
 from tests.integration.leftovers import assert_no_leftovers, docker_lock
 from tests.integration.processes import (
-    ONE_NODE,
     assert_a_live_owner_keeps_its_own,
     cli,
     interrupt,
@@ -100,75 +97,3 @@ def test_port_in_use_is_bad_input(docker_api):
     assert out.returncode == 2
     assert f"port 127.0.0.1:{port} is in use" in out.stderr
     assert_no_leftovers(docker_api)
-
-
-def test_run_with_check_prints_a_verdict(docker_api, tmp_path, capsys):
-    """`run --check --json --quiet` on a short no-fault run: valid, exit 0, one JSON document on
-    stdout, no progress on stderr; results and report in the run directory. Then `check` of the
-    same run directory, for people: the summary (through `main`, in this process: its session
-    is the worker's, not a second fresh JVM)."""
-    proc = subprocess.run(
-        [
-            *CLI,
-            "run",
-            *ONE_NODE,
-            "--time-limit",
-            "5",
-            "--concurrency",
-            "4",
-            "--rate",
-            "100",
-            "--store",
-            str(tmp_path),
-            "--check",
-            "--json",
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    out = json.loads(proc.stdout)  # the whole of stdout is one document
-    assert out["check"]["valid"] is True and out["check"]["errors"] == {}
-    assert out["workload"]["counts"]["ok"] > 0 and out["workload"]["final_read_complete"] is True
-    assert [line for line in proc.stderr.splitlines() if line.startswith("kafka-chaos:")] == []
-    run_dir = Path(out["run_dir"])
-    assert Path(out["check"]["results"]) == run_dir / "results.json" and (run_dir / "report.html").exists()
-    # A run directory's layout and config.json's keys are an interface (trend, reproduce, users' scripts).
-    assert sorted(p.name for p in run_dir.iterdir()) == [
-        "cluster",
-        "config.json",
-        "control-plane",
-        "history.jsonl",
-        "history.parquet",
-        "report.html",
-        "results.json",
-        "summary.json",
-    ]
-    assert sorted(p.name for p in (run_dir / "cluster" / "kafka-1").iterdir()) == ["config", "data", "logs"]
-    assert sorted(json.loads((run_dir / "config.json").read_text())) == [
-        "broker_config",
-        "client",
-        "client_version",
-        "cluster_id",
-        "control_plane",
-        "disk",
-        "effective_consumer_config",
-        "effective_producer_config",
-        "history_started_unix_ms",
-        "kafka_version",
-        "metadata_version",
-        "name",
-        "nemesis",
-        "quorum",
-        "run_id",
-        "seed",
-        "shape",
-        "workload",
-    ]
-    assert_no_leftovers(docker_api)
-    capsys.readouterr()
-    assert main(["check", str(run_dir), "--no-report"]) == 0
-    human = capsys.readouterr()
-    assert "verdict: VALID" in human.out, human.err[-2000:]

@@ -1,6 +1,8 @@
 """Consumer groups on real clusters, with no faults, through every client: members join one
 group, rebalances are recorded as `subscribe` operations, commits as `commit` operations, churn
 makes members leave and join, and the group's own drain reads back every acknowledged value.
+The suite runs each kind of group through one client, a different one for each (every client's
+group code runs on every commit); the nightly workflow runs them through every client.
 
 The fault runs are tests/chaos/test_groups.py; the hand-made group histories are in
 tests/checkers/test_anomalies.py.
@@ -21,6 +23,7 @@ from kafka_chaos.workloads.options import KIP_848_CLIENTS, WorkloadOptions
 from tests.chaos.known import KNOWN_FAILOVER_ANOMALIES
 from tests.integration.conftest import serve_shared
 from tests.integration.history_facts import sent_and_read
+from tests.nightly import one_in_the_suite
 
 # One worker runs the group tests (these and tests/chaos/test_groups.py), one cluster at a time:
 # beside the suite's other cluster tests, four group runs at once overloaded the two cores. The
@@ -84,7 +87,7 @@ def _polls_of_keys_not_yet_given(events) -> list[tuple[int, str]]:
     return found
 
 
-@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("client", one_in_the_suite(CLIENTS, "kafka-python"))
 def test_a_subscribed_group_with_churn_delivers_every_acknowledged_value(group_run, client):
     done, events, config = group_run(client=client, consumer="subscribe", group_churn=4)
     summary = done.summary
@@ -130,7 +133,7 @@ def test_a_subscribed_group_with_churn_delivers_every_acknowledged_value(group_r
     assert {k: v for k, v in result.group_coverage.items() if k != "spans"} == coverage
 
 
-@pytest.mark.parametrize("client", KIP_848_CLIENTS)
+@pytest.mark.parametrize("client", one_in_the_suite(KIP_848_CLIENTS, "java"))
 def test_a_kip_848_group_with_churn_holds_its_keys_and_delivers_every_value(group_run, client):
     """--group-protocol consumer: the coordinator assigns, incrementally, so a member's leaving or
     joining moves only the keys that change hands; the same events, the same drain."""
@@ -176,7 +179,7 @@ def test_mixed_consumers_assign_and_subscribe_side_by_side(group_run):
     _valid_but_for_known(check_history(done.run_dir, report=False), config["client"])
 
 
-@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("client", one_in_the_suite(CLIENTS, "librdkafka"))
 def test_a_transactional_group_commits_its_offsets_in_its_transactions(group_run, client):
     """--workload txn --consumer subscribe: what a transaction polled is committed for the group
     in that transaction (sendOffsetsToTransaction), so each `commit` has its transaction's
