@@ -14,6 +14,10 @@ doing rather than on the clock alone (`explore` composes them; docs/nemesis.md, 
   names what TARGET names without them (`follower:chaos/0!$F`: the other follower;
   `random-controller!$C`: a voter that is not the old controller). A step that names an unbound
   `$NAME` fails, recorded, as a guard not reached does.
+- **`$back`**: the nodes the latest heal brought back (a killed node restarted, a paused one
+  resumed, a cut one reconnected), bound by the heal itself: the node that just came back, which
+  replays its log, rejoins the ISR or votes again. Before any heal it is unbound; a script may not
+  bind it (`as`).
 - A **named hold** (`"for": "lag"`): the run's own timeouts, each with the slack S of the
   contract's bounds (history/kraft.py SLACK_S): `lag` (1.5 x replica.lag.time.max.ms, what an ISR
   shrink takes), `session` (broker.session.timeout.ms, a broker's fencing), `election`
@@ -42,6 +46,8 @@ TIMEOUT_HOLDS: dict[str, tuple[tuple[str, float], ...]] = {
     "election": (("controller.quorum.fetch.timeout.ms", 1.0), ("controller.quorum.election.timeout.ms", 1.0)),
 }
 HOLD_NAMES: tuple[str, ...] = (*TIMEOUT_HOLDS, NEXT)
+#: The binding every heal makes: the nodes it brought back.
+BACK = "back"
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _BOUND = re.compile(r"\$([A-Za-z][A-Za-z0-9_]*)")
 _ISR = re.compile(r"^isr:(?P<key>\S+/\d+)\s*(?P<op><=|>=|==|<|>)\s*(?P<n>\d+)$")

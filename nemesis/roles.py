@@ -7,7 +7,8 @@ A role is a target of nemesis/targets.py, resolved from the live cluster at the 
 "the leader of the workload's first partition" names whichever broker leads it then.
 
 A related role names a node by what an earlier move hit (`RELATED`): the other follower, the old
-and the new leader or controller, a voter that is neither. The first move aimed at a role binds
+and the new leader or controller, a voter that is neither, the node an earlier move's heal brought
+back; or by a state only a composed schedule reaches: the last member of an ISR. The first move aimed at a role binds
 the node it hit under the role's name (nemesis/guards.py: `as`), and a related role's target reads
 that binding (`follower:{key}!$follower`), so only `explore`'s schedules, whose moves come in
 order, use them.
@@ -70,7 +71,19 @@ RELATED: tuple[Related, ...] = (
         "a voter that is neither the old nor the new active controller",
         ("controller", "new-controller"),
     ),
+    Related(
+        "last-isr-member",
+        "last-isr:{key}",
+        "the only member of that partition's ISR, while it has one",
+    ),
+    Related(
+        "came-back",
+        "$back",
+        "the node the latest heal brought back (restarted, resumed, reconnected)",
+    ),
 )
+#: The related role that reads the nodes a heal brought back: it needs a held move before it.
+CAME_BACK = "came-back"
 BY_NAME: dict[str, Role] = {r.name: r for r in (*ROLES, *RELATED)}
 
 
@@ -100,6 +113,7 @@ BROKER_ROLES: tuple[str, ...] = (
     "other-follower",
     "old-leader",
     "new-leader",
+    "last-isr-member",
 )
 #: The roles that name controllers: what `--nemesis-targets controllers` keeps.
 CONTROLLER_ROLES: tuple[str, ...] = (

@@ -144,6 +144,8 @@ def parse_script(data: object) -> list[Step]:
             raise UsageError(f'step {i}: ${unknown[0]} is bound by no earlier step (`"as": "{unknown[0]}"`)')
         if step.bind is not None:
             bound.add(step.bind)
+        if step.fault in HEALS and (step.hold is not None or step.hold_name is not None):
+            bound.add(guards.BACK)  # by its heal, which may come after a later step: then unbound there
     return [steps[i] for i in order]
 
 
@@ -171,6 +173,8 @@ def _with_moves(i: int, step: Step, raw: dict[str, Any]) -> Step:
             raise UsageError(f"step {i}: 'as' names a binding: a letter, then letters, digits or _")
         if step.options.get("shape") in ("cut", "quorum-leader") or step.fault in HEALS.values():
             raise UsageError(f"step {i}: only a step that aims at one side of nodes binds them ('as')")
+        if raw["as"] == guards.BACK:
+            raise UsageError(f"step {i}: ${guards.BACK} is bound by each heal (the nodes it brought back), not by 'as'")
         step.bind = raw["as"]
     return step
 
@@ -221,7 +225,9 @@ def play(
     until_next: list[tuple[int, dict[str, Any]]] = []  # steps held until the next one acts
 
     def heal(i: int, applied: dict[str, Any]) -> None:
-        apply(HEALS[steps[i].fault], ",".join(applied.get("nodes", [])) or "random")
+        healed = apply(HEALS[steps[i].fault], ",".join(applied.get("nodes", [])) or "random")
+        if applied.get("nodes") and "error" not in (healed or {}):
+            bindings[guards.BACK] = list(applied["nodes"])
 
     def heals_due(t: float) -> bool:
         """Run the heals due by `t` (a guard's wait); False when asked to stop."""

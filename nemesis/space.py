@@ -33,7 +33,7 @@ from kafka_chaos.nemesis.bounds import BROKER_FAULTS, DISK_WINDOW_S, MAX_AT_ONCE
 from kafka_chaos.nemesis.bounds import ROLE_SHAPES as SHAPES
 from kafka_chaos.nemesis.faults import HEALS, RANDOM
 from kafka_chaos.nemesis.guards import HOLD_NAMES, NAMED_DEFAULTS, NEXT, named_holds
-from kafka_chaos.nemesis.roles import BROKER_ROLES, RELATED, binding, related_for, roles_for
+from kafka_chaos.nemesis.roles import BROKER_ROLES, CAME_BACK, RELATED, binding, related_for, roles_for
 from kafka_chaos.nemesis.roles import BY_NAME as ROLES
 from kafka_chaos.nemesis.schedule import Step
 
@@ -66,13 +66,37 @@ GUARD_BIAS = 0.3
 RELATED_BIAS = 0.3
 #: What each related role reads: the roles whose first use binds it.
 NEEDS: dict[str, tuple[str, ...]] = {r.name: r.needs for r in RELATED}
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A shape a fresh draw takes: how often each move after the first aims at a role related to
+    an earlier one, waits for a guard, and starts inside an earlier one's span. `explore` chooses
+    among them by the depth their runs reach (runs/bandit.py); none names a bug or a release."""
+
+    name: str
+    related: float
+    guard: float
+    overlap: float
+    doc: str
+    #: the fewest moves it draws (a chain of one move is no chain)
+    fewest: int = 2
+
+
+CHAINS: tuple[Chain, ...] = (
+    Chain("scatter", RELATED_BIAS, GUARD_BIAS, OVERLAP_BIAS, "moves mostly independent of each other", fewest=1),
+    Chain("related", 1.0, GUARD_BIAS, 1.0, "each move on a role related to an earlier one's, inside its span"),
+    Chain("guarded", RELATED_BIAS, 1.0, OVERLAP_BIAS, "each move waits for a state of the cluster"),
+    Chain("causal", 1.0, 1.0, 1.0, "each move waits for a state, inside an earlier one's span, on a related role"),
+)
+CHAIN: dict[str, Chain] = {c.name: c for c in CHAINS}
 #: Where a mutation aims the move it adds at a run's deepest waypoint (Space.deepen): per ladder and
 #: rung reached, the roles that name the waypoint's nodes at its moment, the next rung's target
 #: (checkers/measures/ladders.py): the partition's leader, the last replica, or its new leader;
 #: the old or the new quorum leader.
 NEXT_ROLES: dict[tuple[str, int], tuple[str, ...]] = {
     ("data", 1): ("leader", "other-follower"),
-    ("data", 2): ("leader",),
+    ("data", 2): ("leader", "last-isr-member"),
     ("data", 3): ("new-leader", "follower"),
     ("quorum", 1): ("old-controller", "controller"),
     ("quorum", 2): ("old-controller", "new-controller"),
@@ -292,18 +316,20 @@ class Space:
             return tuple(r for r in self.roles if r in BROKER_ROLES) or self.roles
         return self.roles
 
-    def draw_move(self, rng: random.Random, near: Sequence[Move] = ()) -> Move:
-        """One fault, its role(s), its hold, and its moment: inside another's span (OVERLAP_BIAS)
-        when there are others, anywhere in the run otherwise; a related role (RELATED_BIAS) when
-        `near` binds what one reads, a guard (GUARD_BIAS)."""
+    def draw_move(self, rng: random.Random, near: Sequence[Move] = (), chain: Chain = CHAINS[0]) -> Move:
+        """One fault, its role(s), its hold, and its moment: inside another's span (the chain's
+        `overlap`) when there are others, anywhere in the run otherwise; a related role (its
+        `related`) when `near` binds what one reads, a guard (its `guard`, once there are others)."""
         fault = rng.choice(self.faults)
         shape = None
         aims = self._aims(fault)
         bound = {m.roles[0] for m in near if m.binds}
         related = [r.name for r in RELATED if r.name in self.related and set(r.needs) <= bound]
+        if not any(_heals(m) for m in near):
+            related = [r for r in related if r != CAME_BACK]
         if fault in BROKER_FAULTS:
             related = [r for r in related if r in BROKER_ROLES]
-        if related and rng.random() < RELATED_BIAS:
+        if related and rng.random() < chain.related:
             aims = tuple(related)
         roles: tuple[str, ...] = (rng.choice(aims),)
         if fault == "partition":
@@ -318,24 +344,25 @@ class Space:
         hold = rng.choice(self.holds) if fault in HEALS else None
         when = within = None
         usable = [g for g in self.guards if set(GUARDS[g]) <= bound]
-        if usable and rng.random() < GUARD_BIAS:
+        if usable and rng.random() < (chain.guard if near else GUARD_BIAS):
             when, within = rng.choice(usable), rng.choice(WITHINS)
         length = (within or 0.0) + _seconds(hold, self.named)
-        if near and rng.random() < OVERLAP_BIAS:
+        if near and rng.random() < chain.overlap:
             other = rng.choice(list(near))
             t = rng.uniform(*other.span)
         else:
             t = rng.uniform(self.start, self.duration - length)
         return Move(self._snap(t, length), fault, roles, hold, shape, when, within)
 
-    def draw(self, rng: random.Random) -> list[Move]:
-        """A schedule of one to `max_steps` faults inside the space."""
-        wanted = rng.randint(1, self.max_steps)
+    def draw(self, rng: random.Random, chain: Chain = CHAINS[0]) -> list[Move]:
+        """A schedule of one (the chain's fewest) to `max_steps` faults inside the space, of the
+        chain's shape."""
+        wanted = rng.randint(min(chain.fewest, self.max_steps), self.max_steps)
         moves: list[Move] = []
         for _ in range(wanted * 8):
             if len(moves) == wanted:
                 break
-            move = self.draw_move(rng, moves)
+            move = self.draw_move(rng, moves, chain)
             if not self.problems([*moves, move]):
                 moves.append(move)
         return ordered(moves)
@@ -439,9 +466,15 @@ class Space:
         )
 
 
+def _heals(m: Move) -> bool:
+    """Whether a heal undoes the move (and binds `$back` to what it brought back)."""
+    return m.fault in HEALS and m.hold is not None
+
+
 def _order_problems(moves: list[Move]) -> list[str]:
     """What the order of `moves` (by start) breaks: a related role or a guard read before a move
-    binds what it reads, a hold until the next move with none after it."""
+    binds what it reads, the node that came back named before any heal is due, a hold until the
+    next move with none after it."""
     out: list[str] = []
     bound: set[str] = set()
     for i, m in enumerate(moves):
@@ -450,6 +483,12 @@ def _order_problems(moves: list[Move]) -> list[str]:
         missing = sorted(set(needs) - bound)
         if missing:
             out.append(f"{m.label()}: reads {', '.join(missing)} before a move hits it")
+        # a `next` hold heals once the move after it acted: before m, if that move is not m
+        healed = [
+            k for k, p in enumerate(moves[:i]) if _heals(p) and (k < i - 1 if p.hold == NEXT else p.span[1] <= m.at)
+        ]
+        if CAME_BACK in m.roles and not healed:
+            out.append(f"{m.label()}: names the node that came back before any heal is due")
         if m.hold == NEXT and i == len(moves) - 1:
             out.append(f"{m.label()}: held until a next move, and none comes")
         if m.binds:

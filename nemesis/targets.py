@@ -5,6 +5,7 @@ random-broker     one broker, chosen at random
 random-controller one controller, chosen at random (the active one or not)
 leader:KEY        the current leader of partition KEY ("topic/partition")
 follower:KEY      a follower in KEY's ISR (not its leader)
+last-isr:KEY      KEY's only ISR member, while its ISR has one (an error otherwise)
 controller        the active controller (the controllers' own quorum-state files, and DescribeQuorum)
 controllers       every controller
 voters            the active controller's quorum peers: every other voter
@@ -61,6 +62,7 @@ KINDS = (
     "random-controller",
     "leader:KEY",
     "follower:KEY",
+    "last-isr:KEY",
     "controller",
     "controllers",
     "voters",
@@ -100,7 +102,8 @@ def check_target(target: str, nodes: list[NodeSpec]) -> None:
         prefix = next((p for p in PREFIXES if part.startswith(p)), None)
         if prefix is not None:
             rest = part[len(prefix) :]
-            if prefix in ("leader:", "follower:", "share-coordinator:") and not re.fullmatch(r".+/\d+", rest):
+            keyed = ("leader:", "follower:", "last-isr:", "share-coordinator:")
+            if prefix in keyed and not re.fullmatch(r".+/\d+", rest):
                 raise UsageError(f"target {part!r}: expected a key, topic/partition (e.g. {prefix}chaos/0)")
             continue
         for name in (n.strip() for n in part.split(",")):
@@ -336,6 +339,11 @@ def resolve(cluster: KafkaCluster, target: str, rng: random.Random) -> list[Kafk
         if leader is None or leader < 0:
             raise TargetError(f"{target}: the partition has no leader right now")
         return [cluster.node(leader)]
+    if target.startswith("last-isr:"):
+        isr = _partition(cluster, target.split(":", 1)[1])["isr_nodes"]
+        if len(isr) != 1:
+            raise TargetError(f"{target}: the ISR holds {len(isr)} replicas right now ({isr}), not one")
+        return [cluster.node(isr[0])]
     if target == "controller":
         if len(cluster.controllers) == 1:
             return list(cluster.controllers)

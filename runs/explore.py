@@ -37,11 +37,12 @@ from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.nemesis.plan import NemesisPlan
 from kafka_chaos.nemesis.roles import roles_for
 from kafka_chaos.nemesis.schedule import Step
-from kafka_chaos.nemesis.space import Move, Space, ordered, steps
+from kafka_chaos.nemesis.space import CHAIN, CHAINS, Move, Space, ordered, steps
 from kafka_chaos.nemesis.streams import stream
 from kafka_chaos.runs import explore_files as files
 from kafka_chaos.runs import isolated
 from kafka_chaos.runs import shrink as shrinking
+from kafka_chaos.runs.bandit import Bandit, reward
 from kafka_chaos.runs.spec import RunSpec
 from kafka_chaos.workloads.options import WorkloadOptions
 
@@ -163,8 +164,12 @@ class Campaign:
     trials: list[dict[str, Any]] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
     interrupted: bool = False
+    #: which chain shape a fresh draw takes (nemesis/space.py CHAINS), by the depth its runs reached
+    chains: Bandit = field(default_factory=lambda: Bandit(tuple(c.name for c in CHAINS)))
     #: the corpus member the schedule being run was mutated from
     _parent: Entry | None = field(default=None, repr=False)
+    #: the chain shape of the schedule being run, when it is a fresh draw
+    _chain: str | None = field(default=None, repr=False)
 
     @property
     def key(self) -> str:
@@ -179,9 +184,10 @@ class Campaign:
     def schedule(self, i: int) -> list[Move]:
         """Run i's schedule: a fresh draw, or a mutation of a corpus member, from the stream explore:i."""
         rng = stream(self.seed, f"explore:{i}")
-        self._parent = None
+        self._parent = self._chain = None
         if not self.corpus or rng.random() < FRESH:
-            return self.space.draw(rng)
+            self._chain = self.chains.choose(rng)
+            return self.space.draw(rng, CHAIN[self._chain])
         parent = rng.choices(self.corpus, [e.weight for e in self.corpus])[0]
         self._parent = parent  # counted as picked once its run is recorded (a run Ctrl-C stopped is drawn again)
         if parent.deepest is not None and rng.random() < DEEPEN:
@@ -211,6 +217,9 @@ class Campaign:
         if mix == EXPLORE and self._parent is not None:
             self._parent.picked += 1
             self._parent = None
+        chain, self._chain = (self._chain, None) if mix == EXPLORE else (None, self._chain)
+        if chain is not None:
+            self.chains.pay(chain, reward(out.depths))
         new = sorted(s for s in out.states if s not in seen)
         for s in new:
             seen[s] = name
@@ -226,6 +235,7 @@ class Campaign:
             "run": i,
             "run_dir": out.run_dir,
             "schedule": [m.to_json() for m in moves] if moves is not None else None,
+            "chain": chain,
             "started_s": round(started_s, 1),
             "ended_s": round(ended_s, 1),
             "states": len(out.states),
@@ -277,6 +287,7 @@ class Campaign:
             "trials": self.trials,
             "findings": self.findings,
             "interrupted": self.interrupted,
+            "chains": self.chains.to_json(),
         }
 
     def save(self) -> Path:
@@ -308,6 +319,7 @@ class Campaign:
             {m: dict(data.get("depth", {}).get(m, {})) for m in MIXES},
             list(data.get("trials", [])),
             list(data.get("findings", [])),
+            chains=Bandit.from_json(data.get("chains"), [c.name for c in CHAINS]),
         )
 
     # What the CLI prints.

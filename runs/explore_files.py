@@ -65,7 +65,8 @@ def prune(run_dir: Path, policy: str) -> None:
 def _schedule(trial: dict[str, Any]) -> str:
     if trial.get("schedule") is None:
         return "random mix"
-    return "; ".join(Move.from_json(m).label() for m in trial["schedule"]) or "none"
+    chain = f"[{trial['chain']}] " if trial.get("chain") else ""  # a fresh draw's shape
+    return chain + ("; ".join(Move.from_json(m).label() for m in trial["schedule"]) or "none")
 
 
 def markdown(campaign: Any) -> str:
@@ -114,6 +115,19 @@ def markdown(campaign: Any) -> str:
             f"| {t['mix']} | {t['run']} | {_schedule(t)} | {verdict} | {t['states']} | {t['new']} | "
             f"{t['check_s']:g} | {memory} | {t.get('kept', '-')} | {t['run_dir'] or '-'} |"
         )
+    lines += [
+        "",
+        "## Chain shapes",
+        "",
+        "The shape each fresh draw took, chosen by the depth toward a loss its runs reached (the",
+        "deepest fraction of a progress ladder, 0 to 1).",
+        "",
+        "| shape | fresh draws | mean depth |",
+        "|---|---|---|",
+    ]
+    for arm in c.chains.arms:
+        mean = c.chains.mean(arm)
+        lines.append(f"| {arm} | {c.chains.pulls.get(arm, 0)} | {'-' if mean is None else f'{mean:.2f}'} |")
     for mix in (EXPLORE, BASELINE) if c.baseline is not None else (EXPLORE,):
         lines += ["", f"## States reached ({mix})", ""]
         lines += [f"- {state_text(s)} (first: {run})" for s, run in sorted(c.seen[mix].items())] or ["None."]

@@ -1,7 +1,8 @@
 """A script that acts on what the cluster is doing (nemesis/guards.py), on a real cluster of three
 combined nodes: the leader's replication cut (a binding names the leader), the ISR left with the
-leader alone (a guard waits for it), then the leader's power loss (the bound node), the cut held
-until then (`for: next`). The history must show each step where the cluster put it."""
+leader alone (a guard waits for it), then the power loss of the ISR's last member (the leader),
+the cut held until then (`for: next`), and last a pause of the node the cut's heal brought back
+(`$back`, the leader again). The history must show each step where the cluster put it."""
 
 import pytest
 
@@ -20,8 +21,9 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 SCRIPT = [
     {"at": 5, "fault": "partition", "target": "leader:chaos/0", "shape": "replication", "for": "next", "as": "L"},
-    {"at": 6, "fault": "lose-unflushed", "target": "$L", "when": "isr:chaos/0 <= 1", "within": 40},
+    {"at": 6, "fault": "lose-unflushed", "target": "last-isr:chaos/0", "when": "isr:chaos/0 <= 1", "within": 40},
     {"at": 8, "fault": "kill", "target": "follower:chaos/0", "when": "isr:chaos/0 > 3", "within": 2, "for": 2},
+    {"at": 24, "fault": "pause", "target": "$back", "for": 2},
 ]
 
 
@@ -43,3 +45,5 @@ def test_a_guarded_script_waits_for_an_isr_of_one_and_hits_the_bound_leader(tmp_
     # the third step's guard (more than three replicas in sync) is never reached: recorded, nothing done
     kill = done["kill"]
     assert kill["type"] == "fail" and "not reached within 2 s" in kill["error"], kill
+    pause = done["pause"]
+    assert pause["type"] == "ok" and pause["value"]["nodes"] == [leader], pause

@@ -124,6 +124,31 @@ def test_a_name_used_before_it_is_bound_is_bad_input_or_at_run_time_a_recorded_f
     assert [f for _, f, _ in c.applied] == ["kill"]
 
 
+def test_each_heal_binds_back_to_the_nodes_it_brought_back():
+    steps = parse_script(
+        [
+            {"at": 1, "fault": "kill", "target": "kafka-2", "for": 2},
+            {"at": 2, "fault": "pause", "target": "$back", "for": 1},  # before the heal: unbound
+            {"at": 5, "fault": "partition", "target": "$back", "for": 1},  # kafka-2, restarted at 3
+            {"at": 8, "fault": "kill", "target": "$back"},  # kafka-2 again: the partition's heal at 6
+        ]
+    )
+    c = run(steps, Cluster())
+    assert c.missed == [("pause", "$back", "$back is not bound yet: no earlier step `as` back has acted")]
+    assert [(t, f, target) for t, f, target in c.applied if f != "start"] == [
+        (1, "kill", "kafka-2"),
+        (5, "partition", "kafka-2"),
+        (6, "heal", "kafka-2"),
+        (8, "kill", "kafka-2"),
+    ]
+    with pytest.raises(UsageError, match=r"step 0: \$back is bound by no earlier step"):
+        parse_script([{"at": 1, "fault": "kill", "target": "$back"}])
+    with pytest.raises(UsageError, match=r"step 1: \$back is bound by no earlier step"):  # never healed
+        parse_script([{"at": 1, "fault": "kill", "target": "kafka-1"}, {"at": 5, "fault": "pause", "target": "$back"}])
+    with pytest.raises(UsageError, match=r"step 0: \$back is bound by each heal"):
+        parse_script([{"at": 1, "fault": "kill", "as": "back"}])
+
+
 def test_a_guard_compares_whom_a_target_names_with_a_binding():
     steps = parse_script(
         [

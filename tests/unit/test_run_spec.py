@@ -78,6 +78,7 @@ def test_near_misses_of_the_bad_specs_are_valid():
         "3",
         "kafka-1,kafka-3",
         "leader:chaos/0",
+        "last-isr:chaos/0",
         "controller+leader:chaos/0",
         "group-coordinator:g",
         "leader:chaos/0|controller",  # a cut's sides (nemesis/partition.py)
@@ -96,6 +97,12 @@ def test_a_target_without_some_nodes_names_them_as_any_target_does():
     script = [Step(at=1, fault="pause", target="follower:chaos/0!kafka-9")]
     with pytest.raises(UsageError, match="unknown node 'kafka-9' after '!'"):
         RunSpec(ClusterSpec(), nemesis=NemesisPlan(script=script)).validate()
+
+
+def test_a_keyed_target_without_a_key_is_a_usage_error():
+    for target in ("leader:chaos", "last-isr:chaos", "follower:"):
+        with pytest.raises(UsageError, match="expected a key, topic/partition"):
+            RunSpec(ClusterSpec(), nemesis=NemesisPlan(script=[Step(at=1, fault="pause", target=target)])).validate()
 
 
 def test_a_cut_with_a_side_that_names_nothing_is_a_usage_error():

@@ -2,12 +2,15 @@
 bounds, the same seed makes the same schedules, and a schedule becomes a script run can play."""
 
 import random
+import re
+from pathlib import Path
 
 import pytest
 
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.nemesis.bounds import DISK_FAULTS, MAX_AT_ONCE
 from kafka_chaos.nemesis.faults import HEALS
+from kafka_chaos.nemesis.roles import RELATED
 from kafka_chaos.nemesis.schedule import parse_script, recorded_steps
 from kafka_chaos.nemesis.space import DEFAULT_FAULTS, Move, Space, at_once, steps
 
@@ -160,6 +163,22 @@ def test_a_related_role_or_a_guard_reads_only_what_an_earlier_move_bound():
     assert SPACE.problems([last, Move(9.0, "lose-unflushed", ("leader",), when="isr:{key} <= 1", within=10.0)]) == []
 
 
+def test_the_node_that_came_back_is_named_only_after_a_heal_is_due():
+    kill = Move(6.0, "kill", ("leader",), 4.0)
+    assert SPACE.problems([kill, Move(10.0, "pause", ("came-back",), 2.0)]) == []
+    assert any("before any heal is due" in p for p in SPACE.problems([kill, Move(9.0, "pause", ("came-back",), 2.0)]))
+    held = Move(6.0, "pause", ("leader",), "next")  # healed when the move after it acts
+    assert any("before any heal is due" in p for p in SPACE.problems([held, Move(9.0, "kill", ("came-back",), 2.0)]))
+    assert SPACE.problems([held, Move(8.0, "kill", ("follower",), 2.0), Move(9.0, "kill", ("came-back",), 2.0)]) == []
+    rng = random.Random(5)
+    drawn = [SPACE.draw(rng) for _ in range(300)]
+    assert all(SPACE.problems(moves) == [] for moves in drawn)
+    aimed = {r for moves in drawn for m in moves for r in m.roles}
+    assert {"came-back", "last-isr-member"} <= aimed, aimed
+    assert steps([kill, Move(10.0, "pause", ("came-back",), 2.0)], "chaos/0")[1].target == "$back"
+    assert steps([Move(6.0, "kill", ("last-isr-member",), 2.0)], "chaos/0")[0].target == "last-isr:chaos/0"
+
+
 def test_a_schedule_with_related_roles_is_a_script_that_binds_on_first_use():
     moves = [
         Move(6.0, "partition", ("leader",), "next", "replication"),
@@ -185,7 +204,15 @@ def test_a_deeper_mutation_adds_a_move_at_the_waypoint_on_the_role_that_names_it
         child = SPACE.deepen(parent, acked_on_one, rng)
         assert child is not None and SPACE.problems(child) == []
         (added,) = [m for m in child if m not in parent]
-        assert added.roles == ("leader",) and added.at == 12.5  # the leader is the last replica then
+        # the leader is the last replica then, the only ISR member
+        assert added.roles in (("leader",), ("last-isr-member",)) and added.at == 12.5
     nowhere = Space.for_run(None, "queue", False, 30.0)
     nowhere = Space(nowhere.faults, ("follower",), nowhere.duration, nowhere.start, nowhere.holds)
     assert nowhere.deepen(parent, acked_on_one, rng) is None  # no role here names the leader
+
+
+def test_docs_explore_lists_every_related_role_as_the_code_spells_it():
+    text = (Path(__file__).parents[2] / "docs" / "explore.md").read_text()
+    table = text.split("| related role |", 1)[1].split("\n\n", 1)[0]
+    rows = re.findall(r"^\| `([a-z-]+)` \| `([^`]+)` \| (.+?) \|$", table, flags=re.M)
+    assert rows == [(r.name, r.resolve("TOPIC/0"), r.doc) for r in RELATED]
