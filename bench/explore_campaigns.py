@@ -6,8 +6,19 @@
 
 Each campaign is `kafka-chaos explore --baseline --budget B --seed S --json --quiet` with the
 options after `--` (the shape, the faults, `--config`): its explore runs and the same number of
-runs of today's one-at-a-time mix alternate, so each mix gets about half of the budget. Issue 46's
-goals, on the safe configuration:
+runs of today's one-at-a-time mix alternate, so each mix gets about half of the budget (issue
+61: 30 minutes each, `--budget 60m`). Issue 61's targets, three campaigns each, on the safe
+configuration:
+
+    --kafka 3.6.2 --expect quorum-split-brain --budget 60m -- --controllers 3 --brokers 3  # KAFKA-15489
+    --kafka 3.9.1 --expect lost-write,unseen,inconsistent-offsets --budget 60m             # KIP-966
+    --kafka 3.8.1 --expect lost-write,unseen,inconsistent-offsets,metadata-divergence --budget 60m \
+        -- --controllers 3 --brokers 3                                                   # KAFKA-14077
+    --kafka 3.7.2 --expect quorum-split-brain --budget 40m -- --controllers 3 --brokers 3  # expected: none
+    --kafka 4.4.0 --expect lost-write,unseen,inconsistent-offsets,quorum-split-brain,metadata-divergence \
+        --budget 40m -- --quorum dynamic                                                  # expected: none
+
+Issue 46's, before it:
 
     --kafka 3.9.1 --expect lost-write --budget 60m                          # last-replica-standing
     --kafka 3.8.1 --expect lost-write --budget 60m -- --controllers 3 --brokers 3 \
@@ -22,6 +33,7 @@ goals, on the safe configuration:
 For each campaign and mix it prints the runs, the distinct states, the minutes of the mix's own
 runs until its first run with an expected anomaly (its own time: the baseline's runs are not
 counted against explore, nor explore's against the baseline), every error anomaly found, and the
+deepest rung each mix's runs reached on each progress ladder (checkers/measures/ladders.py), and the
 checking share (the check's seconds over the runs' wall seconds) with the median check. A row per
 campaign is appended to --out (JSON lines) as it finishes.
 """
@@ -36,7 +48,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from kafka_chaos.checkers.measures.ladders import LADDERS
+
 ROOT = Path(__file__).resolve().parent.parent
+
 MIXES = ("explore", "baseline")
 
 
@@ -85,7 +100,12 @@ def per_mix(trials: list[dict], expect: set[str]) -> dict:
             first = round(own / 60, 1)
     checks = [t["check_s"] for t in trials if t["check_s"]]
     walls = sum(t["wall_s"] for t in trials)
+    deepest: dict[str, int] = {}
+    for t in trials:
+        for ladder, d in (t.get("depths") or {}).items():
+            deepest[ladder] = max(deepest.get(ladder, 0), d)
     return {
+        "depth": deepest,
         "runs": len(trials),
         "states": max((t["seen"] for t in trials), default=0),
         "minutes": round(own / 60, 1),
@@ -113,23 +133,27 @@ def main() -> int:
     args = p.parse_args(argv)
     store = args.store or Path(tempfile.mkdtemp(prefix="explore-bench-"))
     print(f"store: {store}", file=sys.stderr)
-    print("| campaign | mix | runs | states | minutes | first expected (min) | found | check median | check share |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| campaign | mix | runs | states | minutes | first expected (min) | found | deepest rungs "
+        "(data/quorum/voter) | check median | check share |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for i in range(args.campaigns):
         row = campaign(i, args, extra, store)
         if args.out:
             with args.out.open("a") as f:
                 f.write(json.dumps({"kafka": args.kafka, "expect": args.expect, "extra": extra, **row}) + "\n")
         if "error" in row:
-            print(f"| {i} | - | error: {row['error']} | | | | | | |")
+            print(f"| {i} | - | error: {row['error']} | | | | | | | |")
             continue
         for mix in MIXES:
             m = row[mix]
             found = ", ".join(f"{k} {v}" for k, v in sorted(m["found"].items())) or "none"
             first = "-" if m["first_expected_min"] is None else m["first_expected_min"]
+            rungs = "/".join(f"{m['depth'].get(ladder, 0)}of{len(rungs)}" for ladder, rungs in LADDERS.items())
             print(
                 f"| {i} | {mix} | {m['runs']} | {m['states']} | {m['minutes']} | {first} | {found} "
-                f"| {m['check_median_s']} s | {m['check_share']} |",
+                f"| {rungs} | {m['check_median_s']} s | {m['check_share']} |",
                 flush=True,
             )
     return 0

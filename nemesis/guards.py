@@ -15,7 +15,7 @@ doing rather than on the clock alone (`explore` composes them; docs/nemesis.md, 
   `random-controller!$C`: a voter that is not the old controller). A step that names an unbound
   `$NAME` fails, recorded, as a guard not reached does.
 - **`$back`**: the nodes the latest heal brought back (a killed node restarted, a paused one
-  resumed, a cut one reconnected), bound by the heal itself: the node that just came back, which
+  resumed; of a partition, the smaller side of its cut reconnected), bound by the heal itself: the node that just came back, which
   replays its log, rejoins the ISR or votes again. Before any heal it is unbound; a script may not
   bind it (`as`).
 - A **named hold** (`"for": "lag"`): the run's own timeouts, each with the slack S of the

@@ -227,7 +227,7 @@ def play(
     def heal(i: int, applied: dict[str, Any]) -> None:
         healed = apply(HEALS[steps[i].fault], ",".join(applied.get("nodes", [])) or "random")
         if applied.get("nodes") and "error" not in (healed or {}):
-            bindings[guards.BACK] = list(applied["nodes"])
+            bindings[guards.BACK] = _brought_back(applied)
 
     def heals_due(t: float) -> bool:
         """Run the heals due by `t` (a guard's wait); False when asked to stop."""
@@ -275,6 +275,22 @@ def play(
             start = guide.now() if guide is not None and step.when else step.at
             heapq.heappush(due, (start + step.hold, HEAL_FIRST, i, value))
     return True
+
+
+def _brought_back(applied: dict[str, Any]) -> list[str]:
+    """The nodes a heal of `applied` (a fault's `ok` value) brought back: the nodes it acted on,
+    or for a partition the smaller side of its cut (the node a leader's replication cut or an
+    isolation cut off, not the others whose rules held the cut; both sides when they are even)."""
+    nodes = list(applied["nodes"])
+    grudge: dict[str, list[str]] = applied.get("grudge") or {}
+    if not grudge:
+        return nodes
+    widest = max(sorted(grudge), key=lambda n: len(grudge[n]))
+    far = set(grudge[widest])
+    near = set(grudge) - far
+    if len(near) == len(far):
+        return sorted(near | far)
+    return sorted(near if len(near) < len(far) else far)
 
 
 def _reach(

@@ -149,6 +149,17 @@ def test_each_heal_binds_back_to_the_nodes_it_brought_back():
         parse_script([{"at": 1, "fault": "kill", "as": "back"}])
 
 
+def test_a_partitions_heal_brings_back_the_side_it_cut_off():
+    from kafka_chaos.nemesis.schedule import _brought_back
+
+    replication = {"kafka-2": ["kafka-1", "kafka-3"], "kafka-1": ["kafka-2"], "kafka-3": ["kafka-2"]}
+    nodes = ["kafka-1", "kafka-2", "kafka-3"]
+    assert _brought_back({"target": "leader:t/0", "nodes": nodes, "grudge": replication}) == ["kafka-2"]
+    even = {"kafka-1": ["kafka-2"], "kafka-2": ["kafka-1"]}
+    assert _brought_back({"target": "kafka-1|kafka-2", "nodes": nodes[:2], "grudge": even}) == nodes[:2]
+    assert _brought_back({"target": "random", "nodes": ["kafka-3"]}) == ["kafka-3"]  # a kill, a pause
+
+
 def test_a_guard_compares_whom_a_target_names_with_a_binding():
     steps = parse_script(
         [
