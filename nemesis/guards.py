@@ -8,16 +8,18 @@ doing rather than on the clock alone (`explore` composes them; docs/nemesis.md, 
   goes on. The conditions:
   `isr:KEY <= N` (also `<`, `>=`, `>`, `==`): the size of KEY's ISR, as the brokers' metadata says;
   `TARGET == $NAME`, `TARGET != $NAME`: whom a target names now (`leader:KEY`, `controller`, a
-  coordinator), against the nodes a step bound.
+  coordinator), against the nodes a step bound;
+  `fenced:TARGET`: every broker TARGET names (`$NAME`, a node) is fenced, the cluster no longer
+  listing it as live (DescribeCluster, or Metadata on releases without it).
 - A **binding** (`"as": "NAME"`): the nodes a step aimed at, named for later steps, bound when it
   acts: `$NAME` in a later target or guard stands for them (`kill $L`), and `TARGET!$NAME`
   names what TARGET names without them (`follower:chaos/0!$F`: the other follower;
   `random-controller!$C`: a voter that is not the old controller). A step that names an unbound
   `$NAME` fails, recorded, as a guard not reached does.
 - **`$back`**: the nodes the latest heal brought back (a killed node restarted, a paused one
-  resumed; of a partition, the smaller side of its cut reconnected), bound by the heal itself: the node that just came back, which
-  replays its log, rejoins the ISR or votes again. Before any heal it is unbound; a script may not
-  bind it (`as`).
+  resumed; of a partition, the smaller side of its cut reconnected), bound by the heal itself:
+  the node that just came back, which replays its log, rejoins the ISR or votes again. Before any
+  heal it is unbound; a script may not bind it (`as`).
 - A **named hold** (`"for": "lag"`): the run's own timeouts, each with the slack S of the
   contract's bounds (history/kraft.py SLACK_S): `lag` (1.5 x replica.lag.time.max.ms, what an ISR
   shrink takes), `session` (broker.session.timeout.ms, a broker's fencing), `election`
@@ -51,6 +53,7 @@ BACK = "back"
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _BOUND = re.compile(r"\$([A-Za-z][A-Za-z0-9_]*)")
 _ISR = re.compile(r"^isr:(?P<key>\S+/\d+)\s*(?P<op><=|>=|==|<|>)\s*(?P<n>\d+)$")
+_FENCED = re.compile(r"^fenced:(?P<target>\S+)$")
 _WHO = re.compile(r"^(?P<target>\S+)\s*(?P<op>==|!=)\s*(?P<bound>\$[A-Za-z][A-Za-z0-9_]*)$")
 _OPS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "<": operator.lt, ">": operator.gt}
 
@@ -91,8 +94,9 @@ class Guard:
     key: str | None = None  # isr:KEY
     op: str = ""
     n: int = 0
-    target: str | None = None  # TARGET == $NAME
+    target: str | None = None  # TARGET == $NAME, fenced:TARGET
     bound: str | None = None
+    fenced: bool = False
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -105,9 +109,13 @@ def parse_guard(text: str) -> Guard:
     text = str(text).strip()
     if m := _ISR.match(text):
         return Guard(text, key=m["key"], op=m["op"], n=int(m["n"]))
+    if m := _FENCED.match(text):
+        return Guard(text, target=m["target"], fenced=True)
     if m := _WHO.match(text):
         return Guard(text, target=m["target"], op=m["op"], bound=m["bound"][1:])
-    raise ValueError(f"'when' {text!r}: expected `isr:TOPIC/PARTITION <= N` or `TARGET == $NAME` (or !=)")
+    raise ValueError(
+        f"'when' {text!r}: expected `isr:TOPIC/PARTITION <= N`, `TARGET == $NAME` (or !=) or `fenced:TARGET`"
+    )
 
 
 def bound_names(text: str) -> tuple[str, ...]:
@@ -131,11 +139,15 @@ def holds(
     bindings: Mapping[str, list[str]],
     isr_size: Callable[[str], int],
     names: Callable[[str], list[str]],
+    fenced: Callable[[], set[str]] | None = None,
 ) -> bool:
-    """Whether the guard holds now: `isr_size(key)` and `names(target)` (the aliases a target
-    names now) ask the cluster."""
+    """Whether the guard holds now: `isr_size(key)`, `names(target)` (the aliases a target names
+    now) and `fenced()` (the brokers the cluster does not list as live) ask the cluster."""
     if guard.key is not None:
         return _OPS[guard.op](isr_size(guard.key), guard.n)
+    if guard.fenced:
+        assert guard.target is not None and fenced is not None
+        return set(names(substitute(guard.target, bindings))) <= fenced()
     assert guard.target is not None and guard.bound is not None
     if guard.bound not in bindings:
         raise Unbound(f"${guard.bound} is not bound yet")

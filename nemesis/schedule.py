@@ -193,6 +193,10 @@ class Guide(Protocol):
 
     def isr_size(self, key: str) -> int: ...
 
+    def fenced(self) -> set[str]:
+        """The brokers the cluster does not list as live now."""
+        ...
+
     def unreached(self, step: Step, target: str, why: str) -> None:
         """Record that `step` did not act, and why (a guard not reached, an unbound name)."""
         ...
@@ -313,7 +317,7 @@ def _reach(
         t = at
         while True:
             try:
-                if guards.holds(guard, bindings, guide.isr_size, guide.resolve):
+                if guards.holds(guard, bindings, guide.isr_size, guide.resolve, guide.fenced):
                     break
             except guards.Unbound as exc:
                 return target, str(exc)
@@ -497,6 +501,9 @@ class LiveGuide:
 
     def isr_size(self, key: str) -> int:
         return len(targets.partition_of(self.nemesis.cluster, key)["isr_nodes"])
+
+    def fenced(self) -> set[str]:
+        return targets.unlisted_brokers(self.nemesis.cluster)
 
     def unreached(self, step: Step, target: str, why: str) -> None:
         self.nemesis.unreached(step.fault, target, why, **step.options)

@@ -52,13 +52,18 @@ GRID = 0.5
 #: How often a drawn fault starts inside another one's span (so that faults overlap).
 OVERLAP_BIAS = 0.5
 #: The guards a move may wait for (nemesis/guards.py), each with the roles whose first use binds
-#: what it reads: an ISR left with one or two members, a partition's or the quorum's new leader.
+#: what it reads: an ISR left with one or two members, a partition's or the quorum's new leader,
+#: the old leader or a follower fenced.
 GUARDS: dict[str, tuple[str, ...]] = {
     "isr:{key} <= 1": (),
     "isr:{key} <= 2": (),
     "leader:{key} != $leader": ("leader",),
     "controller != $controller": ("controller",),
+    "fenced:$leader": ("leader",),
+    "fenced:$follower": ("follower",),
 }
+#: The related role that names a node only while the ISR has one member, and the guard that waits for it.
+LAST_ISR_MEMBER, LAST_ISR_GUARD = "last-isr-member", "isr:{key} <= 1"
 #: How long a guarded move waits at most (s), and how often a drawn move is guarded.
 WITHINS = (10.0, 20.0, 40.0)
 GUARD_BIAS = 0.3
@@ -327,6 +332,8 @@ class Space:
         related = [r.name for r in RELATED if r.name in self.related and set(r.needs) <= bound]
         if not any(_heals(m) for m in near):
             related = [r for r in related if r != CAME_BACK]
+        if not near:  # related to what an earlier move did: never the first move
+            related = []
         if fault in BROKER_FAULTS:
             related = [r for r in related if r in BROKER_ROLES]
         if related and rng.random() < chain.related:
@@ -344,7 +351,9 @@ class Space:
         hold = rng.choice(self.holds) if fault in HEALS else None
         when = within = None
         usable = [g for g in self.guards if set(GUARDS[g]) <= bound]
-        if usable and rng.random() < (chain.guard if near else GUARD_BIAS):
+        if roles == (LAST_ISR_MEMBER,) and LAST_ISR_GUARD in usable:
+            when, within = LAST_ISR_GUARD, rng.choice(WITHINS)  # it names a node only in that state
+        elif usable and rng.random() < (chain.guard if near else GUARD_BIAS):
             when, within = rng.choice(usable), rng.choice(WITHINS)
         length = (within or 0.0) + _seconds(hold, self.named)
         if near and rng.random() < chain.overlap:
@@ -357,14 +366,19 @@ class Space:
     def draw(self, rng: random.Random, chain: Chain = CHAINS[0]) -> list[Move]:
         """A schedule of one (the chain's fewest) to `max_steps` faults inside the space, of the
         chain's shape."""
-        wanted = rng.randint(min(chain.fewest, self.max_steps), self.max_steps)
+        fewest = min(chain.fewest, self.max_steps)
+        wanted = rng.randint(fewest, self.max_steps)
         moves: list[Move] = []
-        for _ in range(wanted * 8):
-            if len(moves) == wanted:
+        for _ in range(8 if fewest > 1 else 1):  # a first move that leaves no room for a second: again
+            moves = []
+            for _ in range(wanted * 8):
+                if len(moves) == wanted:
+                    break
+                move = self.draw_move(rng, moves, chain)
+                if not self.problems([*moves, move]):
+                    moves.append(move)
+            if len(moves) >= fewest:
                 break
-            move = self.draw_move(rng, moves, chain)
-            if not self.problems([*moves, move]):
-                moves.append(move)
         return ordered(moves)
 
     def mutate(self, moves: Sequence[Move], rng: random.Random) -> list[Move]:

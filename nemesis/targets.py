@@ -40,7 +40,7 @@ from typing import Any
 from kafka import KafkaAdminClient
 from kafka.errors import KafkaError
 
-from kafka_chaos.harness.admin import describe_quorum
+from kafka_chaos.harness.admin import describe_quorum, live_brokers
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.config import NodeSpec
 from kafka_chaos.harness.errors import UsageError
@@ -214,6 +214,13 @@ def partition_in(described: list[dict], index: int) -> dict | None:
             if p["partition_index"] == index:
                 return p
     return None
+
+
+def unlisted_brokers(cluster: KafkaCluster) -> set[str]:
+    """The brokers the cluster does not list as live now: fenced by the controller (or never
+    registered), as DescribeCluster, or Metadata where the release lacks it, answers."""
+    live = _ask(cluster, live_brokers)
+    return {n.alias for n in cluster.brokers if n.node_id not in live}
 
 
 def partition_of(cluster: KafkaCluster, key: str) -> dict:

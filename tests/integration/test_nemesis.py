@@ -14,7 +14,7 @@ from kafka_chaos.history.file import HistoryWriter, read_history
 from kafka_chaos.nemesis import docker_ops, partition
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.kill import kill, start, wait_stopped
-from kafka_chaos.nemesis.targets import resolve
+from kafka_chaos.nemesis.targets import resolve, unlisted_brokers
 from kafka_chaos.nemesis.unflushed import drop_unflushed
 from tests.integration.storage import meta_properties
 
@@ -133,8 +133,11 @@ def test_killed_follower_leaves_the_isr_and_returns_after_start(cluster, nemesis
     node_id = cluster.node(victim).node_id
     wait_for(lambda: cluster.node(victim).state() == "exited", 10, f"{victim}'s container to exit")
     wait_for(lambda: node_id not in isr(cluster), 30, f"{victim} to leave the ISR")
+    # what a `fenced:` guard reads (nemesis/guards.py): the controller fenced it, the cluster lists it no more
+    wait_for(lambda: victim in unlisted_brokers(cluster), 30, f"{victim} to be fenced")
     nemesis.run("start")
     wait_for(lambda: node_id in isr(cluster), 60, f"{victim} to rejoin the ISR")
+    assert unlisted_brokers(cluster) == set()
     kinds = [(e["f"], e["type"]) for e in nemesis_events(nemesis, tmp_path)]
     assert kinds == [("kill", "invoke"), ("kill", "ok"), ("start", "invoke"), ("start", "ok")]
 

@@ -17,6 +17,7 @@ class Cluster:
     def __init__(self, shrinks_at: float | None = None, roles: dict[str, list[str]] | None = None) -> None:
         self.t = 0.0
         self.shrinks_at = shrinks_at
+        self.fenced_at: float | None = None
         self.roles = roles or {"leader:t/0": ["kafka-2"], "follower:t/0": ["kafka-1"]}
         self.applied: list[tuple[float, str, str]] = []
         self.missed: list[tuple[str, str, str]] = []
@@ -44,6 +45,9 @@ class Cluster:
 
     def isr_size(self, key: str) -> int:
         return 1 if self.shrinks_at is not None and self.t >= self.shrinks_at else 3
+
+    def fenced(self) -> set[str]:
+        return {"kafka-2"} if self.fenced_at is not None and self.t >= self.fenced_at else set()
 
     def unreached(self, step: Step, target: str, why: str) -> None:
         self.missed.append((step.fault, target, why))
@@ -158,6 +162,24 @@ def test_a_partitions_heal_brings_back_the_side_it_cut_off():
     even = {"kafka-1": ["kafka-2"], "kafka-2": ["kafka-1"]}
     assert _brought_back({"target": "kafka-1|kafka-2", "nodes": nodes[:2], "grudge": even}) == nodes[:2]
     assert _brought_back({"target": "random", "nodes": ["kafka-3"]}) == ["kafka-3"]  # a kill, a pause
+
+
+def test_a_guard_waits_for_a_bound_broker_to_be_fenced():
+    steps = parse_script(
+        [
+            {"at": 1, "fault": "kill", "target": "leader:t/0", "for": 20, "as": "L"},
+            {"at": 2, "fault": "pause", "target": "follower:t/0", "when": "fenced:$L", "within": 30, "for": 1},
+            {"at": 3, "fault": "stop", "target": "follower:t/0", "when": "fenced:kafka-1", "within": 2},
+        ]
+    )
+    c = Cluster()
+    c.fenced_at = 9.0  # kafka-2, the leader, fenced 8 s after its kill
+    run(steps, c)
+    assert [(t, f) for t, f, _ in c.applied if f in ("kill", "pause")] == [(1, "kill"), (9.0, "pause")]
+    assert c.missed == [("stop", "follower:t/0", "guard `fenced:kafka-1` not reached within 2 s")]
+    assert guards.parse_guard("fenced:$L").fenced and not guards.parse_guard("leader:t/0 == $L").fenced
+    with pytest.raises(UsageError, match="fenced:TARGET"):
+        parse_script([{"at": 1, "fault": "kill", "when": "fenced"}])
 
 
 def test_a_guard_compares_whom_a_target_names_with_a_binding():
