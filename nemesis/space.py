@@ -487,8 +487,9 @@ def _heals(m: Move) -> bool:
 
 def _order_problems(moves: list[Move]) -> list[str]:
     """What the order of `moves` (by start) breaks: a related role or a guard read before a move
-    binds what it reads, the node that came back named before any heal is due, a hold until the
-    next move with none after it."""
+    binds what it reads, a related role first (a script plays its steps in order: a first move
+    waiting for an ISR of one would hold back the move that makes it), the node that came back
+    named before any heal is due, a hold until the next move with none after it."""
     out: list[str] = []
     bound: set[str] = set()
     for i, m in enumerate(moves):
@@ -503,6 +504,8 @@ def _order_problems(moves: list[Move]) -> list[str]:
         ]
         if CAME_BACK in m.roles and not healed:
             out.append(f"{m.label()}: names the node that came back before any heal is due")
+        if i == 0 and set(m.roles) & set(NEEDS):  # a later move's state it would wait for, in vain
+            out.append(f"{m.label()}: a related role before any other move")
         if m.hold == NEXT and i == len(moves) - 1:
             out.append(f"{m.label()}: held until a next move, and none comes")
         if m.binds:

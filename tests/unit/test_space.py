@@ -3,6 +3,7 @@ bounds, the same seed makes the same schedules, and a schedule becomes a script 
 
 import random
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,8 @@ def test_the_space_reaches_overlap_and_every_fault_and_role():
     # roles bound by earlier moves, the node a heal brought back, the last ISR member
     assert {"other-follower", "new-leader", "old-controller", "came-back", "last-isr-member"} <= reached
     whens = {m.when for ms in made for m in ms}
-    assert whens == {None, *SPACE.guards}
+    assert {None, "isr:{key} <= 1", "isr:{key} <= 2", "leader:{key} != $leader", "fenced:$leader"} <= whens
+    assert whens <= {None, *SPACE.guards}
     last = [m for ms in made for m in ms if m.roles == ("last-isr-member",)]
     assert all(m.when == "isr:{key} <= 1" for m in last)  # it names a node only in that state
     assert {"lag", "next"} & {m.hold for ms in made for m in ms}
@@ -179,6 +181,10 @@ def test_the_node_that_came_back_is_named_only_after_a_heal_is_due():
     aimed = {r for moves in drawn for m in moves for r in m.roles}
     assert {"came-back", "last-isr-member"} <= aimed, aimed
     assert steps([kill, Move(10.0, "pause", ("came-back",), 2.0)], "chaos/0")[1].target == "$back"
+    cut = Move(9.0, "partition", ("leader",), "next", "replication")
+    last = Move(8.0, "kill", ("last-isr-member",), 2.0, when="isr:{key} <= 1", within=20.0)
+    assert any("a related role before any other move" in p for p in SPACE.problems([cut, last]))
+    assert SPACE.problems([cut, replace(last, at=10.0, within=10.0)]) == []
     assert steps([Move(6.0, "kill", ("last-isr-member",), 2.0)], "chaos/0")[0].target == "last-isr:chaos/0"
 
 
