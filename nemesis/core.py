@@ -18,7 +18,7 @@ from kafka_chaos.history.events import FAIL, INFO, INVOKE, NEMESIS, OK
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.nemesis.fault import Fault
-from kafka_chaos.nemesis.faults import BY_NAME, EXIT, FINAL, NAMES, START, STARTS, named_ends
+from kafka_chaos.nemesis.faults import BY_NAME, EXIT, FINAL, NAMES, RESUME, START, STARTS, named_ends
 from kafka_chaos.nemesis.partition import renew
 from kafka_chaos.nemesis.streams import stream
 from kafka_chaos.nemesis.targets import TargetError
@@ -96,6 +96,12 @@ class Nemesis:
             self._record("invoke", fault, asked)
             self._record(FAIL, fault, asked, why)
             return {**asked, "error": why}
+
+    def out_of_reach(self) -> set[str]:
+        """The nodes a fault holds down or paused now (start or resume owes them): what a guard's
+        question is not asked of, since a paused broker leaves it waiting out its timeouts."""
+        with self._lock:
+            return set(self.open.get(START.name, set())) | set(self.open.get(RESUME.name, set()))
 
     def book(self, fault: Fault, aliases: Iterable[str]) -> None:
         """What `fault` changed on these nodes: an undoing fault (and one that does its work) no

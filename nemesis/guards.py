@@ -3,7 +3,8 @@ live cluster and the run's own settings: the parts of a step that act on what th
 doing rather than on the clock alone (`explore` composes them; docs/nemesis.md, "Scripts").
 
 - A **guard** (`"when"`): a condition the step waits for, from its `at`, up to `"within"` seconds
-  (GUARD_WITHIN_S by default), polled every POLL_S; then it acts. A guard not reached in time is
+  (GUARD_WITHIN_S by default), polled every POLL_S, asked first of brokers no fault holds down or
+  paused; then it acts. A guard not reached in time is
   recorded as the step's fault failing with the reason (`fail`: nothing was done), and the run
   goes on. The conditions:
   `isr:KEY <= N` (also `<`, `>=`, `>`, `==`): the size of KEY's ISR, as the brokers' metadata says;

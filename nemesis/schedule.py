@@ -499,11 +499,12 @@ class LiveGuide:
     def resolve(self, target: str) -> list[str]:
         return [n.alias for n in targets.resolve(self.nemesis.cluster, target, self.nemesis.rng)]
 
+    # A guard's questions go first to brokers no fault holds down or paused.
     def isr_size(self, key: str) -> int:
-        return len(targets.partition_of(self.nemesis.cluster, key)["isr_nodes"])
+        return len(targets.partition_of(self.nemesis.cluster, key, self.nemesis.out_of_reach())["isr_nodes"])
 
     def fenced(self) -> set[str]:
-        return targets.unlisted_brokers(self.nemesis.cluster)
+        return targets.unlisted_brokers(self.nemesis.cluster, self.nemesis.out_of_reach())
 
     def unreached(self, step: Step, target: str, why: str) -> None:
         self.nemesis.unreached(step.fault, target, why, **step.options)

@@ -33,7 +33,7 @@ import random
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -124,11 +124,22 @@ class TargetError(Exception):
 BOOTSTRAP_MS = 8000
 
 
-def _ask(cluster: KafkaCluster, question: Callable[[KafkaAdminClient], Any], tries: int = 3) -> Any:
-    """An admin call, tried again on connection errors: mid-fault, some brokers do not answer."""
+def _ask(
+    cluster: KafkaCluster,
+    question: Callable[[KafkaAdminClient], Any],
+    tries: int = 3,
+    avoid: Collection[str] = (),
+) -> Any:
+    """An admin call, tried again on connection errors: mid-fault, some brokers do not answer.
+    `avoid`: nodes not to ask first (down or paused), unless they are all there is."""
+    servers = ",".join(n.bootstrap_server for n in cluster.brokers if n.alias not in avoid and n.bootstrap_server)
     for attempt in range(tries):
         try:
-            with cluster.admin(request_timeout_ms=5000, bootstrap_timeout_ms=BOOTSTRAP_MS) as admin:
+            with cluster.admin(
+                request_timeout_ms=5000,
+                bootstrap_timeout_ms=BOOTSTRAP_MS,
+                bootstrap_servers=servers or cluster.bootstrap_servers,
+            ) as admin:
                 return question(admin)
         except KafkaError as exc:
             if attempt == tries - 1:
@@ -216,19 +227,21 @@ def partition_in(described: list[dict], index: int) -> dict | None:
     return None
 
 
-def unlisted_brokers(cluster: KafkaCluster) -> set[str]:
+def unlisted_brokers(cluster: KafkaCluster, avoid: Collection[str] = ()) -> set[str]:
     """The brokers the cluster does not list as live now: fenced by the controller (or never
-    registered), as DescribeCluster, or Metadata where the release lacks it, answers."""
-    live = _ask(cluster, live_brokers)
+    registered), as DescribeCluster, or Metadata where the release lacks it, answers (asked first
+    of brokers not in `avoid`)."""
+    live = _ask(cluster, live_brokers, avoid=avoid)
     return {n.alias for n in cluster.brokers if n.node_id not in live}
 
 
-def partition_of(cluster: KafkaCluster, key: str) -> dict:
-    """KEY's partition as the brokers' metadata describes it now (leader_id, isr_nodes, ...)."""
-    return _partition(cluster, key)
+def partition_of(cluster: KafkaCluster, key: str, avoid: Collection[str] = ()) -> dict:
+    """KEY's partition as the brokers' metadata describes it now (leader_id, isr_nodes, ...),
+    asked first of brokers not in `avoid`."""
+    return _partition(cluster, key, avoid=avoid)
 
 
-def _partition(cluster: KafkaCluster, key: str, tries: int = 3) -> dict:
+def _partition(cluster: KafkaCluster, key: str, tries: int = 3, avoid: Collection[str] = ()) -> dict:
     """KEY's entry in a Metadata answer. Asked again when it is missing: each broker learns a new
     topic from the metadata log on its own, and one that has not caught up yet answers "unknown
     topic" (a nemesis test once asked within moments of creating its topic, and failed)."""
@@ -237,7 +250,7 @@ def _partition(cluster: KafkaCluster, key: str, tries: int = 3) -> dict:
         raise TargetError(f"malformed key {key!r}: expected topic/partition")
     errors = []
     for attempt in range(tries):
-        described = _ask(cluster, lambda admin: admin.describe_topics([topic]))
+        described = _ask(cluster, lambda admin: admin.describe_topics([topic]), avoid=avoid)
         found = partition_in(described, int(part))
         if found is not None:
             return found

@@ -14,7 +14,7 @@ from kafka_chaos.history.file import HistoryWriter, read_history
 from kafka_chaos.nemesis import docker_ops, partition
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.kill import kill, start, wait_stopped
-from kafka_chaos.nemesis.targets import resolve, unlisted_brokers
+from kafka_chaos.nemesis.targets import partition_of, resolve, unlisted_brokers
 from kafka_chaos.nemesis.unflushed import drop_unflushed
 from tests.integration.storage import meta_properties
 
@@ -146,6 +146,9 @@ def test_paused_follower_drops_out_and_returns_after_resume(cluster, nemesis):
     victim = victim_of(nemesis.run("pause", f"follower:{KEY}"))
     node_id = cluster.node(victim).node_id
     assert cluster.node(victim).state() == "paused"
+    # a guard's question goes to the others first (nemesis/schedule.py LiveGuide)
+    assert nemesis.out_of_reach() == {victim}
+    assert partition_of(cluster, KEY, avoid=nemesis.out_of_reach())["leader_id"] != node_id
     wait_for(lambda: node_id not in isr(cluster, avoid=victim), 60, f"paused {victim} to leave the ISR")
     nemesis.run("resume")
     wait_for(lambda: node_id in isr(cluster), 60, f"{victim} to rejoin the ISR")

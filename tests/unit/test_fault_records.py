@@ -285,6 +285,7 @@ def test_the_nemesis_heals_at_the_end_what_its_faults_left_open(acted):
     nemesis.run("partition", "kafka-4", shape="halves")
     everyone = {f"kafka-{i}" for i in range(1, 6)}
     assert nemesis.open == {"start": {"kafka-1", "kafka-4"}, "resume": {"kafka-3"}, "heal": everyone}
+    assert nemesis.out_of_reach() == {"kafka-1", "kafka-3", "kafka-4"}  # down or paused; a cut still answers
     assert history.events[-3][:2] == ("info", "kill") and history.events[-3][2]["nodes"] == ["kafka-4", "kafka-5"]
     del acted[:], history.events[:]
     nemesis.heal_all()
