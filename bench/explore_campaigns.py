@@ -82,7 +82,8 @@ def campaign(i: int, args: argparse.Namespace, extra: list[str], store: Path) ->
     table = json.loads((Path(doc["campaign"]) / "explore.json").read_text())
     row = {"campaign": i, "seed": args.seed + i, "dir": doc["campaign"], "exit_code": done.returncode}
     for mix in MIXES:
-        row[mix] = per_mix([t for t in table["trials"] if t["mix"] == mix], set(args.expect.split(",")))
+        trials = [t for t in table["trials"] if t["mix"] == mix]
+        row[mix] = {**per_mix(trials, set(args.expect.split(","))), "depth": table["depth"].get(mix, {})}
     row["findings"] = doc["findings"]
     return row
 
@@ -100,12 +101,7 @@ def per_mix(trials: list[dict], expect: set[str]) -> dict:
             first = round(own / 60, 1)
     checks = [t["check_s"] for t in trials if t["check_s"]]
     walls = sum(t["wall_s"] for t in trials)
-    deepest: dict[str, int] = {}
-    for t in trials:
-        for ladder, d in (t.get("depths") or {}).items():
-            deepest[ladder] = max(deepest.get(ladder, 0), d)
     return {
-        "depth": deepest,
         "runs": len(trials),
         "states": max((t["seen"] for t in trials), default=0),
         "minutes": round(own / 60, 1),

@@ -52,6 +52,9 @@ class Related(Role):
     needs: tuple[str, ...] = ()
 
 
+#: The related role that names a node only while an ISR has one member (a move at it waits for
+#: that), and the one that reads the nodes a heal brought back (it needs a held move before it).
+LAST_ISR_MEMBER, CAME_BACK = "last-isr-member", "came-back"
 RELATED: tuple[Related, ...] = (
     Related(
         "other-follower",
@@ -72,18 +75,16 @@ RELATED: tuple[Related, ...] = (
         ("controller", "new-controller"),
     ),
     Related(
-        "last-isr-member",
+        LAST_ISR_MEMBER,
         "last-isr:{key}",
         "the only member of that partition's ISR, while it has one",
     ),
     Related(
-        "came-back",
+        CAME_BACK,
         "$back",
         "the node the latest heal brought back (restarted, resumed, reconnected)",
     ),
 )
-#: The related role that reads the nodes a heal brought back: it needs a held move before it.
-CAME_BACK = "came-back"
 BY_NAME: dict[str, Role] = {r.name: r for r in (*ROLES, *RELATED)}
 
 
@@ -113,7 +114,7 @@ BROKER_ROLES: tuple[str, ...] = (
     "other-follower",
     "old-leader",
     "new-leader",
-    "last-isr-member",
+    LAST_ISR_MEMBER,
 )
 #: The roles that name controllers: what `--nemesis-targets controllers` keeps.
 CONTROLLER_ROLES: tuple[str, ...] = (

@@ -33,7 +33,15 @@ from kafka_chaos.nemesis.bounds import BROKER_FAULTS, DISK_WINDOW_S, MAX_AT_ONCE
 from kafka_chaos.nemesis.bounds import ROLE_SHAPES as SHAPES
 from kafka_chaos.nemesis.faults import HEALS, RANDOM
 from kafka_chaos.nemesis.guards import HOLD_NAMES, NAMED_DEFAULTS, NEXT, named_holds
-from kafka_chaos.nemesis.roles import BROKER_ROLES, CAME_BACK, RELATED, binding, related_for, roles_for
+from kafka_chaos.nemesis.roles import (
+    BROKER_ROLES,
+    CAME_BACK,
+    LAST_ISR_MEMBER,
+    RELATED,
+    binding,
+    related_for,
+    roles_for,
+)
 from kafka_chaos.nemesis.roles import BY_NAME as ROLES
 from kafka_chaos.nemesis.schedule import Step
 
@@ -62,8 +70,8 @@ GUARDS: dict[str, tuple[str, ...]] = {
     "fenced:$leader": ("leader",),
     "fenced:$follower": ("follower",),
 }
-#: The related role that names a node only while the ISR has one member, and the guard that waits for it.
-LAST_ISR_MEMBER, LAST_ISR_GUARD = "last-isr-member", "isr:{key} <= 1"
+#: The guard a move aimed at the last ISR member waits for: it names a node only then.
+LAST_ISR_GUARD = "isr:{key} <= 1"
 #: How long a guarded move waits at most (s), and how often a drawn move is guarded.
 WITHINS = (10.0, 20.0, 40.0)
 GUARD_BIAS = 0.3
@@ -329,11 +337,10 @@ class Space:
         shape = None
         aims = self._aims(fault)
         bound = {m.roles[0] for m in near if m.binds}
-        related = [r.name for r in RELATED if r.name in self.related and set(r.needs) <= bound]
+        # related to what an earlier move did: never the first move, the node that came back only after a heal
+        related = [r.name for r in RELATED if r.name in self.related and set(r.needs) <= bound] if near else []
         if not any(_heals(m) for m in near):
             related = [r for r in related if r != CAME_BACK]
-        if not near:  # related to what an earlier move did: never the first move
-            related = []
         if fault in BROKER_FAULTS:
             related = [r for r in related if r in BROKER_ROLES]
         if related and rng.random() < chain.related:
@@ -485,6 +492,14 @@ def _heals(m: Move) -> bool:
     return m.fault in HEALS and m.hold is not None
 
 
+def _healed_before(moves: list[Move], i: int) -> bool:
+    """Whether a heal of an earlier move is due before move i starts (a `next` hold heals once the
+    move after it acted: before move i when that move is not move i)."""
+    return any(
+        _heals(p) and (k < i - 1 if p.hold == NEXT else p.span[1] <= moves[i].at) for k, p in enumerate(moves[:i])
+    )
+
+
 def _order_problems(moves: list[Move]) -> list[str]:
     """What the order of `moves` (by start) breaks: a related role or a guard read before a move
     binds what it reads, a related role first (a script plays its steps in order: a first move
@@ -498,11 +513,7 @@ def _order_problems(moves: list[Move]) -> list[str]:
         missing = sorted(set(needs) - bound)
         if missing:
             out.append(f"{m.label()}: reads {', '.join(missing)} before a move hits it")
-        # a `next` hold heals once the move after it acted: before m, if that move is not m
-        healed = [
-            k for k, p in enumerate(moves[:i]) if _heals(p) and (k < i - 1 if p.hold == NEXT else p.span[1] <= m.at)
-        ]
-        if CAME_BACK in m.roles and not healed:
+        if CAME_BACK in m.roles and not _healed_before(moves, i):
             out.append(f"{m.label()}: names the node that came back before any heal is due")
         if i == 0 and set(m.roles) & set(NEEDS):  # a later move's state it would wait for, in vain
             out.append(f"{m.label()}: a related role before any other move")

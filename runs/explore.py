@@ -217,7 +217,9 @@ class Campaign:
         if mix == EXPLORE and self._parent is not None:
             self._parent.picked += 1
             self._parent = None
-        chain, self._chain = (self._chain, None) if mix == EXPLORE else (None, self._chain)
+        chain = None
+        if mix == EXPLORE:
+            chain, self._chain = self._chain, None
         if chain is not None:
             self.chains.pay(chain, reward(out.depths))
         new = sorted(s for s in out.states if s not in seen)

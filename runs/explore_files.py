@@ -142,6 +142,7 @@ def table(campaign: Any) -> dict[str, Any]:
         "elapsed_s": round(campaign.elapsed_s, 1),
         "space": campaign.space.to_json(),
         "trials": campaign.trials,
+        "depth": campaign.depth,
         "findings_detail": campaign.findings,
         "states_reached": {m: sorted(state_text(s) for s in campaign.seen[m]) for m in MIXES},
     }

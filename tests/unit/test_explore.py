@@ -132,6 +132,7 @@ def test_findings_the_document_the_exit_code_and_the_files(tmp_path):
     assert "## Findings" in paths["md"].read_text() and "lost-write" in paths["md"].read_text()
     table = json.loads(paths["json"].read_text())
     assert table["runs"] == 60 and len(table["trials"]) == 60
+    assert table["depth"] == c.depth  # what bench/explore_campaigns.py reports per mix
     svg = paths["svg"].read_text()
     assert svg.startswith("<svg") and 'class="anomaly"' in svg and "explore (" in svg
 
