@@ -25,6 +25,21 @@ def path_of(node: KafkaNode) -> Path:
     return node.data_dir / METADATA_DIR / QUORUM_STATE
 
 
+def log_bytes(node: KafkaNode) -> int:
+    """How many bytes of the metadata log the node holds on its disk: its segments' sizes (0 while
+    its folder is missing, as in a wipe)."""
+    total = 0
+    try:
+        for f in (node.data_dir / METADATA_DIR).glob("*.log"):
+            try:
+                total += f.stat().st_size
+            except OSError:  # a segment deleted since the listing
+                pass
+    except OSError:
+        return 0
+    return total
+
+
 def parse_quorum_state(text: str) -> dict[str, int]:
     """leader_id, leader_epoch and voted_id from a quorum-state file's JSON (-1 where it holds
     none). ValueError when it is not that JSON."""

@@ -11,7 +11,12 @@ doing rather than on the clock alone (`explore` composes them; docs/nemesis.md, 
   `TARGET == $NAME`, `TARGET != $NAME`: whom a target names now (`leader:KEY`, `controller`, a
   coordinator), against the nodes a step bound;
   `fenced:TARGET`: every broker TARGET names (`$NAME`, a node) is fenced, the cluster no longer
-  listing it as live (DescribeCluster, or Metadata on releases without it).
+  listing it as live (DescribeCluster, or Metadata on releases without it);
+  `emptied:TARGET`: every voter TARGET names holds less than EMPTIED_SHARE of the metadata log the
+  fullest voter holds, on its disk (read on the host, so it answers whether the node runs, is
+  paused or cut off): its log was emptied (a wipe) or it is that far behind, and it has not
+  fetched the log back yet. Either way it may grant its vote to a candidate missing committed
+  records (KAFKA-14077's family).
 - A **binding** (`"as": "NAME"`): the nodes a step aimed at, named for later steps, bound when it
   acts: `$NAME` in a later target or guard stands for them (`kill $L`), and `TARGET!$NAME`
   names what TARGET names without them (`follower:chaos/0!$F`: the other follower;
@@ -42,6 +47,8 @@ GUARD_WITHIN_S = 30.0
 POLL_S = 0.25
 #: A hold that lasts until the next step has acted.
 NEXT = "next"
+#: A voter whose metadata log holds less than this share of the fullest voter's counts as emptied.
+EMPTIED_SHARE = 0.5
 #: The holds named for the run's timeouts, each the settings it adds up (x its factor).
 TIMEOUT_HOLDS: dict[str, tuple[tuple[str, float], ...]] = {
     "lag": (("replica.lag.time.max.ms", 1.5),),
@@ -55,6 +62,7 @@ NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _BOUND = re.compile(r"\$([A-Za-z][A-Za-z0-9_]*)")
 _ISR = re.compile(r"^isr:(?P<key>\S+/\d+)\s*(?P<op><=|>=|==|<|>)\s*(?P<n>\d+)$")
 _FENCED = re.compile(r"^fenced:(?P<target>\S+)$")
+_EMPTIED = re.compile(r"^emptied:(?P<target>\S+)$")
 _WHO = re.compile(r"^(?P<target>\S+)\s*(?P<op>==|!=)\s*(?P<bound>\$[A-Za-z][A-Za-z0-9_]*)$")
 _OPS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "<": operator.lt, ">": operator.gt}
 
@@ -95,9 +103,10 @@ class Guard:
     key: str | None = None  # isr:KEY
     op: str = ""
     n: int = 0
-    target: str | None = None  # TARGET == $NAME, fenced:TARGET
+    target: str | None = None  # TARGET == $NAME, fenced:TARGET, emptied:TARGET
     bound: str | None = None
     fenced: bool = False
+    emptied: bool = False
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -112,10 +121,13 @@ def parse_guard(text: str) -> Guard:
         return Guard(text, key=m["key"], op=m["op"], n=int(m["n"]))
     if m := _FENCED.match(text):
         return Guard(text, target=m["target"], fenced=True)
+    if m := _EMPTIED.match(text):
+        return Guard(text, target=m["target"], emptied=True)
     if m := _WHO.match(text):
         return Guard(text, target=m["target"], op=m["op"], bound=m["bound"][1:])
     raise ValueError(
-        f"'when' {text!r}: expected `isr:TOPIC/PARTITION <= N`, `TARGET == $NAME` (or !=) or `fenced:TARGET`"
+        f"'when' {text!r}: expected `isr:TOPIC/PARTITION <= N`, `TARGET == $NAME` (or !=), `fenced:TARGET` or "
+        "`emptied:TARGET`"
     )
 
 
@@ -141,14 +153,19 @@ def holds(
     isr_size: Callable[[str], int],
     names: Callable[[str], list[str]],
     fenced: Callable[[], set[str]] | None = None,
+    emptied: Callable[[], set[str]] | None = None,
 ) -> bool:
     """Whether the guard holds now: `isr_size(key)`, `names(target)` (the aliases a target names
-    now) and `fenced()` (the brokers the cluster does not list as live) ask the cluster."""
+    now), `fenced()` (the brokers the cluster does not list as live) and `emptied()` (the voters
+    whose metadata log is emptied) ask the cluster."""
     if guard.key is not None:
         return _OPS[guard.op](isr_size(guard.key), guard.n)
     if guard.fenced:
         assert guard.target is not None and fenced is not None
         return set(names(substitute(guard.target, bindings))) <= fenced()
+    if guard.emptied:
+        assert guard.target is not None and emptied is not None
+        return set(names(substitute(guard.target, bindings))) <= emptied()
     assert guard.target is not None and guard.bound is not None
     if guard.bound not in bindings:
         raise Unbound(f"${guard.bound} is not bound yet")

@@ -197,6 +197,10 @@ class Guide(Protocol):
         """The brokers the cluster does not list as live now."""
         ...
 
+    def emptied(self) -> set[str]:
+        """The voters whose metadata log is emptied now (nemesis/guards.py)."""
+        ...
+
     def unreached(self, step: Step, target: str, why: str) -> None:
         """Record that `step` did not act, and why (a guard not reached, an unbound name)."""
         ...
@@ -317,7 +321,7 @@ def _reach(
         t = at
         while True:
             try:
-                if guards.holds(guard, bindings, guide.isr_size, guide.resolve, guide.fenced):
+                if guards.holds(guard, bindings, guide.isr_size, guide.resolve, guide.fenced, guide.emptied):
                     break
             except guards.Unbound as exc:
                 return target, str(exc)
@@ -505,6 +509,9 @@ class LiveGuide:
 
     def fenced(self) -> set[str]:
         return targets.unlisted_brokers(self.nemesis.cluster, self.nemesis.out_of_reach())
+
+    def emptied(self) -> set[str]:
+        return targets.emptied_voters(self.nemesis.cluster, guards.EMPTIED_SHARE)
 
     def unreached(self, step: Step, target: str, why: str) -> None:
         self.nemesis.unreached(step.fault, target, why, **step.options)

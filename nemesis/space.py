@@ -61,7 +61,7 @@ GRID = 0.5
 OVERLAP_BIAS = 0.5
 #: The guards a move may wait for (nemesis/guards.py), each with the roles whose first use binds
 #: what it reads: an ISR left with one or two members, a partition's or the quorum's new leader,
-#: the old leader or a follower fenced.
+#: the old leader or a follower fenced, the old controller's or a voter's metadata log emptied.
 GUARDS: dict[str, tuple[str, ...]] = {
     "isr:{key} <= 1": (),
     "isr:{key} <= 2": (),
@@ -69,6 +69,8 @@ GUARDS: dict[str, tuple[str, ...]] = {
     "controller != $controller": ("controller",),
     "fenced:$leader": ("leader",),
     "fenced:$follower": ("follower",),
+    "emptied:$controller": ("controller",),
+    "emptied:$any_controller": ("any-controller",),
 }
 #: The guard a move aimed at the last ISR member waits for: it names a node only then.
 LAST_ISR_GUARD = "isr:{key} <= 1"

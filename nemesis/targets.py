@@ -54,7 +54,7 @@ from kafka_chaos.harness.names import (
     transactional_id,
 )
 from kafka_chaos.harness.node import KafkaNode
-from kafka_chaos.harness.quorum_state import leader_claims
+from kafka_chaos.harness.quorum_state import leader_claims, log_bytes
 
 KINDS = (
     "random",
@@ -233,6 +233,19 @@ def unlisted_brokers(cluster: KafkaCluster, avoid: Collection[str] = ()) -> set[
     of brokers not in `avoid`)."""
     live = _ask(cluster, live_brokers, avoid=avoid)
     return {n.alias for n in cluster.brokers if n.node_id not in live}
+
+
+def emptied(sizes: dict[str, int], share: float) -> set[str]:
+    """The voters of `sizes` (alias -> bytes of the metadata log it holds) that hold less than
+    `share` of the fullest one's."""
+    top = max(sizes.values(), default=0)
+    return {alias for alias, n in sizes.items() if n < share * top}
+
+
+def emptied_voters(cluster: KafkaCluster, share: float) -> set[str]:
+    """The controllers whose metadata log, on their disks, holds less than `share` of the fullest
+    controller's (nemesis/guards.py `emptied:`)."""
+    return emptied({n.alias: log_bytes(n) for n in cluster.controllers}, share)
 
 
 def partition_of(cluster: KafkaCluster, key: str, avoid: Collection[str] = ()) -> dict:

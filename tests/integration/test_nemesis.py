@@ -13,9 +13,11 @@ from kafka_chaos.harness.versions import DEFAULT_VERSION
 from kafka_chaos.history.file import HistoryWriter, read_history
 from kafka_chaos.nemesis import docker_ops, partition
 from kafka_chaos.nemesis.core import Nemesis
+from kafka_chaos.nemesis.guards import EMPTIED_SHARE
 from kafka_chaos.nemesis.kill import kill, start, wait_stopped
-from kafka_chaos.nemesis.targets import partition_of, resolve, unlisted_brokers
+from kafka_chaos.nemesis.targets import emptied_voters, partition_of, resolve, unlisted_brokers
 from kafka_chaos.nemesis.unflushed import drop_unflushed
+from kafka_chaos.nemesis.wipe import empty_dir
 from tests.integration.storage import meta_properties
 
 # One cluster (a module fixture) serves the module: its tests share an xdist worker.
@@ -282,6 +284,11 @@ def test_wiped_follower_starts_empty_and_catches_up(cluster, nemesis):
     kill(victim)
     wait_stopped(victim)
     assert (victim.data_dir / "faults-0").is_dir()
+    # what an `emptied:` guard reads (nemesis/guards.py): a killed voter keeps its metadata log, an
+    # emptied one holds none of it until it has fetched it back
+    assert emptied_voters(cluster, EMPTIED_SHARE) == set()
+    empty_dir(victim.data_dir)
+    assert emptied_voters(cluster, EMPTIED_SHARE) == {victim.alias}
     nemesis.run("wipe", victim.alias)
     # Formatted again with the same cluster id; the partition is fetched anew.
     assert meta_properties(victim)["cluster.id"] == cluster.cluster_id  # once the wiped node has formatted
@@ -290,6 +297,7 @@ def test_wiped_follower_starts_empty_and_catches_up(cluster, nemesis):
     other = next(n for n in cluster.nodes if n is not victim)
     size = lambda n: sum(f.stat().st_size for f in (n.data_dir / "faults-0").glob("*.log"))  # noqa: E731
     wait_for(lambda: size(victim) == size(other), 30, "the wiped follower's log to match")
+    wait_for(lambda: not emptied_voters(cluster, EMPTIED_SHARE), 30, "the wiped voter's metadata log to fill")
 
 
 def power_loss(cluster, node, topic: str) -> tuple[int, int, int]:

@@ -18,6 +18,7 @@ class Cluster:
         self.t = 0.0
         self.shrinks_at = shrinks_at
         self.fenced_at: float | None = None
+        self.emptied_from: tuple[float, float] | None = None  # kafka-1's log emptied then, refilled after
         self.roles = roles or {"leader:t/0": ["kafka-2"], "follower:t/0": ["kafka-1"]}
         self.applied: list[tuple[float, str, str]] = []
         self.missed: list[tuple[str, str, str]] = []
@@ -48,6 +49,10 @@ class Cluster:
 
     def fenced(self) -> set[str]:
         return {"kafka-2"} if self.fenced_at is not None and self.t >= self.fenced_at else set()
+
+    def emptied(self) -> set[str]:
+        a, b = self.emptied_from or (1.0, 0.0)
+        return {"kafka-1"} if a <= self.t < b else set()
 
     def unreached(self, step: Step, target: str, why: str) -> None:
         self.missed.append((step.fault, target, why))
@@ -180,6 +185,34 @@ def test_a_guard_waits_for_a_bound_broker_to_be_fenced():
     assert guards.parse_guard("fenced:$L").fenced and not guards.parse_guard("leader:t/0 == $L").fenced
     with pytest.raises(UsageError, match="fenced:TARGET"):
         parse_script([{"at": 1, "fault": "kill", "when": "fenced"}])
+
+
+def test_a_guard_waits_for_a_bound_voter_to_be_emptied():
+    script = [
+        {"at": 1, "fault": "wipe", "target": "random-controller", "as": "V"},
+        {"at": 2, "fault": "pause", "target": "controller", "when": "emptied:$V", "within": 30, "for": 1},
+    ]
+    c = Cluster(roles={"random-controller": ["kafka-1"]})
+    c.emptied_from = (6.0, 8.0)  # its JVM started, its first fetch not answered yet
+    run(parse_script(script), c)
+    assert [(t, f) for t, f, _ in c.applied if f in ("wipe", "pause")] == [(1, "wipe"), (6.0, "pause")]
+    assert c.missed == []
+    # the same wipe of another voter: kafka-3 is never emptied, the guard times out
+    other = Cluster(roles={"random-controller": ["kafka-3"]})
+    other.emptied_from = (6.0, 8.0)
+    run(parse_script([script[0], {**script[1], "within": 10}]), other)
+    assert other.missed == [("pause", "controller", "guard `emptied:$V` not reached within 10 s")]
+    assert guards.parse_guard("emptied:$V").emptied and not guards.parse_guard("fenced:$V").emptied
+
+
+def test_a_voter_is_emptied_below_half_the_fullest_voters_log():
+    from kafka_chaos.nemesis.targets import emptied
+
+    assert emptied({"kafka-1": 0, "kafka-2": 40_000, "kafka-3": 39_000}, guards.EMPTIED_SHARE) == {"kafka-1"}
+    assert emptied({"kafka-1": 20_001, "kafka-2": 40_000, "kafka-3": 39_000}, guards.EMPTIED_SHARE) == set()
+    assert emptied({"kafka-1": 19_999, "kafka-2": 40_000}, guards.EMPTIED_SHARE) == {"kafka-1"}
+    assert emptied({"kafka-1": 0, "kafka-2": 0}, guards.EMPTIED_SHARE) == set()  # nothing written yet
+    assert emptied({}, guards.EMPTIED_SHARE) == set()
 
 
 def test_a_guard_compares_whom_a_target_names_with_a_binding():

@@ -48,6 +48,7 @@ def test_the_space_reaches_overlap_and_every_fault_and_role():
     assert {"other-follower", "new-leader", "old-controller", "came-back", "last-isr-member"} <= reached
     whens = {m.when for ms in made for m in ms}
     assert {None, "isr:{key} <= 1", "isr:{key} <= 2", "leader:{key} != $leader", "fenced:$leader"} <= whens
+    assert {"emptied:$controller", "emptied:$any_controller"} <= whens
     assert whens <= {None, *SPACE.guards}
     last = [m for ms in made for m in ms if m.roles == ("last-isr-member",)]
     assert all(m.when == "isr:{key} <= 1" for m in last)  # it names a node only in that state
