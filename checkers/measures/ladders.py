@@ -6,9 +6,15 @@ the deepest waypoint's moment, on its nodes' roles.
 
 The ladders (issue 61), each rung reached only after the one before it:
 - `data` (acknowledged data on fewer replicas, toward `lost-write`): a workload partition's ISR
-  below its replicas -> the ISR left with one replica after writes to it were acknowledged (it
-  alone is sure to hold them) -> that replica's process ended or it was fenced while it was still
-  the whole ISR -> it led the partition again.
+  below its replicas -> the ISR left with one replica holding acknowledged writes past its flushed
+  point (it alone is sure to hold them, and a power loss of it would take them) -> that replica's
+  process ended or it was fenced while it was still the whole ISR -> it led the partition again.
+  Kafka acknowledges before it flushes, and by default flushes a log only when a segment rolls or
+  the broker shuts down cleanly (the recovery point moves only then; an unclean restart does not
+  move it). So a write is past the replica's flushed point when it was acknowledged after the
+  replica's last clean stop; none is when the run flushes every message
+  (`log.flush.interval.messages=1`). Rolls are not followed (a segment is 1 GiB by default; a
+  tiered topic's roll every second, and flushes by time, are not modelled).
 - `quorum` (toward `quorum-split-brain`): a fault that pauses the quorum's leader or cuts it from a
   voter -> a new quorum leader elected while the old one runs -> two nodes up each holding itself
   leader in different epochs.
@@ -37,7 +43,7 @@ from kafka_chaos.history.run_dir import RunDir
 DATA, QUORUM, VOTER = "data", "quorum", "voter"
 #: Each ladder's rungs, in order.
 LADDERS: dict[str, tuple[str, ...]] = {
-    DATA: ("isr-shrunk", "isr-one-holding-acks", "last-replica-down", "leads-again"),
+    DATA: ("isr-shrunk", "isr-one-past-flush", "last-replica-down", "leads-again"),
     QUORUM: ("leader-isolated", "elected-beside-it", "two-claims"),
     VOTER: ("voter-emptied", "election-after", "leader-below-hw"),
 }
@@ -140,8 +146,42 @@ def _isr_at(changes: list[tuple[int, tuple[int, ...], int, int]], times: list[in
     return changes[i][1] if i >= 0 else None
 
 
-def data_ladder(log: _Log, acks: dict[str, list[int]], faults: Faults, nodes: Nodes) -> list[Waypoint]:
-    """The deepest climb of any workload partition up the `data` ladder."""
+def flushes_every_message(config: dict[str, Any]) -> bool:
+    """Whether the brokers fsync every message (`log.flush.interval.messages=1`): then no
+    acknowledged write is past a replica's flushed point."""
+    try:
+        return int(config.get("log.flush.interval.messages", 0)) == 1
+    except (TypeError, ValueError):
+        return False
+
+
+def _flushed_at(faults: Faults, alias: str, t: int) -> int:
+    """When `alias`'s logs were last known flushed by `t`: its latest clean stop (a broker shutting
+    down cleanly flushes them), else never (-1)."""
+    return max((w.start for w in faults.windows if w.f == "stop" and alias in w.nodes and w.start <= t), default=-1)
+
+
+def _past_flush(
+    changes: list[tuple[int, tuple[int, ...], int, int]], since: int, acks: list[int], faults: Faults, nodes: Nodes
+) -> Waypoint | None:
+    """The first moment from `since` that a partition's ISR is one replica holding a write
+    acknowledged after that replica's flushed point (`acks`: completion times, sorted)."""
+    for i, (t, isr, _, _) in enumerate(changes):
+        if t < since or len(isr) != 1:
+            continue
+        until = changes[i + 1][0] if i + 1 < len(changes) else float("inf")
+        alias = nodes.alias(isr[0])
+        after = bisect.bisect_right(acks, _flushed_at(faults, alias, t))
+        if after < len(acks) and acks[after] < until:
+            return Waypoint(DATA, 2, max(t, acks[after]), (alias,))
+    return None
+
+
+def data_ladder(
+    log: _Log, acks: dict[str, list[int]], faults: Faults, nodes: Nodes, every_message: bool = False
+) -> list[Waypoint]:
+    """The deepest climb of any workload partition up the `data` ladder (`every_message`: the
+    brokers flush every message, so the second rung is out of reach)."""
     best: list[Waypoint] = []
     for key, changes in log.partitions.items():
         got: list[Waypoint] = []
@@ -150,11 +190,10 @@ def data_ladder(log: _Log, acks: dict[str, list[int]], faults: Faults, nodes: No
             continue
         got.append(Waypoint(DATA, 1, shrunk[0], tuple(nodes.alias(i) for i in shrunk[1])))
         times = [c[0] for c in changes]
-        first_ack = min(acks.get(key, []), default=None)
-        for t, isr, _, _ in changes:
-            if t >= shrunk[0] and len(isr) == 1 and first_ack is not None and first_ack < t:
-                got.append(Waypoint(DATA, 2, t, (nodes.alias(isr[0]),)))
-                break
+        acked = sorted(acks.get(key, []))
+        alone_past = None if every_message else _past_flush(changes, shrunk[0], acked, faults, nodes)
+        if alone_past is not None:
+            got.append(alone_past)
         if len(got) == 2:
             sole_id = changes[bisect.bisect_right(times, got[1].time) - 1][1][0]
             alias = got[1].nodes[0]
@@ -267,5 +306,6 @@ def climb(run_dir: str | Path) -> Climb:
         longest = max(logs.values(), key=lambda p: p.stat().st_size)
         log = _replay(longest, cfg.topic, bumps_on_isr_shrink(cfg.metadata_version, cfg.kafka_version))
     acks = _acks(run.history) if run.history.is_file() and log.partitions else {}
-    found = data_ladder(log, acks, faults, nodes) + quorum_ladder(log, run, faults, nodes)
+    every = flushes_every_message(cfg.broker_config)
+    found = data_ladder(log, acks, faults, nodes, every) + quorum_ladder(log, run, faults, nodes)
     return Climb(found + voter_ladder(log, run, faults, nodes))

@@ -107,6 +107,8 @@ class Run:
     #: the host stall probe (control-plane/host-stall.jsonl): None, no probe; else (from s, for s)
     #: of each stall, the probe waking every 100 ms outside them
     stalls: list[tuple[float, float]] | None = None
+    #: config.json's `broker_config`
+    broker_config: dict[str, Any] = field(default_factory=dict)
 
     def sampled_until(self) -> float:
         """Until when the evidence is sampled: the run's end, or, as a run does (runs/run.py), the
@@ -237,7 +239,7 @@ class Run:
             "kafka_version": self.kafka_version,
             "metadata_version": self.metadata_version,
             "history_started_unix_ms": 0,
-            "broker_config": {},
+            "broker_config": self.broker_config,
         }
         run.config.write_text(json.dumps(config))
         (run.control_plane / "metadata").mkdir(parents=True, exist_ok=True)

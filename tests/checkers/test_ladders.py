@@ -29,7 +29,7 @@ def test_the_data_ladder_climbs_to_the_last_replica_leading_again(tmp_path: Path
     got = climb(data_run().write(tmp_path / "run").parent)
     assert got.depth(DATA) == len(LADDERS[DATA]) == 4
     rungs = {w.name: w for w in got.waypoints if w.ladder == DATA}
-    alone = rungs["isr-one-holding-acks"]
+    alone = rungs["isr-one-past-flush"]
     assert alone.time == 10 * S and alone.nodes == ("kafka-2",)
     assert rungs["last-replica-down"].time == 20 * S and rungs["leads-again"].time == 25 * S
     assert got.deepest is not None and got.deepest.name == "leads-again"
@@ -40,8 +40,29 @@ def test_the_data_ladder_stops_where_the_chain_breaks(tmp_path: Path):
     # kafka-2 crashed after the ISR grew again: it was no longer the last replica
     assert climb(data_run(regrown=True).write(tmp_path / "b").parent).depth(DATA) == 2
     quiet = Run()
-    quiet.writes = [12.0, 13.0]  # nothing acknowledged before the ISR was left with one replica
+    quiet.writes = []  # nothing acknowledged: the last replica holds no acknowledged write
     assert climb(quiet.add(change(8, 10, isr=[2])).write(tmp_path / "c").parent).depth(DATA) == 1
+
+
+def test_the_last_replica_holds_acknowledged_writes_past_its_flushed_point_unless_it_flushed_them(tmp_path: Path):
+    def alone(tag: str, writes: list[float], stop: float | None = None, **config: str) -> int:
+        r = data_run(crash=False)
+        r.writes, r.broker_config = writes, config
+        if stop is not None:  # kafka-2 shut down cleanly (its logs flushed) and started again
+            r.fault("stop", ["kafka-2"], stop, took=0.3).fault("start", ["kafka-2"], stop + 0.4, took=0.3)
+        return climb(r.write(tmp_path / tag).parent).depth(DATA)
+
+    assert alone("acked-before", [3.0, 4.0]) == 2  # acknowledged before the shrink, never flushed
+    assert alone("acked-while-alone", [12.0]) == 2
+    assert alone("every-message", [3.0, 12.0], **{"log.flush.interval.messages": "1"}) == 1
+    assert alone("every-10", [3.0, 12.0], **{"log.flush.interval.messages": "10"}) == 2
+    assert alone("stopped-after", [3.0, 4.0], stop=6.0) == 1  # flushed at its clean stop, nothing since
+    assert alone("stopped-then-acked", [3.0, 4.0, 8.0], stop=6.0) == 2
+    r = data_run(crash=False)
+    r.writes = [3.0, 4.0, 12.5]
+    r.fault("stop", ["kafka-2"], 6.0, took=0.3).fault("start", ["kafka-2"], 6.4, took=0.3)
+    (rung,) = [w for w in climb(r.write(tmp_path / "when").parent).waypoints if w.name == "isr-one-past-flush"]
+    assert rung.time == 12.5 * S + 2_000_000 and rung.nodes == ("kafka-2",)  # the acknowledgement's moment
 
 
 def test_the_quorum_ladder_climbs_to_two_claims(tmp_path: Path):
