@@ -35,7 +35,7 @@ from kafka_chaos.history.events import (
     WIPED,
 )
 from kafka_chaos.nemesis.fault import Fault, NodeFault, Undo
-from kafka_chaos.nemesis.kill import kill, start, wait_stopped
+from kafka_chaos.nemesis.kill import kill, running, start, wait_stopped
 from kafka_chaos.nemesis.partition import Heal, Partition
 from kafka_chaos.nemesis.pause import pause, resume
 from kafka_chaos.nemesis.remote import HEAL_NAME as REMOTE_HEAL_NAME
@@ -47,6 +47,10 @@ from kafka_chaos.nemesis.wipe import wipe
 
 
 def _restart(node: KafkaNode) -> None:
+    """Start a killed or stopped node, unless a later fault has started it since (a power loss or a
+    wipe restarts its node within its own operation: there is nothing left to undo)."""
+    if running(node):
+        return
     wait_stopped(node)  # a JVM killed a moment ago may not have been reaped yet
     start(node)
 

@@ -56,6 +56,17 @@ def kill(node: KafkaNode, timeout_s: float = 30.0) -> None:
     wait_stopped(node, timeout_s)
 
 
+def running(node: KafkaNode) -> bool:
+    """Whether the node's JVM runs (or is frozen) now: its container running or paused with a live
+    main process. A container whose process was killed a moment ago reads "running" until Docker
+    reaps it; False too when /proc cannot tell (a remote engine)."""
+    c = container(node)
+    if c.status not in ("running", "paused"):
+        return False
+    pid = int(c.attrs["State"].get("Pid") or 0)
+    return bool(pid) and _dead(pid) is False
+
+
 def wait_stopped(node: KafkaNode, timeout_s: float = 30.0) -> None:
     wait_status(node, STOPPED, timeout_s)
 

@@ -337,6 +337,18 @@ def test_lose_unflushed_keeps_what_was_flushed(cluster, nemesis):
     assert cut == 0 and after == before
 
 
+def test_the_start_of_a_killed_node_that_a_power_loss_restarted_since_finds_it_running(cluster, nemesis, tmp_path):
+    """Overlapping faults: a kill, then a power loss of the same node (which starts it again within
+    its own operation), then the kill's heal. The heal has nothing left to do; it must not wait
+    for the node to stop (it waited 30 s and recorded `info`, seen in a 3.7.2 campaign)."""
+    victim = victim_of(nemesis.run("kill", f"follower:{KEY}"))
+    assert "error" not in nemesis.run("lose-unflushed", victim)
+    assert "error" not in nemesis.run("start", victim)
+    started = [e for e in nemesis_events(nemesis, tmp_path) if e["f"] == "start" and e["type"] != "invoke"]
+    assert [e["type"] for e in started] == ["ok"], started
+    assert cluster.node(victim).state() == "running"
+
+
 def test_target_that_does_not_exist_is_a_recorded_failure(cluster, nemesis, tmp_path):
     done = nemesis.run("kill", "leader:nosuchtopic/0")
     assert "error" in done
