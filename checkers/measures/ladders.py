@@ -31,7 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_chaos.checkers.measures.states import Faults, Nodes, read_faults, read_records
+from kafka_chaos.checkers.measures.states import (
+    Faults,
+    Nodes,
+    elected,
+    epoch_leaders,
+    is_leader_change,
+    read_faults,
+    read_records,
+)
 from kafka_chaos.history import faults as model
 from kafka_chaos.history.events import OK, PAUSED, WRITES
 from kafka_chaos.history.file import read_history
@@ -99,15 +107,16 @@ class _Log:
     elections: list[tuple[int, int]] = field(default_factory=list)  # (time, new quorum leader)
 
 
-def _replay(path: Path, topic: str, bump: bool) -> _Log:
+def _replay(path: Path, topic: str, bump: bool, leaders: dict[int, int]) -> _Log:
     out, replay, prefix = _Log(), Replay(bump), f"{topic}/"
     for rec in read_records(path):
         kind, data, t = rec.get("type"), rec["data"], rec.get("time")
         if t is None:
             continue
-        if kind == "LeaderChange":
-            if isinstance(data.get("leaderId"), int) and data["leaderId"] >= 0:
-                out.elections.append((int(t), data["leaderId"]))
+        if is_leader_change(kind):
+            leader = elected(rec, leaders)
+            if leader is not None:
+                out.elections.append((int(t), leader))
             continue
         step = replay.step(int(rec.get("offset", -1)), kind, data)
         if step.broker is not None:
@@ -304,7 +313,8 @@ def climb(run_dir: str | Path) -> Climb:
     log = _Log()
     if logs:
         longest = max(logs.values(), key=lambda p: p.stat().st_size)
-        log = _replay(longest, cfg.topic, bumps_on_isr_shrink(cfg.metadata_version, cfg.kafka_version))
+        bump = bumps_on_isr_shrink(cfg.metadata_version, cfg.kafka_version)
+        log = _replay(longest, cfg.topic, bump, epoch_leaders(run))
     acks = _acks(run.history) if run.history.is_file() and log.partitions else {}
     every = flushes_every_message(cfg.broker_config)
     found = data_ladder(log, acks, faults, nodes, every) + quorum_ladder(log, run, faults, nodes)

@@ -168,6 +168,35 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
                 yield rec
 
 
+def is_leader_change(kind: Any) -> bool:
+    """Whether a metadata log record is the quorum's LeaderChange control record (the dump tool
+    spells it `LeaderChange` in 4.x, `LEADER_CHANGE` in 3.x: harness/logdump.py)."""
+    return str(kind or "").replace("_", "").upper() == "LEADERCHANGE"
+
+
+def epoch_leaders(run: RunDir) -> dict[int, int]:
+    """Each quorum epoch's leader, as the quorum's replication samples and the nodes' own views
+    name it: the leader of a LeaderChange record that 3.x's dump prints without its data."""
+    out: dict[int, int] = {}
+    for path in (run.quorum_replication, run.quorum_views):
+        if not path.is_file():
+            continue
+        for r in read_records(path):
+            epoch, leader = r.get("leader_epoch"), r.get("leader_id")
+            if not r.get("error") and isinstance(epoch, int) and isinstance(leader, int) and leader >= 0:
+                out.setdefault(epoch, leader)
+    return out
+
+
+def elected(rec: dict[str, Any], leaders: dict[int, int]) -> int | None:
+    """The leader a LeaderChange record names: its `leaderId`, else its batch's epoch's leader
+    (`epoch_leaders`); None when neither is known."""
+    leader = rec["data"].get("leaderId")
+    if not isinstance(leader, int):
+        leader = leaders.get(rec.get("batch_epoch"))  # type: ignore[arg-type]
+    return leader if isinstance(leader, int) and leader >= 0 else None
+
+
 @dataclass
 class Nodes:
     """The nodes' ids and aliases (control-plane/nodes.json; kafka-ID when it is missing)."""
@@ -200,18 +229,26 @@ class RunStates:
 
 
 def replay_log(
-    path: Path, topic: str, bump: bool, faults: Faults, nodes: Nodes, out: RunStates, timeline: bool
+    path: Path,
+    topic: str,
+    bump: bool,
+    faults: Faults,
+    nodes: Nodes,
+    out: RunStates,
+    timeline: bool,
+    leaders: dict[int, int] | None = None,
 ) -> None:
-    """One node's metadata log replayed: its features into `out` (and, with `timeline`, the ISR sizes)."""
+    """One node's metadata log replayed: its features into `out` (and, with `timeline`, the ISR
+    sizes); `leaders`: each quorum epoch's leader (`epoch_leaders`)."""
     replay = Replay(bump)
     led: dict[tuple[str, int], int] = {}  # (partition, broker) -> when it last became leader
     led_quorum: dict[int, int] = {}  # controller -> when it last became the quorum's leader
     prefix = f"{topic}/"
     for rec in read_records(path):
         kind, data, t = rec.get("type"), rec["data"], rec.get("time")
-        if kind == "LeaderChange":
-            leader = data.get("leaderId")
-            if isinstance(leader, int) and leader >= 0:
+        if is_leader_change(kind):
+            leader = elected(rec, leaders or {})
+            if leader is not None:
                 origin = faults.origin(nodes.alias(leader), t, led_quorum.get(leader))
                 out.features.add(("quorum-election", origin, faults.context(t)))
                 led_quorum[leader] = t or 0
@@ -325,8 +362,9 @@ def run_states(run_dir: str | Path) -> RunStates:
     bump = bumps_on_isr_shrink(cfg.metadata_version, cfg.kafka_version)
     logs = run.metadata_logs()
     longest = max(logs.values(), key=lambda p: p.stat().st_size) if logs else None
+    leaders = epoch_leaders(run) if logs else {}
     for path in logs.values():
-        replay_log(path, cfg.topic, bump, faults, nodes, out, timeline=path == longest)
+        replay_log(path, cfg.topic, bump, faults, nodes, out, timeline=path == longest, leaders=leaders)
     view_features(run, faults, out)
     if run.history.is_file():
         ack_features(run.history, faults, out)

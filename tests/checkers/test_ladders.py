@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kafka_chaos.checkers.measures.ladders import DATA, LADDERS, QUORUM, VOTER, climb
-from tests.checkers.cp_builder import Run, change
+from tests.checkers.cp_builder import Run, change, rec
 from tests.checkers.cp_cases import leader_change, split_brain
 
 S = 1_000_000_000
@@ -92,3 +92,25 @@ def test_the_voter_ladder_climbs_to_a_leader_below_the_old_high_watermark(tmp_pa
     assert [w.nodes for w in got.waypoints if w.ladder == VOTER] == [("kafka-1",), ("kafka-2",), ("kafka-2",)]
     assert climb(voter_run(False).write(tmp_path / "kept").parent).depth(VOTER) == 2
     assert climb(Run().write(tmp_path / "none").parent).depths == {DATA: 1, QUORUM: 0, VOTER: 0}
+
+
+def test_a_3x_log_names_its_elections_leaders_by_their_epochs(tmp_path: Path):
+    """3.x's dump tool prints a LeaderChange record's type only (`LEADER_CHANGE`, no leaderId):
+    the leader of its batch's epoch comes from the quorum's samples and views. The near miss: no
+    sample names epoch 2's leader, so the election after the wipe is not known."""
+
+    def voter_run_3x(named: bool) -> Run:
+        r = (
+            Run()
+            .fault("wipe", ["kafka-1"], 10, took=3)
+            .add(
+                {**rec(100, 0.5, "LEADER_CHANGE", batch_epoch=1), "version": None, "data": None},
+                {**rec(101, 15, "LEADER_CHANGE", batch_epoch=2), "version": None, "data": None},
+            )
+        )
+        return r.leads("kafka-2", 15, 60, 2, 3) if named else r
+
+    got = climb(voter_run_3x(True).write(tmp_path / "named").parent)
+    assert got.depth(VOTER) == 3, got.waypoints
+    assert [w.nodes for w in got.waypoints if w.ladder == VOTER][1] == ("kafka-2",)
+    assert climb(voter_run_3x(False).write(tmp_path / "unnamed").parent).depth(VOTER) == 1
