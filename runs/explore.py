@@ -110,6 +110,8 @@ class Entry:
     #: the rungs its run climbed, all ladders together, and its deepest waypoint
     depth: int = 0
     deepest: Waypoint | None = None
+    #: the chain shape of the fresh draw it descends from (None: from before shapes were drawn)
+    chain: str | None = None
 
     @property
     def weight(self) -> float:
@@ -125,6 +127,7 @@ class Entry:
             "picked": self.picked,
             "depth": self.depth,
             "deepest": self.deepest.to_json() if self.deepest else None,
+            "chain": self.chain,
         }
 
     @classmethod
@@ -137,6 +140,7 @@ class Entry:
             int(data.get("picked", 0)),
             int(data.get("depth", 0)),
             Waypoint(deepest["ladder"], deepest["rung"], deepest["time"], tuple(deepest["nodes"])) if deepest else None,
+            data.get("chain") if data.get("chain") in CHAIN else None,
         )
 
 
@@ -168,8 +172,10 @@ class Campaign:
     chains: Bandit = field(default_factory=lambda: Bandit(tuple(c.name for c in CHAINS)))
     #: the corpus member the schedule being run was mutated from
     _parent: Entry | None = field(default=None, repr=False)
-    #: the chain shape of the schedule being run, when it is a fresh draw
+    #: the chain shape of the schedule being run: a fresh draw's, or the one its corpus parent
+    #: descends from (a mutation keeps most of its parent's moves, so its depth pays that shape too)
     _chain: str | None = field(default=None, repr=False)
+    _fresh: bool = field(default=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -185,11 +191,13 @@ class Campaign:
         """Run i's schedule: a fresh draw, or a mutation of a corpus member, from the stream explore:i."""
         rng = stream(self.seed, f"explore:{i}")
         self._parent = self._chain = None
-        if not self.corpus or rng.random() < FRESH:
+        self._fresh = not self.corpus or rng.random() < FRESH
+        if self._fresh:
             self._chain = self.chains.choose(rng)
             return self.space.draw(rng, CHAIN[self._chain])
         parent = rng.choices(self.corpus, [e.weight for e in self.corpus])[0]
         self._parent = parent  # counted as picked once its run is recorded (a run Ctrl-C stopped is drawn again)
+        self._chain = parent.chain
         if parent.deepest is not None and rng.random() < DEEPEN:
             deeper = self.space.deepen(parent.moves, parent.deepest, rng)
             if deeper is not None:
@@ -217,9 +225,9 @@ class Campaign:
         if mix == EXPLORE and self._parent is not None:
             self._parent.picked += 1
             self._parent = None
-        chain = None
+        chain, fresh = None, False
         if mix == EXPLORE:
-            chain, self._chain = self._chain, None
+            chain, self._chain, fresh = self._chain, None, self._fresh
         if chain is not None:
             self.chains.pay(chain, reward(out.depths))
         new = sorted(s for s in out.states if s not in seen)
@@ -231,13 +239,14 @@ class Campaign:
             best[ladder] = out.depths[ladder]
         if mix == EXPLORE and (new or deeper) and moves is not None:
             depth = sum(out.depths.values())
-            self.corpus.append(Entry(ordered(moves), new, out.run_dir, depth=depth, deepest=out.deepest))
+            self.corpus.append(Entry(ordered(moves), new, out.run_dir, depth=depth, deepest=out.deepest, chain=chain))
         trial = {
             "mix": mix,
             "run": i,
             "run_dir": out.run_dir,
             "schedule": [m.to_json() for m in moves] if moves is not None else None,
-            "chain": chain,
+            "chain": chain if fresh else None,
+            "descends": None if fresh else chain,
             "started_s": round(started_s, 1),
             "ended_s": round(ended_s, 1),
             "states": len(out.states),

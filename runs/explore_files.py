@@ -120,9 +120,10 @@ def markdown(campaign: Any) -> str:
         "## Chain shapes",
         "",
         "The shape each fresh draw took, chosen by the depth toward a loss its runs reached (the",
-        "deepest fraction of a progress ladder, 0 to 1).",
+        "deepest fraction of a progress ladder, 0 to 1): the fresh draws and the mutations of the",
+        "corpus members that descend from them.",
         "",
-        "| shape | fresh draws | mean depth |",
+        "| shape | runs | mean depth |",
         "|---|---|---|",
     ]
     for arm in c.chains.arms:

@@ -225,3 +225,18 @@ def test_a_run_that_climbs_deeper_is_kept_without_new_states_and_picked_more(tmp
     assert c.trials[-1]["depths"] == {"data": 3} and c.trials[-1]["deepest"]["name"] == "last-replica-down"
     again = Campaign.load(c.dir) if c.save() else None
     assert again is not None and again.corpus == c.corpus and again.depth == c.depth
+
+
+def test_every_run_pays_a_chain_shape_and_a_mutation_pays_its_lineages(tmp_path):
+    c = search(campaign(tmp_path), Fake(), runs=40, reporter=lambda m: None)
+    fresh = [t for t in c.trials if t["chain"] is not None]
+    mutated = [t for t in c.trials if t["descends"] is not None]
+    assert fresh and mutated and not [t for t in fresh if t["descends"]]
+    assert sum(c.chains.pulls.values()) == len(fresh) + len(mutated) > len(fresh)
+    # a kept mutation's corpus member names the shape of the fresh draw it descends from
+    by_run = {t["run_dir"]: t for t in c.trials}
+    for e in c.corpus:
+        t = by_run[e.run]
+        assert e.chain == (t["chain"] or t["descends"])
+    again = Campaign.load(tmp_path)
+    assert [e.chain for e in again.corpus] == [e.chain for e in c.corpus]
