@@ -16,8 +16,9 @@ The ladders (issue 61), each rung reached only after the one before it:
   (`log.flush.interval.messages=1`). Rolls are not followed (a segment is 1 GiB by default; a
   tiered topic's roll every second, and flushes by time, are not modelled).
 - `quorum` (toward `quorum-split-brain`): a fault that pauses the quorum's leader or cuts it from a
-  voter -> a new quorum leader elected while the old one runs -> two nodes up each holding itself
-  leader in different epochs.
+  voter (read from the cut's grudge, whichever nodes it names: a bridge names its bridge) -> a new
+  quorum leader elected while the old one runs -> two nodes up each holding itself leader in
+  different epochs.
 - `voter` (toward `metadata-divergence`): a voter's disk wiped -> a quorum election after it ->
   a quorum leader whose high watermark is below the highest one before the wipe.
 
@@ -227,6 +228,13 @@ def data_ladder(
     return best
 
 
+def _voters(log: _Log, run: RunDir, nodes: Nodes) -> set[str]:
+    """The quorum's voters: those its replication samples list, and every node that led it."""
+    samples = read_records(run.quorum_replication) if run.quorum_replication.is_file() else ()
+    voters = {nodes.alias(m["id"]) for s in samples for m in (s.get("voters") or []) if isinstance(m, dict)}
+    return voters | {nodes.alias(leader) for _, leader in log.elections}
+
+
 def quorum_ladder(log: _Log, run: RunDir, faults: Faults, nodes: Nodes) -> list[Waypoint]:
     """The `quorum` ladder: the active controller isolated, a new one elected while it runs, two claims."""
     got: list[Waypoint] = []
@@ -234,6 +242,7 @@ def quorum_ladder(log: _Log, run: RunDir, faults: Faults, nodes: Nodes) -> list[
     if not elections:
         return got
     times = [t for t, _ in elections]
+    voters = _voters(log, run, nodes)
 
     def leader_at(t: int) -> int | None:
         i = bisect.bisect_right(times, t) - 1
@@ -245,7 +254,7 @@ def quorum_ladder(log: _Log, run: RunDir, faults: Faults, nodes: Nodes) -> list[
             continue
         alias = nodes.alias(leader)
         paused = w.effect == PAUSED and alias in w.nodes
-        cut = w.f == "partition" and alias in w.nodes and w.name != "partition:replication"
+        cut = w.f == "partition" and w.name != "partition:replication" and w.parts(alias, voters)
         if paused or cut:
             got.append(Waypoint(QUORUM, 1, w.start, (alias,)))
             break
@@ -276,8 +285,7 @@ def quorum_ladder(log: _Log, run: RunDir, faults: Faults, nodes: Nodes) -> list[
 def voter_ladder(log: _Log, run: RunDir, faults: Faults, nodes: Nodes) -> list[Waypoint]:
     """The `voter` ladder: a voter wiped, an election after it, a leader below the old high watermark."""
     samples = list(read_records(run.quorum_replication)) if run.quorum_replication.is_file() else []
-    voters = {nodes.alias(m["id"]) for s in samples for m in (s.get("voters") or []) if isinstance(m, dict)}
-    voters |= {nodes.alias(leader) for _, leader in log.elections}
+    voters = _voters(log, run, nodes)
     got: list[Waypoint] = []
     wipe = next(
         (w for w in sorted(faults.windows, key=lambda w: w.start) if w.effect in model.EMPTIES and w.nodes & voters),

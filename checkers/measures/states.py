@@ -70,6 +70,16 @@ class Window:
     start: int
     end: float = float("inf")
     effect: str | None = None
+    #: a network fault's cut: node -> the nodes it cannot reach (empty for any other fault)
+    grudge: dict[str, list[str]] = field(default_factory=dict)
+
+    def parts(self, alias: str, others: set[str]) -> bool:
+        """Whether it cuts `alias` from one of `others`: its grudge parts them, or (no grudge
+        known) it names `alias`."""
+        if not self.grudge:
+            return alias in self.nodes
+        peers = set(self.grudge.get(alias, ())) | {n for n, cut in self.grudge.items() if alias in cut}
+        return bool(peers & (others - {alias}))
 
 
 def family(w: Window) -> str:
@@ -143,7 +153,7 @@ def read_faults(events: Iterable[dict[str, Any]]) -> Faults:
         name = f"{w.f}:{w.shape}" if w.shape and w.f == "partition" else w.f
         start, stop = w.in_place
         named = {w.node} if w.node is not None else nodes[(w.op, w.f, w.invoke)]
-        out.windows.append(Window(name, w.f, named, start, stop, w.does))
+        out.windows.append(Window(name, w.f, named, start, stop, w.does, dict(w.grudge)))
     for op in ops:
         if op.type == FAIL or op.ctime is None:
             continue

@@ -78,6 +78,28 @@ def test_the_quorum_ladder_climbs_to_two_claims(tmp_path: Path):
     assert climb(resigned.write(tmp_path / "resigned").parent).depth(QUORUM) == 2
 
 
+def test_the_quorum_ladder_reads_a_cut_from_its_grudge_whichever_nodes_it_names(tmp_path: Path):
+    """A bridge names its bridge (kafka-3) and parts the others: the quorum leader kafka-1 cut from
+    kafka-2 is the first rung (the serial mix's split brain on 3.6.2 came from one). The near miss:
+    a bridge through kafka-1 that parts kafka-2 from kafka-3 leaves the leader its voters."""
+
+    def bridge(leader_cut: bool) -> Run:
+        grudge = (
+            {"kafka-1": ["kafka-2"], "kafka-2": ["kafka-1"]}
+            if leader_cut
+            else {"kafka-2": ["kafka-3"], "kafka-3": ["kafka-2"]}
+        )
+        r = Run().fault("partition", ["kafka-3" if leader_cut else "kafka-1"], 10, grudge=grudge, shape="bridge")
+        r.fault("heal", ["kafka-1", "kafka-2", "kafka-3"], 40)
+        r.views("kafka-2", 12, 60, (2, 2)).views("kafka-3", 12, 60, (2, 2)).views("kafka-1", 40.5, 60, (2, 2))
+        return r.add(leader_change(100, 0.5, 1, 1), leader_change(9, 12, 2, 2))
+
+    got = climb(bridge(True).write(tmp_path / "cut").parent)
+    assert got.depth(QUORUM) == 3, got.waypoints
+    assert [w.nodes for w in got.waypoints if w.name == "leader-isolated"] == [("kafka-1",)]
+    assert climb(bridge(False).write(tmp_path / "kept").parent).depth(QUORUM) == 0
+
+
 def test_the_voter_ladder_climbs_to_a_leader_below_the_old_high_watermark(tmp_path: Path):
     def voter_run(below: bool) -> Run:
         r = (
