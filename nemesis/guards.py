@@ -61,8 +61,7 @@ BACK = "back"
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _BOUND = re.compile(r"\$([A-Za-z][A-Za-z0-9_]*)")
 _ISR = re.compile(r"^isr:(?P<key>\S+/\d+)\s*(?P<op><=|>=|==|<|>)\s*(?P<n>\d+)$")
-_FENCED = re.compile(r"^fenced:(?P<target>\S+)$")
-_EMPTIED = re.compile(r"^emptied:(?P<target>\S+)$")
+_STATE = re.compile(r"^(?P<state>fenced|emptied):(?P<target>\S+)$")
 _WHO = re.compile(r"^(?P<target>\S+)\s*(?P<op>==|!=)\s*(?P<bound>\$[A-Za-z][A-Za-z0-9_]*)$")
 _OPS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "<": operator.lt, ">": operator.gt}
 
@@ -105,8 +104,15 @@ class Guard:
     n: int = 0
     target: str | None = None  # TARGET == $NAME, fenced:TARGET, emptied:TARGET
     bound: str | None = None
-    fenced: bool = False
-    emptied: bool = False
+    state: str | None = None  # `fenced` or `emptied`: what every node TARGET names must be
+
+    @property
+    def fenced(self) -> bool:
+        return self.state == "fenced"
+
+    @property
+    def emptied(self) -> bool:
+        return self.state == "emptied"
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -119,10 +125,8 @@ def parse_guard(text: str) -> Guard:
     text = str(text).strip()
     if m := _ISR.match(text):
         return Guard(text, key=m["key"], op=m["op"], n=int(m["n"]))
-    if m := _FENCED.match(text):
-        return Guard(text, target=m["target"], fenced=True)
-    if m := _EMPTIED.match(text):
-        return Guard(text, target=m["target"], emptied=True)
+    if m := _STATE.match(text):
+        return Guard(text, target=m["target"], state=m["state"])
     if m := _WHO.match(text):
         return Guard(text, target=m["target"], op=m["op"], bound=m["bound"][1:])
     raise ValueError(
@@ -160,12 +164,10 @@ def holds(
     whose metadata log is emptied) ask the cluster."""
     if guard.key is not None:
         return _OPS[guard.op](isr_size(guard.key), guard.n)
-    if guard.fenced:
-        assert guard.target is not None and fenced is not None
-        return set(names(substitute(guard.target, bindings))) <= fenced()
-    if guard.emptied:
-        assert guard.target is not None and emptied is not None
-        return set(names(substitute(guard.target, bindings))) <= emptied()
+    if guard.state is not None:
+        ask = fenced if guard.fenced else emptied
+        assert guard.target is not None and ask is not None
+        return set(names(substitute(guard.target, bindings))) <= ask()
     assert guard.target is not None and guard.bound is not None
     if guard.bound not in bindings:
         raise Unbound(f"${guard.bound} is not bound yet")

@@ -228,21 +228,22 @@ def data_ladder(
     return best
 
 
-def _voters(log: _Log, run: RunDir, nodes: Nodes) -> set[str]:
+def _voters(log: _Log, samples: list[dict[str, Any]], nodes: Nodes) -> set[str]:
     """The quorum's voters: those its replication samples list, and every node that led it."""
-    samples = read_records(run.quorum_replication) if run.quorum_replication.is_file() else ()
     voters = {nodes.alias(m["id"]) for s in samples for m in (s.get("voters") or []) if isinstance(m, dict)}
     return voters | {nodes.alias(leader) for _, leader in log.elections}
 
 
-def quorum_ladder(log: _Log, run: RunDir, faults: Faults, nodes: Nodes) -> list[Waypoint]:
+def quorum_ladder(
+    log: _Log, run: RunDir, faults: Faults, nodes: Nodes, samples: list[dict[str, Any]]
+) -> list[Waypoint]:
     """The `quorum` ladder: the active controller isolated, a new one elected while it runs, two claims."""
     got: list[Waypoint] = []
     elections = sorted(log.elections)
     if not elections:
         return got
     times = [t for t, _ in elections]
-    voters = _voters(log, run, nodes)
+    voters = _voters(log, samples, nodes)
 
     def leader_at(t: int) -> int | None:
         i = bisect.bisect_right(times, t) - 1
@@ -282,10 +283,10 @@ def quorum_ladder(log: _Log, run: RunDir, faults: Faults, nodes: Nodes) -> list[
     return got
 
 
-def voter_ladder(log: _Log, run: RunDir, faults: Faults, nodes: Nodes) -> list[Waypoint]:
-    """The `voter` ladder: a voter wiped, an election after it, a leader below the old high watermark."""
-    samples = list(read_records(run.quorum_replication)) if run.quorum_replication.is_file() else []
-    voters = _voters(log, run, nodes)
+def voter_ladder(log: _Log, faults: Faults, nodes: Nodes, samples: list[dict[str, Any]]) -> list[Waypoint]:
+    """The `voter` ladder: a voter wiped, an election after it, a leader below the old high watermark
+    (`samples`: the quorum's replication samples)."""
+    voters = _voters(log, samples, nodes)
     got: list[Waypoint] = []
     wipe = next(
         (w for w in sorted(faults.windows, key=lambda w: w.start) if w.effect in model.EMPTIES and w.nodes & voters),
@@ -325,5 +326,6 @@ def climb(run_dir: str | Path) -> Climb:
         log = _replay(longest, cfg.topic, bump, epoch_leaders(run))
     acks = _acks(run.history) if run.history.is_file() and log.partitions else {}
     every = flushes_every_message(cfg.broker_config)
-    found = data_ladder(log, acks, faults, nodes, every) + quorum_ladder(log, run, faults, nodes)
-    return Climb(found + voter_ladder(log, run, faults, nodes))
+    samples = list(read_records(run.quorum_replication)) if run.quorum_replication.is_file() else []
+    found = data_ladder(log, acks, faults, nodes, every) + quorum_ladder(log, run, faults, nodes, samples)
+    return Climb(found + voter_ladder(log, faults, nodes, samples))
