@@ -33,6 +33,9 @@ IMPAIRED, RESTORED = "impaired", "restored"
 #: not running until started, its process ended with no fault ending it (nemesis/exits.py): down,
 #: but no fault the nemesis made
 EXITED = "exited"
-EFFECTS = (DOWN, PAUSED, RESTARTED, WIPED, STARTED, RESUMED, CUT, HELD, HEALED, IMPAIRED, RESTORED, EXITED)
+#: an operator's request through Kafka's own API (a forced election, a deletion of records, a
+#: feature upgrade): every node runs and is reached as before; what it changed is in the metadata log
+OPERATOR = "operator"
+EFFECTS = (DOWN, PAUSED, RESTARTED, WIPED, STARTED, RESUMED, CUT, HELD, HEALED, IMPAIRED, RESTORED, EXITED, OPERATOR)
 #: Operations that are writes: their `ok` completion acknowledged values.
 WRITES = (SEND, TXN)

@@ -72,6 +72,7 @@ MEANINGS: dict[str, Meaning] = {
     ev.HEALED: Meaning(undo=True),
     ev.RESTORED: Meaning(undo=True),
     ev.EXITED: Meaning(down=True, ends_process=True, own=True),
+    ev.OPERATOR: Meaning(),
 }
 NOTHING = Meaning()
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kafka_chaos.harness.cluster import KafkaCluster
-from kafka_chaos.history.events import FAIL, INFO, INVOKE, NEMESIS, OK
+from kafka_chaos.history.events import FAIL, INFO, INVOKE, NEMESIS, OK, OPERATOR
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.nemesis.fault import Fault
@@ -113,7 +113,9 @@ class Nemesis:
             self.open.setdefault(fault.undone_by, set()).update(aliases)
 
     def act(self, f: str, value: dict[str, Any], action: Callable[[], Any]) -> dict[str, Any]:
-        """An operator's action that is not a node fault (a forced election, ...), recorded like one."""
+        """An operator's action that is not a node fault (a forced election, ...), recorded like one,
+        its effect `operator`: it takes no node down and cuts none off."""
+        value = {**value, "effect": OPERATOR}
         with self._lock:
             self._record("invoke", f, value)
             try:

@@ -37,6 +37,26 @@ def test_each_effect_means_what_the_table_says():
     assert set(model.MEANINGS) == set(ev.EFFECTS)  # every effect the history names has a meaning
 
 
+def test_an_operators_request_says_it_touches_no_node_and_leaves_the_check_complete():
+    from kafka_chaos.nemesis.core import Nemesis
+
+    class Written(list):
+        def write(self, process, type, f, value, error=None):
+            self.append({"index": len(self), "time": len(self) * S, "process": process, "type": type, "f": f})
+            self[-1]["value"] = value
+
+    written = Written()
+    nemesis = Nemesis(cluster=None, history=written)  # type: ignore[arg-type] (act needs no cluster)
+    nemesis.act("upgrade-metadata", {"target": "3.7-IV0"}, lambda: None)
+    (done,) = pair(written)
+    assert done.effect == ev.OPERATOR and meaning(done.effect) == model.NOTHING and done.nodes == []
+    assert model.faultless([done]) == []  # known to do nothing: the control plane is checked in full
+    assert windows([done], END) == []
+    # The near miss: the same operation as a history written before it said its effect.
+    unsaid = op(1, "upgrade-metadata", 1.0, 1.2, nodes=())
+    assert model.faultless([unsaid]) == [unsaid]
+
+
 def test_the_readers_sets_derive_from_the_table():
     assert model.DOWN == (ev.DOWN, ev.PAUSED, ev.EXITED)
     assert model.RESTARTS == (ev.RESTARTED, ev.WIPED)
