@@ -7,8 +7,11 @@ the deepest waypoint's moment, on its nodes' roles.
 The ladders (issue 61), each rung reached only after the one before it:
 - `data` (acknowledged data on fewer replicas, toward `lost-write`): a workload partition's ISR
   below its replicas -> the ISR left with one replica holding acknowledged writes past its flushed
-  point (it alone is sure to hold them, and a power loss of it would take them) -> that replica's
-  process ended or it was fenced while it was still the whole ISR -> it led the partition again.
+  point (it alone is sure to hold them, and a power loss of it would take them) -> that replica lost
+  its unflushed writes (a power loss, a wiped disk) while it was still the whole ISR -> it led the
+  partition again. A kill is not the third rung: the page cache outlives the process, so the
+  replica comes back with every write it acknowledged, and leading again loses nothing; nor is a
+  fence, which loses no data either.
   Kafka acknowledges before it flushes, and by default flushes a log only when a segment rolls or
   the broker shuts down cleanly (the recovery point moves only then; an unclean restart does not
   move it). So a write is past the replica's flushed point when it was acknowledged after the
@@ -44,7 +47,7 @@ from kafka_chaos.checkers.measures.states import (
 from kafka_chaos.history import faults as model
 from kafka_chaos.history.events import OK, PAUSED, WRITES
 from kafka_chaos.history.file import read_history
-from kafka_chaos.history.metadata_replay import FENCE, REGISTRATION_CHANGE, Replay, bumps_on_isr_shrink
+from kafka_chaos.history.metadata_replay import Replay, bumps_on_isr_shrink
 from kafka_chaos.history.quorum_view import claims_to_lead
 from kafka_chaos.history.run_config import RunConfig
 from kafka_chaos.history.run_dir import RunDir
@@ -52,7 +55,7 @@ from kafka_chaos.history.run_dir import RunDir
 DATA, QUORUM, VOTER = "data", "quorum", "voter"
 #: Each ladder's rungs, in order.
 LADDERS: dict[str, tuple[str, ...]] = {
-    DATA: ("isr-shrunk", "isr-one-past-flush", "last-replica-down", "leads-again"),
+    DATA: ("isr-shrunk", "isr-one-past-flush", "last-replica-lost-unflushed", "leads-again"),
     QUORUM: ("leader-isolated", "elected-beside-it", "two-claims"),
     VOTER: ("voter-emptied", "election-after", "leader-below-hw"),
 }
@@ -101,10 +104,9 @@ class Climb:
 @dataclass
 class _Log:
     """The longest metadata log, replayed: each workload partition's (time, ISR, leader, replicas)
-    after every change, the fences, the quorum's leader changes."""
+    after every change, the quorum's leader changes."""
 
     partitions: dict[str, list[tuple[int, tuple[int, ...], int, int]]] = field(default_factory=dict)
-    fences: list[tuple[int, int]] = field(default_factory=list)  # (time, broker)
     elections: list[tuple[int, int]] = field(default_factory=list)  # (time, new quorum leader)
 
 
@@ -121,8 +123,6 @@ def _replay(path: Path, topic: str, bump: bool, leaders: dict[int, int]) -> _Log
             continue
         step = replay.step(int(rec.get("offset", -1)), kind, data)
         if step.broker is not None:
-            if kind == FENCE or (kind == REGISTRATION_CHANGE and data.get("fenced") == 1):
-                out.fences.append((int(t), step.broker))
             continue
         if step.partition and step.partition.startswith(prefix) and step.after is not None:
             after = step.after
@@ -144,10 +144,11 @@ def _acks(history: Path) -> dict[str, list[int]]:
     return out
 
 
-def _ended(faults: Faults, alias: str, after: int) -> list[int]:
-    """When faults that end a process hit `alias` at or after `after` (their invokes)."""
+def _lost_unflushed(faults: Faults, alias: str, after: int) -> list[int]:
+    """When faults that lose a node's unflushed writes (a power loss, a wiped disk) hit `alias` at
+    or after `after` (their invokes)."""
     return sorted(
-        w.start for w in faults.windows if alias in w.nodes and w.effect in model.ENDS_PROCESS and w.start >= after
+        w.start for w in faults.windows if alias in w.nodes and w.effect in model.LOSES_DATA and w.start >= after
     )
 
 
@@ -209,10 +210,7 @@ def data_ladder(
             alias = got[1].nodes[0]
 
             alone = (sole_id,)
-            downs = [t for t in _ended(faults, alias, got[1].time) if _isr_at(changes, times, t) == alone]
-            downs += [
-                t for t, b in log.fences if b == sole_id and t >= got[1].time and _isr_at(changes, times, t) == alone
-            ]
+            downs = [t for t in _lost_unflushed(faults, alias, got[1].time) if _isr_at(changes, times, t) == alone]
             if downs:
                 down = min(downs)
                 got.append(Waypoint(DATA, 3, down, (alias,)))

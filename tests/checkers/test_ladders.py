@@ -12,7 +12,7 @@ from tests.checkers.cp_cases import leader_change, split_brain
 S = 1_000_000_000
 
 
-def data_run(crash: bool = True, regrown: bool = False) -> Run:
+def data_run(crash: bool = True, regrown: bool = False, fault: str = "lose-unflushed") -> Run:
     """chaos/0 (replicas 1-3, ISR {2, 3} from the start) left with its leader kafka-2 alone at
     10 s; kafka-2 loses power at 20 s (or, with `regrown`, after the
     ISR took kafka-3 back at 15 s); leaderless at 22 s, kafka-2 leads again at 25 s. A write is
@@ -21,7 +21,7 @@ def data_run(crash: bool = True, regrown: bool = False) -> Run:
     if regrown:
         r.add(change(9, 15, isr=[2, 3]))
     if crash:
-        r.fault("lose-unflushed", ["kafka-2"], 20)
+        r.fault(fault, ["kafka-2"], 20)
     return r.add(change(10, 22, leader=-1), change(11, 25, leader=2))
 
 
@@ -31,12 +31,15 @@ def test_the_data_ladder_climbs_to_the_last_replica_leading_again(tmp_path: Path
     rungs = {w.name: w for w in got.waypoints if w.ladder == DATA}
     alone = rungs["isr-one-past-flush"]
     assert alone.time == 10 * S and alone.nodes == ("kafka-2",)
-    assert rungs["last-replica-down"].time == 20 * S and rungs["leads-again"].time == 25 * S
+    assert rungs["last-replica-lost-unflushed"].time == 20 * S and rungs["leads-again"].time == 25 * S
     assert got.deepest is not None and got.deepest.name == "leads-again"
 
 
 def test_the_data_ladder_stops_where_the_chain_breaks(tmp_path: Path):
     assert climb(data_run(crash=False).write(tmp_path / "a").parent).depth(DATA) == 2  # nothing ended kafka-2
+    assert climb(data_run(fault="wipe").write(tmp_path / "w").parent).depth(DATA) == 4  # its disk lost
+    # killed: its page cache outlived the process, so it led again with every write it acknowledged
+    assert climb(data_run(fault="kill").write(tmp_path / "k").parent).depth(DATA) == 2
     # kafka-2 crashed after the ISR grew again: it was no longer the last replica
     assert climb(data_run(regrown=True).write(tmp_path / "b").parent).depth(DATA) == 2
     quiet = Run()

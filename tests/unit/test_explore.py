@@ -222,7 +222,7 @@ def test_a_run_that_climbs_deeper_is_kept_without_new_states_and_picked_more(tmp
     c.record(EXPLORE, 3, moves, deeper, 2, 3)
     assert len(c.corpus) == 2 and c.corpus[1].depth == 3 and c.corpus[1].deepest == deep
     assert c.corpus[1].weight > c.corpus[0].weight
-    assert c.trials[-1]["depths"] == {"data": 3} and c.trials[-1]["deepest"]["name"] == "last-replica-down"
+    assert c.trials[-1]["depths"] == {"data": 3} and c.trials[-1]["deepest"]["name"] == "last-replica-lost-unflushed"
     again = Campaign.load(c.dir) if c.save() else None
     assert again is not None and again.corpus == c.corpus and again.depth == c.depth
 
