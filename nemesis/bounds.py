@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kafka_chaos.history.faults import AFTER_RESTART_NS
-from kafka_chaos.nemesis.faults import HEAL, HEALS, PARTITION, TIERED
+from kafka_chaos.nemesis.faults import BLOCK_CONNECT, HEAL, HEALS, PARTITION, TIERED
 from kafka_chaos.nemesis.partition import SHAPES as PARTITION_SHAPES
 from kafka_chaos.nemesis.roles import BROKER_ROLES, ROLES
 from kafka_chaos.nemesis.schedule import Step
@@ -71,8 +71,11 @@ AFTER_RESUME_S = 1.0
 MIN_HOLD_S = 2.0
 #: The faults the one `heal` undoes: at most one of them in place at once.
 NETWORK_FAULTS: frozenset[str] = frozenset(f for f, undo in HEALS.items() if undo == HEAL.name)
-#: The faults that act on a broker's own connections or storage, aimed at broker roles.
-BROKER_FAULTS: frozenset[str] = (NETWORK_FAULTS - {PARTITION.name}) | frozenset(f for f in TIERED if f in HEALS)
+#: The faults that act on a broker's own connections or storage, aimed at broker roles (not a
+#: controller's own registration requests).
+BROKER_FAULTS: frozenset[str] = (NETWORK_FAULTS - {PARTITION.name, BLOCK_CONNECT.name}) | frozenset(
+    f for f in TIERED if f in HEALS
+)
 #: A partition's shapes.
 SHAPES: tuple[str, ...] = PARTITION_SHAPES
 #: The shapes whose sides roles name: one side (`isolate`; `replication`, a broker's replication

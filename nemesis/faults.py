@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kafka_chaos.harness.config import EXTERNAL_PORT, INTERNAL_PORT
+from kafka_chaos.harness.config import CONTROLLER_PORT, EXTERNAL_PORT, INTERNAL_PORT
 from kafka_chaos.harness.errors import UsageError
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.history.events import (
@@ -103,6 +103,18 @@ HOLD_MARKERS = Stall(
     api=WRITE_TXN_MARKERS,
     port=INTERNAL_PORT,
 )
+BLOCK_CONNECT = Stall(
+    "block-connect",
+    "on the node, drop the SYN of every TCP connection it opens to the controllers' listener: the connections "
+    "open now (its quorum fetches) carry on, no new one opens until healed; a controller's registration "
+    "channel, which opens its connection at its first request, gives that request up after 5 s (KAFKA-20247)",
+    undone_by=HEAL.name,
+    undone_doc="`heal`",
+    colour="#f7b6d2",
+    effect=HELD,
+    port=CONTROLLER_PORT,
+    outgoing=True,
+)
 
 FAULTS: tuple[Fault, ...] = (
     NodeFault(
@@ -152,6 +164,7 @@ FAULTS: tuple[Fault, ...] = (
     ),
     HOLD_ENDTXN,
     HOLD_MARKERS,
+    BLOCK_CONNECT,
     HEAL,
     NodeFault(
         "wipe",

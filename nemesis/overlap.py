@@ -9,8 +9,9 @@ The whole timeline is drawn before the run, from the run's seed, as timed steps 
 roles (nemesis/roles.py), resolved from the live cluster at each step's moment.
 
 Families, derived from the table of faults (nemesis/faults.py):
-- network: the faults `heal` undoes (partition, stall, hold-endtxn, hold-markers). `heal` flushes
-  every node's chain, so the family holds one network fault at a time; and as a paused container
+- network: the faults `heal` undoes that a random schedule may draw (partition, stall,
+  hold-endtxn, hold-markers). `heal` flushes every node's chain, so the family holds one
+  network fault at a time; and as a paused container
   runs no iptables, a network fault whose heal would fall while a pause is held is held until
   just after that pause ends (a heal then would leave the paused node's own rules in place).
 - kill (kill/start), pause (pause/resume): a fault held, healed, a quiet period, again.

@@ -22,7 +22,15 @@ established ones on the listener for host clients (harness/config.py EXTERNAL_PO
 DROP rule for its four-tuple in the `KAFKA-CHAOS` chain (nemesis/partition.py), which INPUT and
 OUTPUT both jump to, so `heal` removes them with every other network fault.
 
-`Stall` is the fault kind of all three: which request it holds from (none: everything), on which listener.
+block-connect: the connections a node opens to the controllers' listener from now on (their SYN
+dropped); the ones open now carry on. A request that needs a new connection waits: a controller's
+first ControllerRegistration, whose channel opens its connection only then, gets no answer, and the
+channel gives the request up after 5 s (KAFKA-20247: releases that never sent it again). Why not
+drop the request on an open connection: TCP holds a dropped segment and delivers it at the heal,
+so the request arrives late rather than never.
+
+`Stall` is the fault kind of all four: which request it holds from (none: everything), on which
+listener, and whose: the connections open to the node now, or those it opens from now on (`outgoing`).
 """
 
 from __future__ import annotations
@@ -88,6 +96,12 @@ def rules(peers: Sequence[tuple[str, int]], port: int = EXTERNAL_PORT, api_key: 
     return out
 
 
+def connect_rules(port: int) -> list[str]:
+    """The DROP rule that keeps the node from opening a TCP connection to `port` on any node (the
+    SYN that opens it), whatever is open already."""
+    return [f"iptables -A {CHAIN} -p tcp --dport {port} --syn -j DROP"]
+
+
 def stall(nodes: Sequence[KafkaNode], api_key: int | None = None, port: int = EXTERNAL_PORT) -> dict[str, int]:
     """Hold the connections open now to `port` on each node (replacing the network faults there;
     the clients' listener by default, the brokers' own with harness/config.py INTERNAL_PORT): all their traffic, or
@@ -111,8 +125,16 @@ class Stall(Fault):
 
     api: int | None = None
     port: int = EXTERNAL_PORT
+    #: Hold the connections the node opens to `port` from now on instead (none counted).
+    outgoing: bool = False
 
     def apply(self, stage: Stage, aim: Aim, args: Mapping[str, Any]) -> dict[str, Any]:
+        if self.outgoing:
+            running = [n for n in aim.nodes if n.state() == "running"]
+            for node in running:
+                exec_root(node, "sh", "-c", swap(connect_rules(self.port)))
+            stage.book(self, everyone(stage))
+            return {"nodes": [n.alias for n in running]}
         held = stall(aim.nodes, self.api, self.port)
         stage.book(self, everyone(stage))  # on the chain that `heal` flushes on every node
         return {"nodes": [n.alias for n in aim.nodes], "connections": held}

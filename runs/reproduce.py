@@ -146,9 +146,11 @@ class Row:
         return round(statistics.median(times), 1) if times else None
 
     def other_anomalies(self) -> dict[str, int]:
+        """The error anomalies other than lost writes, and the scenario's own findings
+        (Script.observe), summed over the runs."""
         total: dict[str, int] = {}
         for r in self.runs:
-            for name, n in r.anomalies.items():
+            for name, n in [*r.anomalies.items(), *r.observed.items()]:
                 if name != LOST_WRITE:
                     total[name] = total.get(name, 0) + n
         return total
@@ -244,7 +246,8 @@ def reproduce(
             outcome = run_once(spec, reporter)
             row.runs.append(outcome)
             seen = "reproduced" if outcome.reproduced else "not reproduced"
-            found = ", ".join(f"{n} {c}" for n, c in sorted(outcome.anomalies.items())) or "no anomaly"
+            seen_here = {**outcome.anomalies, **outcome.observed}
+            found = ", ".join(f"{n} {c}" for n, c in sorted(seen_here.items())) or "no anomaly"
             reporter(f"  {seen} ({found}), verdict {outcome.valid}, {outcome.wall_s:g} s")
             if control_plane_skipped(outcome.control_plane):
                 reporter(f"  control plane: {outcome.control_plane_status}")

@@ -212,12 +212,21 @@ class RunResult:
         return self.spec.scenario.shows if self.spec.scenario is not None else (LOST_WRITE,)
 
     @property
+    def observed(self) -> dict[str, int]:
+        """The scenario's own findings (scenario.json's `observed`, Script.observe) and how many."""
+        found: dict[str, int] = {}
+        for item in (self.scenario or {}).get("observed", []):
+            found[item["finding"]] = found.get(item["finding"], 0) + 1
+        return found
+
+    @property
     def reproduced(self) -> bool:
-        """The scenario's bug was seen: one of its anomalies found by the checker (any error
-        anomaly for a scenario that names none: a measure, expected clean)."""
+        """The scenario's bug was seen: one of its anomalies found by the checker, or one of its
+        own findings observed by its script (any error anomaly for a scenario that names none: a
+        measure, expected clean)."""
         if not self.shows:
             return bool(self.anomalies)
-        return any(self.anomalies.get(name, 0) for name in self.shows)
+        return any(self.anomalies.get(name, 0) or self.observed.get(name, 0) for name in self.shows)
 
     @property
     def as_expected(self) -> bool:
@@ -248,6 +257,7 @@ class RunResult:
             "control_plane": self.control_plane_status,
             "lost": self.lost,
             "anomalies": {n: c for n, c in self.anomalies.items() if n != LOST_WRITE},
+            "observed": self.observed,
             "script": self.script or "",
             "script_error": self.script_error,
             "wall_s": self.wall_s,

@@ -96,6 +96,9 @@ class RunSpec:
             self.workload.java_version(version)
         self.workload.check_group_protocol(version)
         self.workload.check_share(version)
+        since = self.scenario.since if self.scenario is not None else None
+        if since is not None and version < KafkaVersion.parse(since):
+            raise UsageError(f"scenario {self.scenario.name} needs Kafka {since} or later, not {version}")
         if self.nemesis is not None:
             self.nemesis.check_targets(self.build_cluster().shape.nodes())
             check_tiered(self.nemesis.fault_names(), self.cluster.tiered)

@@ -65,9 +65,13 @@ class Scenario:
     tiered: bool = False
     #: LOSS or SAFE for a version (and the metadata version it is formatted at, None = newest).
     expect: Callable[[KafkaVersion, str | None], str] = lambda version, mv: LOSS
-    #: The error anomalies that show the scenario's loss (any of them counts as reproduced);
+    #: The error anomalies that show the scenario's loss (any of them counts as reproduced), or
+    #: the scenario's own findings (`Script.observe`) where no anomaly of the contract applies;
     #: none: a measure expected clean, which any error anomaly contradicts.
     shows: tuple[str, ...] = ("lost-write",)
+    #: The first release the story can be told on (a feature it needs); a run on an older one is
+    #: refused before it starts.
+    since: str | None = None
     #: Where the expectation comes from, one line per fact (shown with the table).
     references: tuple[str, ...] = ()
     #: One line for `kafka-chaos scenarios` (default: the story's first sentence).
@@ -117,6 +121,7 @@ class ScenarioSchedule(Schedule):
             "error": self.error,
             "roles": self.handle.roles,
             "steps": self.handle.steps,
+            "observed": self.handle.observed,
         }
 
 

@@ -18,6 +18,7 @@ from kafka_chaos.scenarios import (
     kafka_18138,
     kafka_19789,
     kafka_19954,
+    kafka_20247,
     kafka_20634,
     kafka_20732,
     kip848_coordinator_move,
@@ -53,6 +54,7 @@ SCENARIOS: dict[str, Scenario] = {
         kafka_19954.SCENARIO,
         kafka_19789.SCENARIO,
         kafka_20634.SCENARIO,
+        kafka_20247.SCENARIO,
         kafka_20732.SCENARIO,
         stale_controller_channel.SCENARIO,
     )

@@ -12,6 +12,7 @@ its fault is told apart from one whose fault did no harm.
 from __future__ import annotations
 
 import random
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -24,11 +25,15 @@ from kafka.errors import KafkaError
 
 from kafka_chaos.harness.admin import topic_metadata_from
 from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.maven import resolve_tools_jars
 from kafka_chaos.harness.quorum_state import path_of, read_view
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.faults import BY_NAME, PARTITION
 from kafka_chaos.nemesis.targets import TargetError, partition_in, resolve
 from kafka_chaos.nemesis.unflushed import CHECKPOINT, read_checkpoint
+
+#: The release's `kafka-features` tool (kafka-tools, 3.5 on).
+FEATURE_COMMAND = "org.apache.kafka.tools.FeatureCommand"
 
 
 class StepTimeout(Exception):
@@ -62,6 +67,7 @@ class Script:
         self.started = time.monotonic()
         self.steps: list[dict[str, Any]] = []  # what the script did, for the run directory
         self.roles: dict[str, str] = {}
+        self.observed: list[dict[str, Any]] = []  # the scenario's own findings (Scenario.shows)
 
     # Bookkeeping.
     def elapsed(self) -> float:
@@ -70,6 +76,13 @@ class Script:
     def note(self, text: str, **facts: Any) -> None:
         """A line of the scenario's own log (scenario.json in the run directory)."""
         self.steps.append({"at_s": round(self.elapsed(), 3), "step": text, **facts})
+
+    def observe(self, finding: str, **facts: Any) -> None:
+        """The scenario's own finding, where no anomaly of the contract applies (a controller that
+        never registered): counted by Scenario.shows as the checker's anomalies are, and written
+        into scenario.json with the evidence that shows it."""
+        self.observed.append({"at_s": round(self.elapsed(), 3), "finding": finding, **facts})
+        self.note(f"observed {finding}", **facts)
 
     def name(self, role: str, alias: str) -> str:
         """Remember which node plays a role (A, B, controller...)."""
@@ -143,6 +156,35 @@ class Script:
         if "error" in result:
             raise StepTimeout(f"delete-records {key} failed: {result['error']}")
         return result
+
+    def upgrade_metadata(self, level: str) -> dict[str, Any]:
+        """An operator's `kafka-features upgrade --metadata LEVEL`, the release's own tool run on the
+        host against a running broker (recorded as nemesis operation `upgrade-metadata`). The
+        tool's refusal is an outcome, not a failed step: the result carries it as `error`."""
+        version = self.cluster.version
+        jars = resolve_tools_jars(version)
+        server = next(n.bootstrap_server for n in self.cluster.brokers if n.state() == "running")
+
+        def upgrade() -> None:
+            done = subprocess.run(
+                ["java", "-Xmx256m", "-cp", f"{jars}/*", FEATURE_COMMAND, "--bootstrap-server", server]
+                + ["upgrade", "--metadata", level],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            if done.returncode != 0:
+                said = [line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+                raise RuntimeError(" | ".join(said)[-600:] if said else f"exit {done.returncode}")
+
+        result = self.nemesis.act("upgrade-metadata", {"target": level}, upgrade)
+        self.note(f"upgrade metadata.version to {level}", result=result)
+        return result
+
+    def server_log(self, alias: str) -> str:
+        """A node's server.log as it stands (the broker's or controller's own log4j file)."""
+        path = self.cluster.node(alias).logs_dir / "server.log"
+        return path.read_text(errors="replace") if path.exists() else ""
 
     # Questions.
     def partition(self, key: str, ask: str | None = None, patience_s: float = 10.0) -> PartitionState:

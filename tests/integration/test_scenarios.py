@@ -150,6 +150,22 @@ def test_kafka_15489_splits_the_quorum_before_3_7_only(tmp_path):
     assert not after.reproduced and after.as_expected and after.valid is True, after
 
 
+@pytest.mark.nightly
+def test_kafka_20247_leaves_a_controller_unregistered_on_4_2_0_and_not_on_4_2_1(tmp_path):
+    """The controller kept from connecting while the first registration-capable metadata version
+    arrives gives its request up on both releases; 4.2.0 never sends it again and the next feature
+    upgrade is refused naming it, 4.2.1 registers it once healed. The workload's writes are valid on
+    both: only the control plane's bookkeeping is at stake."""
+    before = run("kafka-20247", "4.2.0", tmp_path)
+    assert before.reproduced and before.valid is True, before
+    (finding,) = before.scenario["observed"]
+    assert finding["controller"] == before.scenario["roles"]["X"], finding
+    assert f"{finding['node_id']} has not registered" in finding["refusal"] and not finding["registered_in_log"]
+    after = run("kafka-20247", "4.2.1", tmp_path)
+    assert not after.reproduced and after.as_expected and after.valid is True, after
+    assert after.faults["upgrade-metadata"] == 2  # both upgrades done: the second was not refused
+
+
 def test_reproduce_with_a_version_that_does_not_exist_is_bad_input(docker_api, tmp_path):
     env = {**os.environ, "KAFKA_CHAOS_OFFLINE": "1"}
     out = subprocess.run(

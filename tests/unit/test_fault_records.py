@@ -123,7 +123,7 @@ def test_every_nemesis_event_says_how_its_fault_ends():
     assert faults.named_ends("kill") == {"effect": "down", "undone_by": "start"}
     assert faults.named_ends("pause") == {"effect": "paused", "undone_by": "resume"}
     assert faults.named_ends("start") == {"effect": "started", "heals": ["kill", "stop", "exit"]}
-    healed = ["partition", "stall", "hold-endtxn", "hold-markers"]
+    healed = ["partition", "stall", "hold-endtxn", "hold-markers", "block-connect"]
     assert faults.named_ends("heal") == {"effect": "healed", "heals": healed}
     assert faults.named_ends("wipe") == {"effect": "wiped"}  # over when done
     assert faults.named_ends("lose-unflushed") == {"effect": "restarted"}

@@ -289,6 +289,15 @@ def test_hold_endtxn_drops_only_the_clients_segments_that_start_an_end_txn():
     )
 
 
+def test_block_connect_drops_only_the_syn_of_the_nodes_new_connections_to_the_controllers():
+    from kafka_chaos.nemesis.faults import BLOCK_CONNECT
+    from kafka_chaos.nemesis.stall import connect_rules
+
+    # to the controllers' listener of any node, only a connection's opening segment: open ones carry on
+    assert connect_rules(BLOCK_CONNECT.port) == ["iptables -A KAFKA-CHAOS -p tcp --dport 9093 --syn -j DROP"]
+    assert BLOCK_CONNECT.outgoing and not BLOCK_CONNECT.random  # a scenario's fault, drawn by no mix
+
+
 def test_rules_skip_a_node_whose_container_stopped_and_fail_on_a_running_one(monkeypatch):
     from kafka_chaos.nemesis import partition
 

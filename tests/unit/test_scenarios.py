@@ -84,6 +84,11 @@ V = KafkaVersion.parse
         ("kafka-20732", "4.3.1", None, LOSS),
         ("kafka-20732", "4.3.2", None, SAFE),
         ("kafka-20732", "4.4.0", None, SAFE),
+        ("kafka-20247", "3.7.2", None, LOSS),
+        ("kafka-20247", "4.1.2", None, LOSS),
+        ("kafka-20247", "4.2.0", None, LOSS),
+        ("kafka-20247", "4.2.1", None, SAFE),
+        ("kafka-20247", "4.3.0", None, SAFE),
     ],
 )
 def test_expectations(name, version, mv, expected):
@@ -190,6 +195,31 @@ def test_table_rows_are_as_expected_only_when_every_run_is():
     assert "| 3.4.1 | loss | 2 invalid | 20.0, 30 | unseen 4 | 2/2 | 100 s | yes |" in table
     assert "| 3.4.1 | loss | 1 invalid, 1 valid | 5.0, 10 | unseen 4 | 1/2 | 100 s | NO |" in table
     assert json.dumps(safe.to_json())
+
+
+def test_a_scenarios_own_finding_reproduces_it_only_when_the_scenario_shows_it():
+    finding = {"finding": "controller-unregistered", "at_s": 40.0, "controller": "kafka-2"}
+    seen = outcome("4.2.0", LOSS, 0, verdict=True, anomalies={}, shows=("controller-unregistered",))
+    seen.scenario = {"outcome": "completed", "error": None, "observed": [finding]}
+    assert seen.observed == {"controller-unregistered": 1} and seen.reproduced and seen.as_expected
+    assert seen.table_row()["observed"] == {"controller-unregistered": 1}
+    row = Row(Target("4.2.0"), LOSS, [seen])
+    assert "| controller-unregistered 1 | 1/1 |" in markdown(SCENARIOS["kafka-20247"], [row])
+    # The near misses: no finding (a fixed release's run), and a finding the scenario does not show.
+    clean = outcome("4.2.1", SAFE, 0, verdict=True, anomalies={}, shows=("controller-unregistered",))
+    clean.scenario = {"outcome": "completed", "error": None, "observed": []}
+    assert clean.observed == {} and not clean.reproduced and clean.as_expected
+    other = outcome("4.2.0", LOSS, 0, verdict=True, anomalies={}, shows=("controller-unregistered",))
+    other.scenario = {"outcome": "completed", "error": None, "observed": [{**finding, "finding": "something-else"}]}
+    assert not other.reproduced and not other.as_expected
+
+
+def test_a_scenario_is_refused_on_a_release_older_than_its_story(tmp_path):
+    from kafka_chaos.runs.scenario import scenario_spec
+
+    with pytest.raises(UsageError, match="scenario kafka-20247 needs Kafka 3.7.0 or later, not 3.6.2"):
+        scenario_spec(SCENARIOS["kafka-20247"], "3.6.2", tmp_path).validate()
+    scenario_spec(SCENARIOS["kafka-20247"], "3.7.2", tmp_path).validate()  # the first line that has it
 
 
 def test_a_result_carries_its_check_but_its_table_row_does_not():
