@@ -234,6 +234,8 @@ def reproduce(
     """`runs` runs of `scenario` on each target, in order; the table is also written into `out`."""
     if runs < 1:
         raise UsageError(f"--runs must be at least 1, got {runs}")
+    for target in targets:  # a release the scenario cannot be told on is bad input before any image is built
+        scenario_spec(scenario, target.version, store, target.metadata_version).validate()
     prepare_images(targets, reporter)  # a version with no artifacts is bad input before any run starts
     out = out or store / scenario.name / f"reproduce-{datetime.now().strftime('%Y%m%dT%H%M%S')}"
     rows = []

@@ -222,6 +222,17 @@ def test_a_scenario_is_refused_on_a_release_older_than_its_story(tmp_path):
     scenario_spec(SCENARIOS["kafka-20247"], "3.7.2", tmp_path).validate()  # the first line that has it
 
 
+def test_reproduce_refuses_a_release_older_than_the_story_before_it_builds_an_image(tmp_path, capsys, monkeypatch):
+    from kafka_chaos.frontends import cli
+    from kafka_chaos.runs import reproduce
+
+    monkeypatch.setattr(reproduce, "prepare_images", lambda *a: pytest.fail("an image was asked for"))
+    assert cli.main(["reproduce", "kafka-20247", "--kafka", "4.2.0,3.6.2", "--store", str(tmp_path)]) == 2
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert "scenario kafka-20247 needs Kafka 3.7.0 or later, not 3.6.2" in line
+    assert not list(tmp_path.iterdir())  # no run directory
+
+
 def test_a_result_carries_its_check_but_its_table_row_does_not():
     # chaos_run takes the check from the result instead of reading results.json back from disk.
     checked = outcome("3.4.1", LOSS, 10)
