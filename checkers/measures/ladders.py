@@ -9,7 +9,10 @@ The ladders (issue 61), each rung reached only after the one before it:
   below its replicas -> the ISR left with one replica holding acknowledged writes past its flushed
   point (it alone is sure to hold them, and a power loss of it would take them) -> that replica lost
   its unflushed writes (a power loss, a wiped disk) while it was still the whole ISR -> it led the
-  partition again. A kill is not the third rung: the page cache outlives the process, so the
+  partition again. The third rung is also reached when the replica lost its unflushed writes
+  before it was left alone, while in the ISR, and stayed in it until then: a restarted broker
+  keeps its place until its session ends, and may be left the last member before it fetched what
+  it lost. A kill is not the third rung: the page cache outlives the process, so the
   replica comes back with every write it acknowledged, and leading again loses nothing; nor is a
   fence, which loses no data either.
   Kafka acknowledges before it flushes, and by default flushes a log only when a segment rolls or
@@ -188,6 +191,34 @@ def _past_flush(
     return None
 
 
+def _lost_before(
+    changes: list[tuple[int, tuple[int, ...], int, int]],
+    times: list[int],
+    acks: list[int],
+    faults: Faults,
+    alias: str,
+    sole_id: int,
+    alone_at: int,
+) -> bool:
+    """Whether the replica left alone in the ISR at `alone_at` had lost its unflushed writes before:
+    a power loss while it was in the ISR, of writes acknowledged past its flushed point, and in the
+    ISR without a break from then on (out of it and back would mean it caught up again). Kafka
+    keeps a restarted replica in the ISR until its broker's session ends, so it may be left the
+    last member before it fetched what it lost."""
+    for lost in _lost_unflushed(faults, alias, 0):
+        if lost >= alone_at:
+            break
+        flushed = _flushed_at(faults, alias, lost)
+        if not any(flushed < t < lost for t in acks):
+            continue
+        first = bisect.bisect_right(times, lost) - 1
+        span = [changes[first]] if first >= 0 else []
+        span += [c for c in changes if lost < c[0] <= alone_at]
+        if span and all(sole_id in isr for _, isr, _, _ in span):
+            return True
+    return False
+
+
 def data_ladder(
     log: _Log, acks: dict[str, list[int]], faults: Faults, nodes: Nodes, every_message: bool = False
 ) -> list[Waypoint]:
@@ -211,6 +242,8 @@ def data_ladder(
 
             alone = (sole_id,)
             downs = [t for t in _lost_unflushed(faults, alias, got[1].time) if _isr_at(changes, times, t) == alone]
+            if _lost_before(changes, times, acked, faults, alias, sole_id, got[1].time):
+                downs.append(got[1].time)
             if downs:
                 down = min(downs)
                 got.append(Waypoint(DATA, 3, down, (alias,)))

@@ -47,6 +47,28 @@ def test_the_data_ladder_stops_where_the_chain_breaks(tmp_path: Path):
     assert climb(quiet.add(change(8, 10, isr=[2])).write(tmp_path / "c").parent).depth(DATA) == 1
 
 
+def test_a_replica_that_lost_its_unflushed_writes_in_the_isr_and_is_then_left_alone_climbs(tmp_path: Path):
+    """kafka-2 loses power at 8.5 s while in the ISR {2, 3} (writes acknowledged from 2 s), stays
+    in it, and is left alone at 10 s: the third rung at 10 s, then it leads again (3.9.1, seed 64:
+    explore's KIP-966 finding). The near misses: kafka-2 out of the ISR and back before it was
+    left alone (it caught up), and a power loss before any write was acknowledged."""
+
+    def run(tag: str, lost: float, rejoined: bool = False) -> int:
+        r = Run().fault("lose-unflushed", ["kafka-2"], lost, took=0.5)
+        if rejoined:
+            r.add(change(8, 9.0, isr=[3]), change(9, 9.5, isr=[2, 3]))
+        r.add(change(10, 10, isr=[2]), change(11, 22, leader=-1), change(12, 25, leader=2))
+        got = climb(r.write(tmp_path / tag).parent)
+        if tag == "lost":
+            rungs = {w.name: w.time for w in got.waypoints if w.ladder == DATA}
+            assert (rungs["last-replica-lost-unflushed"], rungs["leads-again"]) == (10 * S, 25 * S), rungs
+        return got.depth(DATA)
+
+    assert run("lost", 8.5) == 4
+    assert run("rejoined", 8.5, rejoined=True) == 2
+    assert run("before-writes", 1.0) == 2
+
+
 def test_the_last_replica_holds_acknowledged_writes_past_its_flushed_point_unless_it_flushed_them(tmp_path: Path):
     def alone(tag: str, writes: list[float], stop: float | None = None, **config: str) -> int:
         r = data_run(crash=False)
