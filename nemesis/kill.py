@@ -14,6 +14,8 @@ import signal
 import time
 from pathlib import Path
 
+from docker.errors import APIError
+
 from kafka_chaos.harness.node import KafkaNode
 from kafka_chaos.nemesis.docker_ops import container, wait_status
 
@@ -44,7 +46,16 @@ def kill(node: KafkaNode, timeout_s: float = 30.0) -> None:
             raise ProcessLookupError
         os.kill(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        c.kill(signal="SIGKILL")
+        try:
+            c.kill(signal="SIGKILL")
+        except APIError as exc:
+            # Docker's status lags the process: a JVM killed a moment ago (kill() returns once
+            # /proc shows it dead) is still "running" to the engine, which then refuses to kill
+            # a container that is not running (409). It is down: wait for Docker to say so.
+            if exc.status_code != 409:
+                raise
+            wait_stopped(node, timeout_s)
+            return
     deadline = time.monotonic() + timeout_s
     while pid and time.monotonic() < deadline:
         dead = _dead(pid)

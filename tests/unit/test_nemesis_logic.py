@@ -310,3 +310,30 @@ def test_rules_skip_a_node_whose_container_stopped_and_fail_on_a_running_one(mon
     partition._in_running(SimpleNamespace(alias="kafka-3", state=lambda: "exited", answer="no such file"), "true")
     with pytest.raises(RuntimeError, match="exited 126"):
         partition._in_running(SimpleNamespace(alias="kafka-3", state=lambda: "running", answer="no such file"), "true")
+
+
+def test_a_kill_of_a_node_docker_still_calls_running_but_whose_process_ended_waits_for_it(monkeypatch):
+    """Docker's status lags the process: a node killed a moment ago is still "running" to the
+    engine, which refuses a second kill (409, "is not running"): that node is down. The near
+    miss: any other refusal is the engine's error, raised."""
+    from docker.errors import APIError
+
+    from kafka_chaos.nemesis import kill as kill_mod
+
+    waited = []
+
+    class Lagging:
+        status, attrs = "running", {"State": {"Pid": 0}}
+
+        def __init__(self, code: int) -> None:
+            self.code = code
+
+        def kill(self, signal: str) -> None:
+            raise APIError("refused", response=SimpleNamespace(status_code=self.code, reason="", url=""))
+
+    monkeypatch.setattr(kill_mod, "wait_stopped", lambda node, timeout_s=30.0: waited.append(node))
+    monkeypatch.setattr(kill_mod, "container", lambda node: Lagging(node))
+    kill_mod.kill(409)  # type: ignore[arg-type] (the fake container reads its code from the node)
+    assert waited == [409]
+    with pytest.raises(APIError):
+        kill_mod.kill(500)  # type: ignore[arg-type]
