@@ -118,6 +118,15 @@ def stall(nodes: Sequence[KafkaNode], api_key: int | None = None, port: int = EX
     return {n.alias: c for n, c in zip(running, counts, strict=True)}
 
 
+def block_connect(nodes: Sequence[KafkaNode], port: int) -> list[str]:
+    """Keep each running node from opening connections to `port` (replacing the network faults
+    there); the nodes it reached."""
+    running = [n for n in nodes if n.state() == "running"]
+    for node in running:
+        exec_root(node, "sh", "-c", swap(connect_rules(port)))
+    return [n.alias for n in running]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Stall(Fault):
     """Hold the connections open now to `port` on the target nodes: all their traffic, or from
@@ -130,11 +139,9 @@ class Stall(Fault):
 
     def apply(self, stage: Stage, aim: Aim, args: Mapping[str, Any]) -> dict[str, Any]:
         if self.outgoing:
-            running = [n for n in aim.nodes if n.state() == "running"]
-            for node in running:
-                exec_root(node, "sh", "-c", swap(connect_rules(self.port)))
-            stage.book(self, everyone(stage))
-            return {"nodes": [n.alias for n in running]}
-        held = stall(aim.nodes, self.api, self.port)
+            done: dict[str, Any] = {"nodes": block_connect(aim.nodes, self.port)}
+        else:
+            held = stall(aim.nodes, self.api, self.port)
+            done = {"nodes": [n.alias for n in aim.nodes], "connections": held}
         stage.book(self, everyone(stage))  # on the chain that `heal` flushes on every node
-        return {"nodes": [n.alias for n in aim.nodes], "connections": held}
+        return done

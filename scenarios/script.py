@@ -25,6 +25,7 @@ from kafka.errors import KafkaError
 
 from kafka_chaos.harness.admin import topic_metadata_from
 from kafka_chaos.harness.cluster import KafkaCluster
+from kafka_chaos.harness.logdump import has_class
 from kafka_chaos.harness.maven import resolve_tools_jars
 from kafka_chaos.harness.quorum_state import path_of, read_view
 from kafka_chaos.nemesis.core import Nemesis
@@ -166,6 +167,8 @@ class Script:
         server = next(n.bootstrap_server for n in self.cluster.brokers if n.state() == "running")
 
         def upgrade() -> None:
+            if not has_class(jars, FEATURE_COMMAND.replace(".", "/") + ".class"):
+                raise RuntimeError(f"kafka-tools {version} as Maven Central serves it holds no {FEATURE_COMMAND}")
             done = subprocess.run(
                 ["java", "-Xmx256m", "-cp", f"{jars}/*", FEATURE_COMMAND, "--bootstrap-server", server]
                 + ["upgrade", "--metadata", level],
