@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+import kafka.errors as Errors
 from kafka import KafkaAdminClient
+from kafka.admin.client import CoordinatorType
 from kafka.protocol.admin import DescribeQuorumRequest
 from kafka.protocol.consumer.offsets import ListOffsetsRequest
 from kafka.protocol.metadata import MetadataRequest
+from kafka.protocol.producer.transaction import InitProducerIdRequest
 
 METADATA_TOPIC = "__cluster_metadata"
 
@@ -128,3 +132,32 @@ def log_starts_from(admin: KafkaAdminClient, node_id: int, partitions: dict[str,
                 else:
                     entry[field] = p["offset"]
     return out
+
+
+def raise_producer_epoch(admin: KafkaAdminClient, transactional_id: str, epoch: int, timeout_s: float = 600.0) -> int:
+    """InitProducerId for `transactional_id` with no producer id, as Admin.fenceProducers sends
+    it, until its producer epoch is `epoch`: the coordinator bumps the epoch by one for each (a
+    new id starts at 0). The epoch reached. Each is one write to __transaction_state: some
+    thousands a second on one machine. kafka-python 3.0 (pinned) has no fence_producers."""
+
+    async def bump() -> int:
+        deadline = time.monotonic() + timeout_s
+        coordinator = await admin._find_coordinator_id(transactional_id, key_type=CoordinatorType.TRANSACTION)
+        reached = -1
+        while reached < epoch:
+            request = InitProducerIdRequest(
+                transactional_id=transactional_id, transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1
+            )
+            response = await admin._manager.send(request, node_id=coordinator)
+            error = Errors.for_code(response.error_code)
+            if error is Errors.NoError:
+                reached = response.producer_epoch
+            elif not error.retriable or time.monotonic() >= deadline:
+                raise error(f"InitProducerId for {transactional_id} at epoch {reached}")
+            elif error in (Errors.NotCoordinatorError, Errors.CoordinatorNotAvailableError):
+                coordinator = await admin._find_coordinator_id(transactional_id, key_type=CoordinatorType.TRANSACTION)
+            else:
+                await admin._net.sleep(0.05)  # a pending write of the same id, a coordinator loading
+        return reached
+
+    return admin._manager.run(bump)

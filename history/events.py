@@ -36,6 +36,24 @@ EXITED = "exited"
 #: an operator's request through Kafka's own API (a forced election, a deletion of records, a
 #: feature upgrade): every node runs and is reached as before; what it changed is in the metadata log
 OPERATOR = "operator"
-EFFECTS = (DOWN, PAUSED, RESTARTED, WIPED, STARTED, RESUMED, CUT, HELD, HEALED, IMPAIRED, RESTORED, EXITED, OPERATOR)
+#: one of the workload's own processes held still (an application that stalls mid-transaction):
+#: every node runs and is reached as before
+CLIENT = "client"
+EFFECTS = (
+    DOWN,
+    PAUSED,
+    RESTARTED,
+    WIPED,
+    STARTED,
+    RESUMED,
+    CUT,
+    HELD,
+    HEALED,
+    IMPAIRED,
+    RESTORED,
+    EXITED,
+    OPERATOR,
+    CLIENT,
+)
 #: Operations that are writes: their `ok` completion acknowledged values.
 WRITES = (SEND, TXN)

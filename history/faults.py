@@ -73,6 +73,7 @@ MEANINGS: dict[str, Meaning] = {
     ev.RESTORED: Meaning(undo=True),
     ev.EXITED: Meaning(down=True, ends_process=True, own=True),
     ev.OPERATOR: Meaning(),
+    ev.CLIENT: Meaning(),
 }
 NOTHING = Meaning()
 

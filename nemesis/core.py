@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from kafka_chaos.harness.cluster import KafkaCluster
-from kafka_chaos.history.events import FAIL, INFO, INVOKE, NEMESIS, OK, OPERATOR
+from kafka_chaos.history.events import CLIENT, FAIL, INFO, INVOKE, NEMESIS, OK, OPERATOR
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.history.reporter import Reporter
 from kafka_chaos.nemesis.fault import Fault
@@ -22,6 +22,18 @@ from kafka_chaos.nemesis.faults import BY_NAME, EXIT, FINAL, NAMES, RESUME, STAR
 from kafka_chaos.nemesis.partition import renew
 from kafka_chaos.nemesis.streams import stream
 from kafka_chaos.nemesis.targets import TargetError
+
+#: The nemesis operation that holds a workload process still (hold_client).
+PAUSE_CLIENT = "pause-client"
+
+
+class Holds(Protocol):
+    """What the nemesis asks of the workload's processes to hold one still: the run's
+    workloads/stalls.py ClientStalls (the nemesis does not import the workload: they share a floor)."""
+
+    def ask(self, seconds: float) -> Any: ...
+
+    def withdraw(self, hold: Any) -> bool: ...
 
 
 class Nemesis:
@@ -31,9 +43,12 @@ class Nemesis:
         history: HistoryWriter | None = None,
         seed: int | None = None,
         reporter: Reporter | None = None,
+        clients: Holds | None = None,
     ) -> None:
         self.cluster = cluster
         self.history = history
+        #: The workload's processes, to hold one still (hold_client); None: the run has none here.
+        self.clients = clients
         #: Told of every completed nemesis operation, one line each (live progress).
         self.reporter = reporter
         self.rng = stream(seed, "targets")
@@ -125,6 +140,33 @@ class Nemesis:
                 return {**value, "error": str(exc)}
             self._record(OK, f, value)
             return value
+
+    def hold_client(self, seconds: float, within_s: float = 30.0) -> dict[str, Any]:
+        """Hold one of the workload's processes still for `seconds` inside its next transaction
+        (workloads/stalls.py), recorded as `pause-client`, its effect `client`: no node is touched.
+        The operation lasts until that transaction ends; its completion names the process and what
+        the transaction came to (`txn_outcome`, `txn_error`). `fail` when no process took the hold
+        within `within_s`. The lock is not held meanwhile: other faults go on."""
+        if self.clients is None:
+            raise ValueError("pause-client: this run's workload takes no holds")
+        value: dict[str, Any] = {"target": "txn-process", "seconds": seconds, "effect": CLIENT}
+        hold = self.clients.ask(seconds)
+        with self._lock:
+            self._record(INVOKE, PAUSE_CLIENT, value)
+        if not hold.taken.wait(within_s) and self.clients.withdraw(hold):
+            why = f"no workload process took the hold within {within_s:g} s"
+            with self._lock:
+                self._record(FAIL, PAUSE_CLIENT, value, why)
+            return {**value, "error": why}
+        ended = hold.done.wait(seconds + within_s + 120)
+        value = {**value, "process": hold.process, "txn_outcome": hold.outcome, "txn_error": hold.error}
+        with self._lock:
+            if not ended:
+                why = "the held process's transaction did not end"
+                self._record(INFO, PAUSE_CLIENT, value, why)
+                return {**value, "error": why}
+            self._record(OK, PAUSE_CLIENT, value)
+        return value
 
     def exited(self, alias: str, stopped: Callable[[str], bool], detail: dict[str, Any]) -> bool:
         """Record that `alias`'s process ended with no fault owing it (nemesis/exits.py), when,

@@ -171,7 +171,7 @@ class WorkloadPhase:
                     client=client,
                 )
                 if self.plan is not None:
-                    nemesis = Nemesis(self.cluster, history, self.seed, reporter=self.reporter)
+                    nemesis = Nemesis(self.cluster, history, self.seed, reporter=self.reporter, clients=ctx.stalls)
                     self.schedule = self.plan.schedule(nemesis, self.seed)
                 before_final = self._tiered_starts(sources) if sources is not None else None
                 summary = Runner(ctx, self.reporter, self.seed, self.schedule, before_final=before_final).run()

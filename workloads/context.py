@@ -12,6 +12,7 @@ from kafka_chaos.history.events import INVOKE
 from kafka_chaos.history.file import HistoryWriter
 from kafka_chaos.workloads.clients.api import Client
 from kafka_chaos.workloads.options import WorkloadOptions
+from kafka_chaos.workloads.stalls import ClientStalls
 
 
 class GroupProgress:
@@ -58,6 +59,8 @@ class RunContext:
     group: GroupProgress = field(default_factory=GroupProgress)
     #: What the members of the run's share group settled (--consumer share; workloads/share.py).
     share: Any = None
+    #: The holds the nemesis asks of the workload's processes (workloads/stalls.py).
+    stalls: ClientStalls = field(default_factory=ClientStalls)
     #: Members that left the group by --group-churn, and that crashed by --member-crashes.
     churned: int = 0
     crashed: int = 0

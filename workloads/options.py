@@ -22,6 +22,9 @@ ACKS = ("0", "1", "all")
 #: The oldest kafka-clients release --client java takes.
 JAVA_CLIENT_MINIMUM = KafkaVersion(3, 4, 0)
 OFFSET_RESETS = ("none", "earliest", "latest")
+#: --txn-start-epoch's highest: Kafka's producer epoch ends at 32767 (Short.MAX_VALUE), and a
+#: producer's own InitProducerId adds one more; from 32766 the coordinator moves to a new producer id.
+MAX_START_EPOCH = 32765
 #: --consumer: how a process's consumer gets its keys. `mixed`: even process numbers subscribe,
 #: odd ones assign (Jepsen's Kafka test mixes the two per process); `share`: members of one share
 #: group (KIP-932, workloads/share.py).
@@ -133,6 +136,14 @@ class WorkloadOptions:
     )
     #: txn workload: transactions deliberately aborted.
     txn_abort_fraction: float = field(default=0.1, metadata=flag("--abort-fraction", "txn: deliberate aborts"))
+    txn_start_epoch: int | None = field(
+        default=None,
+        metadata=flag(
+            "--txn-start-epoch",
+            "txn: raise each process's transactional id to this producer epoch before the run, as "
+            "Admin.fenceProducers does, one InitProducerId each (at most 32765: near the epoch's end)",
+        ),
+    )
     # No flag: set from Python (chaos_run's keywords) or a scenario.
     #: Topic settings over the run's own (min.insync.replicas, a tiered run's harness/tiered.py
     #: `topic_config`): what a scenario's story needs of its topic (kafka-20732: a tiered topic
@@ -148,7 +159,11 @@ class WorkloadOptions:
     max_block_ms: int | None = None
     clients_per_producer: int = 16  # queue workload: processes that share one producer
     txn_max_ops: int = 4
+    txn_min_ops: int = 1  # a transaction's micro-operations: from this many to txn_max_ops
     txn_timeout_s: float = 15.0  # watchdog on commit and abort
+    #: A transactional producer's `transaction.timeout.ms` (the coordinator aborts a transaction
+    #: open longer); None: the client's default (60 s).
+    transaction_timeout_ms: int | None = None
     #: Group members: a member that stops heartbeating (or polling) for this long is removed.
     session_timeout_ms: int = 10000
     #: Group members learn of a rebalance by a heartbeat's answer: how often they ask.
@@ -197,6 +212,16 @@ class WorkloadOptions:
         self._check_share()
         if self.send_values < 1 or self.txn_max_ops < 1 or self.poll_keys < 1:
             raise UsageError(f"{n('send_values')}, {n('txn_max_ops')} and {n('poll_keys')} must be at least 1")
+        if not 1 <= self.txn_min_ops <= self.txn_max_ops:
+            raise UsageError(f"{n('txn_min_ops')} must be between 1 and {n('txn_max_ops')}, got {self.txn_min_ops}")
+        if self.txn_start_epoch is not None and self.workload != "txn":
+            raise UsageError(f"{n('txn_start_epoch')} applies to transactional ids: add --workload txn")
+        if self.txn_start_epoch is not None and not 0 <= self.txn_start_epoch <= MAX_START_EPOCH:
+            raise UsageError(
+                f"{n('txn_start_epoch')} must be between 0 and {MAX_START_EPOCH}, got {self.txn_start_epoch}"
+            )
+        if self.transaction_timeout_ms is not None and self.transaction_timeout_ms < 1:
+            raise UsageError(f"{n('transaction_timeout_ms')} must be at least 1, got {self.transaction_timeout_ms}")
         if self.consumer not in CONSUMERS:
             raise UsageError(f"{n('consumer')} must be one of {', '.join(CONSUMERS)}; got {self.consumer!r}")
         if self.commit not in COMMITS:

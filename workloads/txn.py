@@ -11,14 +11,16 @@ After an aborted transaction the consumer seeks back to where it was, so that th
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from kafka import KafkaProducer
+from kafka import KafkaAdminClient, KafkaProducer
 
+from kafka_chaos.harness.admin import raise_producer_epoch
 from kafka_chaos.harness.errors import KafkaChaosError
 from kafka_chaos.harness.names import transactional_id
 from kafka_chaos.history.events import COMMIT, FAIL, INFO, INVOKE, OK, POLL, SEND, TXN
@@ -30,6 +32,7 @@ from kafka_chaos.workloads.group import GroupMember, next_offsets, record_failed
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.outcomes import describe
 from kafka_chaos.workloads.producers import close_producer
+from kafka_chaos.workloads.stalls import ClientStalls, Hold
 
 
 class WatchdogTimeout(Exception):
@@ -76,7 +79,7 @@ def prepare_transactions(bootstrap_servers: str, opts: WorkloadOptions, run_id: 
                 **producer_config(opts),
             )
             producer.init_transactions()
-            return
+            break
         except Exception as exc:  # a coordinator not ready yet: timeouts, not-coordinator
             if time.monotonic() >= deadline:
                 raise KafkaChaosError(
@@ -86,6 +89,10 @@ def prepare_transactions(bootstrap_servers: str, opts: WorkloadOptions, run_id: 
         finally:
             if producer is not None:
                 close_producer(producer)
+    if opts.txn_start_epoch is not None:
+        with KafkaAdminClient(bootstrap_servers=bootstrap_servers, client_id=f"kafka-chaos-{run_id}-epochs") as admin:
+            for process in range(opts.concurrency):
+                raise_producer_epoch(admin, transactional_id(run_id, process), opts.txn_start_epoch)
 
 
 def rewind(positions: dict[str, int], done: list[list[Any]]) -> dict[str, int]:
@@ -110,6 +117,8 @@ class TxnClient:
         self.poll_keys = ctx.opts.poll_keys_for(slot)
         self.producer: Producer | None = None
         self.consumer: PollingConsumer | None = None
+        #: Why the last transaction did not commit (its `fail` or `info` error).
+        self.error: str | None = None
 
     @property
     def subscribes(self) -> bool:
@@ -148,19 +157,29 @@ class TxnClient:
             return INFO
         opts = self.ctx.opts
         micro: list[list[Any]] = []
-        for _ in range(rng.randint(1, opts.txn_max_ops)):
+        for _ in range(rng.randint(opts.txn_min_ops, opts.txn_max_ops)):
             if rng.random() < opts.poll_fraction:
                 micro.append([POLL])
             else:
                 key = rng.choice(opts.key_names)
                 micro.append([SEND, key, self.ctx.next_values(key, 1)[0]])
-        return self.transaction(micro, abort=rng.random() < opts.txn_abort_fraction)
+        abort = rng.random() < opts.txn_abort_fraction
+        # A hold the nemesis asked for (workloads/stalls.py) is taken by a transaction with a
+        # second send to make after the first is acknowledged.
+        hold = self.ctx.stalls.take(self.process) if sum(op[0] == SEND for op in micro) >= 2 else None
+        return self.transaction(micro, abort, hold)
 
-    def transaction(self, micro: list[list[Any]], abort: bool) -> str:
+    def transaction(self, micro: list[list[Any]], abort: bool, hold: Hold | None = None) -> str:
         """A `txn` operation; for a member, then the rebalance its polls saw (a `subscribe`) and
-        the offsets the transaction committed for the group (a `commit` of the txn's outcome)."""
+        the offsets the transaction committed for the group (a `commit` of the txn's outcome).
+        `hold`: the process stands still for its seconds once the first send is acknowledged."""
         sent: dict[str, int] = {}
-        outcome = self._transaction(micro, abort, sent)
+        self.error, outcome = None, INFO
+        try:
+            outcome = self._transaction(micro, abort, sent, hold)
+        finally:
+            if hold is not None:
+                ClientStalls.finish(hold, outcome, self.error)
         if isinstance(self.consumer, GroupMember):
             self.consumer.record_rebalance(self.process)
             if sent:
@@ -168,7 +187,7 @@ class TxnClient:
                 self.ctx.record(self.process, outcome, COMMIT, sent)
         return outcome
 
-    def _transaction(self, micro: list[list[Any]], abort: bool, sent: dict[str, int]) -> str:
+    def _transaction(self, micro: list[list[Any]], abort: bool, sent: dict[str, int], hold: Hold | None) -> str:
         ctx, process, producer, consumer = self.ctx, self.process, self.producer, self.consumer
         ctx.record(process, INVOKE, TXN, micro)
         done: list[list[Any]] = []
@@ -187,6 +206,10 @@ class TxnClient:
                     _, key, value = op
                     futures.append(producer.send(key, value))
                     done.append([SEND, key, value])
+                    if hold is not None and len(futures) == 1:
+                        with contextlib.suppress(Exception):  # a failed send is counted below, as any
+                            futures[0].result(ctx.opts.delivery_timeout_ms / 1000 + 5)
+                        ctx.stop.wait(hold.seconds)
             failed = None
             for future, op in zip(futures, [d for d in done if d[0] == SEND], strict=True):
                 try:
@@ -210,11 +233,13 @@ class TxnClient:
                 with_watchdog(lambda: producer.abort_transaction(timeout_s), timeout_s + 1, "abort_transaction")
                 consumer.seek(rewind(positions, done))
                 reason = describe(failed) if failed is not None else "deliberate abort"
+                self.error = reason
                 ctx.record(process, FAIL, TXN, done, reason)
                 return FAIL
             with_watchdog(lambda: producer.commit_transaction(timeout_s), timeout_s + 1, "commit_transaction")
         except Exception as exc:  # commit/abort outcome unknown: a new client follows
-            ctx.record(process, INFO, TXN, done or micro, describe(exc))
+            self.error = describe(exc)
+            ctx.record(process, INFO, TXN, done or micro, self.error)
             return INFO
         for op in done:
             if op[0] == SEND and isinstance(op[2], list):

@@ -5,8 +5,11 @@ import json
 import time
 
 import pytest
+from kafka import KafkaAdminClient
 
 from kafka_chaos.checkers.check import check_history
+from kafka_chaos.harness.admin import raise_producer_epoch
+from kafka_chaos.harness.names import new_run_id, transactional_id
 from kafka_chaos.history.events import FIELDS
 from kafka_chaos.history.file import HistoryWriter, ReadReport, read_history
 from kafka_chaos.workloads.options import WorkloadOptions
@@ -89,6 +92,25 @@ def test_txn_run_commits_are_read_and_aborts_are_not(shared_cluster, tmp_path):
     result = check_history(run_dir, report=False)
     assert result.valid is True, result.anomalies
     assert "G1a" not in result.anomalies and "precommitted-read" not in result.anomalies
+
+
+@pytest.mark.xdist_group("workloads-cluster")
+def test_a_txn_run_starts_its_transactional_ids_at_the_epoch_asked(shared_cluster, tmp_path):
+    """--txn-start-epoch: InitProducerId requests raise each process's id one epoch at a time, and
+    the process's own producer then starts one above; its transactions commit and are read."""
+    opts = WorkloadOptions(workload="txn", time_limit=5, concurrency=2, rate=50, txn_start_epoch=30, txn_min_ops=2)
+    done = shared_cluster.run(opts, tmp_path / "store", seed=13)
+    events = list(read_history(done.run_dir / "history.jsonl"))
+    ok = [e for e in events if e["f"] == "txn" and e["type"] == "ok"]
+    assert ok and all(sum(op[0] == "send" for op in e["value"]) == 2 for e in ok)
+    run_id = json.loads((done.run_dir / "config.json").read_text())["run_id"]
+    with KafkaAdminClient(bootstrap_servers=shared_cluster.cluster.bootstrap_servers) as admin:
+        # One more request on process 0's id: the producer's init took it to 31, each commit one on
+        # (transactions version 2) or none (version 1): above 31 either way, as Kafka kept it.
+        assert raise_producer_epoch(admin, transactional_id(run_id, 0), 31) > 31
+        fresh = f"kafka-chaos-{new_run_id()}-fresh"
+        assert raise_producer_epoch(admin, fresh, 4) == 4  # a new id starts at 0: five requests
+        assert raise_producer_epoch(admin, fresh, 4) == 5  # asked again: one more, never fewer
 
 
 def test_sigint_leaves_a_readable_history_and_no_containers(tmp_path, docker_api):

@@ -146,8 +146,9 @@ def test_every_flagged_option_is_a_run_flag_that_reaches_the_option():
     assert {name: getattr(opts, name) for name in want} == want
     # the 18 flags `kafka-chaos run` had before they were generated, --client, --client-version,
     # --consumer, --commit, --group-churn, --member-crashes, --group-protocol, and a share group's
-    # --share-lock-ms, --share-delivery-limit, --share-release, --share-reject, --share-stalls
-    assert len(want) == 30
+    # --share-lock-ms, --share-delivery-limit, --share-release, --share-reject, --share-stalls,
+    # and --txn-start-epoch
+    assert len(want) == 31
 
 
 @pytest.mark.parametrize(
@@ -204,3 +205,30 @@ def test_a_workloads_topic_config_goes_over_the_runs_own(tiered):
     assert cluster.created == configs
     assert configs["local.retention.ms"] == "-2" and configs["min.insync.replicas"] == "1"
     assert ("remote.storage.enable" in configs) == tiered  # the tiered settings stay, but for those it overrides
+
+
+@pytest.mark.parametrize(
+    ("options", "refused"),
+    [
+        ({"workload": "txn", "txn_start_epoch": 32765}, None),  # the highest: the producer's own init adds one
+        ({"workload": "txn", "txn_start_epoch": 32766}, "--txn-start-epoch must be between 0 and 32765, got 32766"),
+        ({"workload": "txn", "txn_start_epoch": -1}, "--txn-start-epoch must be between 0 and 32765, got -1"),
+        ({"txn_start_epoch": 100}, "--txn-start-epoch applies to transactional ids: add --workload txn"),
+        ({"workload": "txn", "txn_min_ops": 4, "txn_max_ops": 4}, None),
+        ({"workload": "txn", "txn_min_ops": 5, "txn_max_ops": 4}, "txn_min_ops must be between 1 and txn_max_ops"),
+        ({"workload": "txn", "txn_min_ops": 0}, "txn_min_ops must be between 1 and txn_max_ops, got 0"),
+        ({"workload": "txn", "transaction_timeout_ms": 1}, None),
+        ({"workload": "txn", "transaction_timeout_ms": 0}, "transaction_timeout_ms must be at least 1, got 0"),
+    ],
+)
+def test_transactions_near_the_epochs_end_and_of_a_fixed_size_are_checked(options, refused):
+    if refused is None:
+        WorkloadOptions(**options).validate()
+    else:
+        with pytest.raises(UsageError, match=re.escape(refused)):
+            WorkloadOptions(**options).validate()
+
+
+def test_the_start_epoch_is_a_flag_of_run():
+    args = build_parser().parse_args(["run", "--workload", "txn", "--txn-start-epoch", "32000"])
+    assert _workload_options(args).txn_start_epoch == 32000

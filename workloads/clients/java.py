@@ -324,6 +324,8 @@ class JavaProducer:
         config = {"bootstrap.servers": bootstrap, "client.id": client_id, **producer_config(opts)}
         if transactional_id:
             config["transactional.id"] = transactional_id
+            if opts.transaction_timeout_ms is not None:
+                config["transaction.timeout.ms"] = opts.transaction_timeout_ms
         self.config = _reported(_build(driver, "producer", name, config), REPORTED)
 
     def send(self, key: str, value: int) -> _Delivery:

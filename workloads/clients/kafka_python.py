@@ -127,6 +127,8 @@ class _Delivery:
 class PythonProducer:
     def __init__(self, bootstrap: str, opts: WorkloadOptions, client_id: str, transactional_id: str | None) -> None:
         extra = {"transactional_id": transactional_id} if transactional_id else {}
+        if transactional_id and opts.transaction_timeout_ms is not None:
+            extra["transaction_timeout_ms"] = opts.transaction_timeout_ms
         try:
             self.producer = KafkaProducer(
                 bootstrap_servers=bootstrap, client_id=client_id, **extra, **producer_config(opts)

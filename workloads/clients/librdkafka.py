@@ -105,6 +105,8 @@ class RdProducer:
         self.config = {"client.id": client_id, **producer_config(opts)}
         if transactional_id:
             self.config["transactional.id"] = transactional_id
+            if opts.transaction_timeout_ms is not None:
+                self.config["transaction.timeout.ms"] = opts.transaction_timeout_ms
         try:
             self.producer = confluent_kafka.Producer(
                 {"bootstrap.servers": bootstrap, **self.config, "error_cb": self._on_error, "logger": logger}
