@@ -368,7 +368,8 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     from kafka_chaos.scenarios.registry import SCENARIOS
 
     for name, scenario in SCENARIOS.items():
-        print(f"{name:<26} {scenario.one_line()}")
+        mark = f" [not reproduced: {scenario.not_reproduced}]" if scenario.not_reproduced else ""
+        print(f"{name:<26} {scenario.one_line()}{mark}")
     return 0
 
 
@@ -398,7 +399,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     targets = parse_targets(args.kafka)
     progress = _progress()
     try:
-        rows, out = reproduce(scenario, targets, args.runs, args.store, progress or _say, args.spark_master, args.out)
+        client = {k: v for k in ("client", "client_version") if (v := getattr(args, k)) is not None}
+        rows, out = reproduce(
+            scenario, targets, args.runs, args.store, progress or _say, args.spark_master, args.out, client or None
+        )
     finally:
         if progress is not None:
             progress.close()
@@ -621,6 +625,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--store", type=Path, default=Path("store"), help="where run directories go (default store/)")
     rep.add_argument("--out", type=Path, help="where reproduce.md/json go (default store/<scenario>/reproduce-<time>/)")
     rep.add_argument("--spark-master", help="Spark master URL for the checks (default: local[2], embedded)")
+    rep.add_argument("--client", help="kafka-python, librdkafka or java (default: the scenario's client)")
+    rep.add_argument("--client-version", help="the Java client's release (default: the cluster's)")
     _add_script_options(rep)
     _add_output_options(rep)
     rep.set_defaults(func=cmd_reproduce)

@@ -230,12 +230,15 @@ def reproduce(
     reporter: Reporter = print,
     spark_master: str | None = None,
     out: Path | None = None,
+    client: dict[str, str] | None = None,
 ) -> tuple[list[Row], Path]:
-    """`runs` runs of `scenario` on each target, in order; the table is also written into `out`."""
+    """`runs` runs of `scenario` on each target, in order; the table is also written into `out`.
+    `client`: the client library the workload speaks (`client`, `client_version`), over the
+    scenario's."""
     if runs < 1:
         raise UsageError(f"--runs must be at least 1, got {runs}")
     for target in targets:  # a release the scenario cannot be told on is bad input before any image is built
-        scenario_spec(scenario, target.version, store, target.metadata_version).validate()
+        scenario_spec(scenario, target.version, store, target.metadata_version, client=client).validate()
     prepare_images(targets, reporter)  # a version with no artifacts is bad input before any run starts
     out = out or store / scenario.name / f"reproduce-{datetime.now().strftime('%Y%m%dT%H%M%S')}"
     rows = []
@@ -244,7 +247,9 @@ def reproduce(
         rows.append(row)
         for n in range(1, runs + 1):
             reporter(f"{scenario.name} on Kafka {target.label}: run {n} of {runs}")
-            spec = scenario_spec(scenario, target.version, store, target.metadata_version, spark_master=spark_master)
+            spec = scenario_spec(
+                scenario, target.version, store, target.metadata_version, spark_master=spark_master, client=client
+            )
             outcome = run_once(spec, reporter)
             row.runs.append(outcome)
             seen = "reproduced" if outcome.reproduced else "not reproduced"

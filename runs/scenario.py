@@ -48,7 +48,7 @@ def scenario_spec(
         tiered=scenario.tiered,
     )
     plan = NemesisPlan(
-        custom=lambda nemesis: ScenarioSchedule(nemesis, scenario.script, opts.topic), label=scenario.name
+        custom=lambda nemesis: ScenarioSchedule(nemesis, scenario.script, opts.topic, opts), label=scenario.name
     )
     name = f"{scenario.name}/{version}" + (f"-mv{mv}" if mv else "")
     return RunSpec(

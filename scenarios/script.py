@@ -21,20 +21,32 @@ from pathlib import Path
 from typing import Any
 
 from kafka import TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.errors import KafkaError
 
 from kafka_chaos.harness.admin import topic_metadata_from
 from kafka_chaos.harness.cluster import KafkaCluster
 from kafka_chaos.harness.logdump import has_class
 from kafka_chaos.harness.maven import resolve_tools_jars
+from kafka_chaos.harness.names import group_id, transactional_id
 from kafka_chaos.harness.quorum_state import path_of, read_view
 from kafka_chaos.nemesis.core import Nemesis
 from kafka_chaos.nemesis.faults import BY_NAME, PARTITION
 from kafka_chaos.nemesis.targets import TargetError, partition_in, resolve
 from kafka_chaos.nemesis.unflushed import CHECKPOINT, read_checkpoint
+from kafka_chaos.workloads.options import WorkloadOptions
 
 #: The release's `kafka-features` tool (kafka-tools, 3.5 on).
 FEATURE_COMMAND = "org.apache.kafka.tools.FeatureCommand"
+
+
+def altered(admin: Any, resource: ConfigResource) -> None:
+    """IncrementalAlterConfigs of one resource; RuntimeError with Kafka's answer unless it took it
+    (kafka-python returns a refusal instead of raising it)."""
+    answer = admin.alter_configs([resource], raise_on_unknown=False, incremental=True)
+    said = [result for results in answer.values() for result in results.values()]
+    if said != ["OK"]:
+        raise RuntimeError(f"{resource.name}: {'; '.join(map(str, said)) or 'no answer'}")
 
 
 class StepTimeout(Exception):
@@ -60,11 +72,20 @@ class PartitionState:
 class Script:
     """The handle a scenario script gets."""
 
-    def __init__(self, cluster: KafkaCluster, nemesis: Nemesis, stop: threading.Event, topic: str) -> None:
+    def __init__(
+        self,
+        cluster: KafkaCluster,
+        nemesis: Nemesis,
+        stop: threading.Event,
+        topic: str,
+        workload: WorkloadOptions | None = None,
+    ) -> None:
         self.cluster = cluster
         self.nemesis = nemesis
         self.stop = stop
         self.topic = topic
+        #: The run's workload options, the very object its producers read their keys from.
+        self.workload = workload
         self.started = time.monotonic()
         self.steps: list[dict[str, Any]] = []  # what the script did, for the run directory
         self.roles: dict[str, str] = {}
@@ -183,6 +204,85 @@ class Script:
         result = self.nemesis.act("upgrade-metadata", {"target": level}, upgrade)
         self.note(f"upgrade metadata.version to {level}", result=result)
         return result
+
+    def add_partitions(self, total: int) -> dict[str, Any]:
+        """An operator's CreatePartitions of the run's topic up to `total` partitions (recorded as
+        nemesis operation `add-partitions`); once Kafka has them, the workload's producers write to
+        every partition, the new ones too (its options' `keys` grows to `total`)."""
+        if self.workload is None or total <= self.workload.keys:
+            have = self.workload.keys if self.workload is not None else "unknown"
+            raise StepTimeout(f"add-partitions to {total}: the run's topic has {have} partitions")
+
+        def create() -> None:
+            with self.cluster.admin(request_timeout_ms=15000) as admin:
+                admin.create_partitions({self.topic: total}, timeout_ms=10000)
+
+        result = self.nemesis.act("add-partitions", {"target": self.topic, "partitions": total}, create)
+        self.note(f"added partitions to {self.topic}: {total} in all", result=result)
+        if "error" in result:
+            raise StepTimeout(f"add-partitions {self.topic} failed: {result['error']}")
+        self.wait_for(
+            "every broker knows the new partitions",
+            lambda: all(
+                self._describe(self.key(total - 1), b.alias) is not None
+                for b in self.cluster.brokers
+                if b.state() == "running"
+            ),
+            30,
+        )
+        self.workload.keys = total
+        return result
+
+    def set_group_config(self, configs: dict[str, str]) -> dict[str, Any]:
+        """An operator's change of the run's group's own settings (IncrementalAlterConfigs of the
+        GROUP resource, KIP-848 and KIP-932's `share.auto.offset.reset`, ...), recorded as nemesis
+        operation `set-group-config`."""
+        group = group_id(self.cluster.run_id)
+
+        def alter() -> None:
+            with self.cluster.admin(request_timeout_ms=15000) as admin:
+                altered(admin, ConfigResource(ConfigResourceType.GROUP, group, configs=dict(configs)))
+
+        result = self.nemesis.act("set-group-config", {"target": group, "configs": dict(configs)}, alter)
+        self.note(f"set {group}'s {configs}", result=result)
+        if "error" in result:
+            raise StepTimeout(f"set-group-config {group} failed: {result['error']}")
+        return result
+
+    def pause_client(self, seconds: float, within_s: float = 30.0) -> dict[str, Any]:
+        """Hold one of the txn workload's processes still for `seconds` inside its next transaction
+        with two sends, once the first is acknowledged (recorded as nemesis operation
+        `pause-client`); the result names the process and what that transaction came to
+        (`txn_outcome`, `txn_error`). StepTimeout when no process took the hold."""
+        result = self.nemesis.hold_client(seconds, within_s)
+        self.note(f"held a workload process still for {seconds:g} s", result=result)
+        if "error" in result:
+            raise StepTimeout(f"pause-client failed: {result['error']}")
+        return result
+
+    def log_level(self, logger: str, level: str, alias: str) -> None:
+        """Set one of a broker's log4j loggers (IncrementalAlterConfigs of its BROKER_LOGGER, as
+        `kafka-configs --entity-type broker-loggers` does), to read what Kafka decided in its own
+        words. Kafka refuses a logger that does not exist yet (its class not loaded): RuntimeError
+        with Kafka's answer, for the script to ask again later. Kafka's behaviour does not change:
+        noted in scenario.json, not recorded in the history."""
+        node = self.cluster.node(alias)
+        with self.cluster.admin(request_timeout_ms=15000, bootstrap_servers=node.bootstrap_server) as admin:
+            altered(admin, ConfigResource(ConfigResourceType.BROKER_LOGGER, str(node.node_id), configs={logger: level}))
+        self.note(f"logger {logger} at {level} on {alias}")
+
+    def transaction_state(self, process: int) -> dict[str, Any]:
+        """What the coordinator holds of a txn workload process's transactional id
+        (DescribeTransactions): its state, producer id and epoch."""
+        tid = transactional_id(self.cluster.run_id, process)
+        with self.cluster.admin(request_timeout_ms=10000) as admin:
+            described = admin.describe_transactions([tid])[tid]
+        return {
+            "transactional_id": tid,
+            "state": described.state.name,
+            "producer_id": described.producer_id,
+            "producer_epoch": described.producer_epoch,
+        }
 
     def server_log(self, alias: str) -> str:
         """A node's server.log as it stands (the broker's or controller's own log4j file)."""

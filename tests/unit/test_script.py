@@ -37,3 +37,16 @@ def test_a_wait_lets_any_other_error_through():
 
     with pytest.raises(ValueError):
         script().wait_for("a leader", condition, timeout_s=5, every_s=0.01)
+
+
+def test_partitions_are_only_ever_added_to_a_topic_whose_count_the_script_knows():
+    """The script grows the workload's keys once Kafka has the partitions: without the workload's
+    options, or asked for no more than the topic has, it asks Kafka for nothing."""
+    from kafka_chaos.workloads.options import WorkloadOptions
+
+    with pytest.raises(StepTimeout, match="add-partitions to 6: the run's topic has unknown partitions"):
+        script().add_partitions(6)
+    s = Script(cluster=None, nemesis=None, stop=threading.Event(), topic="chaos", workload=WorkloadOptions(keys=6))
+    with pytest.raises(StepTimeout, match="add-partitions to 6: the run's topic has 6 partitions"):
+        s.add_partitions(6)
+    assert s.workload.keys == 6 and s.steps == []
