@@ -166,6 +166,53 @@ def test_kafka_20247_leaves_a_controller_unregistered_on_4_2_0_and_not_on_4_2_1(
     assert after.faults["upgrade-metadata"] == 2  # both upgrades done: the second was not refused
 
 
+@pytest.mark.nightly
+def test_kafka_20742_skips_what_added_partitions_held_on_4_3_and_not_on_4_4(tmp_path):
+    """Partitions added while a share group reads the topic: on 4.3.1 the group starts them at
+    their end when it first reads them, and what was written before is lost to it (`share-lost`
+    of the new partitions only); 4.4.0 starts them at 0 and delivers everything."""
+    before = run("kafka-20742", "4.3.1", tmp_path)
+    assert before.reproduced and before.faults["add-partitions"] == 1, before
+    lost = json.loads((Path(before.run_dir) / "results.json").read_text())["anomalies"]["share-lost"]
+    keys = {example["key"] for example in lost["examples"]}
+    assert keys and keys <= {f"chaos/{p}" for p in range(3, 6)}, keys  # examples: a sample of each key
+    after = run("kafka-20742", "4.4.0", tmp_path)
+    assert not after.reproduced and after.as_expected and after.valid is True, after
+    assert after.faults["add-partitions"] == 1 and after.faults["set-group-config"] == 1
+
+
+@pytest.mark.nightly
+def test_a_member_held_past_its_lock_has_its_late_acceptance_answered_as_taken_on_4_4_0(tmp_path):
+    """Members that hold their records past the lock accept them late; where another member had
+    accepted them first, both acceptances come back ok, and the leader's own log says it skipped
+    the late one as already archived: every double-accepted record lies in a skipped batch (read
+    from the run directory's logs, which go on past the script's own look)."""
+    from kafka_chaos.scenarios.share_double_acceptance import skipped_batches
+
+    outcome = run("share-double-acceptance", "4.4.0", tmp_path)
+    assert outcome.reproduced and outcome.observed, outcome
+    run_dir = Path(outcome.run_dir)
+    doubled = json.loads((run_dir / "results.json").read_text())["anomalies"]["share-double-acceptance"]
+    logs = [path.read_text(errors="replace") for path in run_dir.glob("cluster/*/logs/server.log")]
+    skipped = [(b["key"], b["first"], b["last"]) for log in logs for b in skipped_batches(log)]
+    for example in doubled["examples"]:
+        for offset in example["offsets"]:
+            assert any(key == example["key"] and first <= offset <= last for key, first, last in skipped), example
+
+
+@pytest.mark.nightly
+def test_kafka_20090_sticks_a_transaction_timed_out_at_the_last_epoch_on_4_2_and_not_on_4_3(tmp_path):
+    """The transactional id brought to its epoch's end, its first transaction held past the timeout:
+    4.2.1 overflows the epoch at the next commit and that transaction stays open, read_committed
+    reads stop at it; 4.3.1 moves the producer to a new id and reads everything."""
+    before = run("kafka-20090", "4.2.1", tmp_path)
+    assert before.reproduced and before.faults["pause-client"] == 1, before
+    (finding,) = before.scenario["observed"]
+    assert "Illegal new producer epoch -32768" in finding["first"]["line"], finding
+    after = run("kafka-20090", "4.3.1", tmp_path)
+    assert not after.reproduced and after.as_expected and after.valid is True, after
+
+
 def test_reproduce_with_a_version_that_does_not_exist_is_bad_input(docker_api, tmp_path):
     env = {**os.environ, "KAFKA_CHAOS_OFFLINE": "1"}
     out = subprocess.run(

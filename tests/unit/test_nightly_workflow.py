@@ -152,4 +152,4 @@ def test_the_suite_nightly_job_runs_what_the_suite_skips(workflow):
     assert "--nightly" in words and words[words.index("-m") + 1] == "nightly", words
     assert not [w for w in words[words.index("nightly") + 1 :] if not w.startswith("-")], words  # no paths: all of it
     marked = re.findall(r"@pytest\.mark\.nightly\ndef (test_\w+)", SCENARIOS.read_text())
-    assert len(marked) == 7, marked
+    assert len(marked) == 10, marked

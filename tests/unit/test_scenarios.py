@@ -89,6 +89,22 @@ V = KafkaVersion.parse
         ("kafka-20247", "4.2.0", None, LOSS),
         ("kafka-20247", "4.2.1", None, SAFE),
         ("kafka-20247", "4.3.0", None, SAFE),
+        ("kafka-20742", "4.1.0", None, LOSS),
+        ("kafka-20742", "4.3.2", None, LOSS),
+        ("kafka-20742", "4.4.0", None, SAFE),
+        ("kafka-19690", "3.5.2", None, SAFE),
+        ("kafka-19690", "3.9.1", None, LOSS),
+        ("kafka-19690", "3.9.2", None, SAFE),
+        ("kafka-19690", "4.0.1", None, LOSS),
+        ("kafka-19690", "4.0.2", None, SAFE),
+        ("kafka-19690", "4.1.0", None, LOSS),
+        ("kafka-19690", "4.1.1", None, SAFE),
+        ("kafka-19690", "4.4.0", None, SAFE),
+        ("kafka-20090", "4.0.0", None, LOSS),
+        ("kafka-20090", "4.2.2", None, LOSS),
+        ("kafka-20090", "4.3.0", None, SAFE),
+        ("share-double-acceptance", "4.1.0", None, LOSS),
+        ("share-double-acceptance", "4.4.0", None, LOSS),
     ],
 )
 def test_expectations(name, version, mv, expected):
@@ -231,6 +247,26 @@ def test_reproduce_refuses_a_release_older_than_the_story_before_it_builds_an_im
     (line,) = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
     assert "scenario kafka-20247 needs Kafka 3.7.0 or later, not 3.6.2" in line
     assert not list(tmp_path.iterdir())  # no run directory
+
+
+def test_reproduce_runs_a_scenario_with_the_client_asked_for_and_refuses_an_unknown_one(tmp_path, capsys, monkeypatch):
+    from kafka_chaos.frontends import cli
+    from kafka_chaos.runs import reproduce
+
+    monkeypatch.setattr(reproduce, "prepare_images", lambda *a: pytest.fail("an image was asked for"))
+    argv = ["reproduce", "share-double-acceptance", "--kafka", "4.4.0", "--store", str(tmp_path)]
+    assert cli.main([*argv, "--client", "rdkafka"]) == 2
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert "--client" in line and "rdkafka" in line, line
+    specs = []
+
+    def spec_of(scenario, version, store, mv=None, seed=None, evidence=True, spark_master=None, client=None):
+        specs.append(client)
+        raise UsageError("stop here")
+
+    monkeypatch.setattr(reproduce, "scenario_spec", spec_of)
+    assert cli.main([*argv, "--client", "librdkafka"]) == 2
+    assert specs == [{"client": "librdkafka"}]
 
 
 def test_a_result_carries_its_check_but_its_table_row_does_not():
@@ -435,3 +471,34 @@ def test_a_scenario_file_with_a_remote_storage_fault_names_a_tiered_cluster():
     with pytest.raises(UsageError, match="'cluster.tiered' is true or false"):
         from_dict({"cluster": {"tiered": "yes"}, "steps": steps}, "x.yaml")
     assert from_dict({"cluster": {"tiered": True}, "steps": steps}, "x.yaml").tiered
+
+
+def test_the_brokers_lines_for_a_skipped_acknowledgement_name_its_key_and_offsets():
+    """The line SharePartition logs at TRACE (4.1.0 to 4.4.0), in the images' log4j layout; a
+    batch skipped as archived inside the in-flight batches is another line, not counted."""
+    from kafka_chaos.scenarios.share_double_acceptance import skipped_batches
+
+    topic_id = "kafka-chaos-0a1b2c3d4e-WRYx0aXHS2ubrnq0aUl9ZA:chaos-0"
+    log = "\n".join(
+        [
+            "[2026-12-08 02:10:11,120] TRACE All offsets in the acknowledgement batch ShareAcknowledgementBatch"
+            f"[firstOffset=40, lastOffset=42, acknowledgeTypes=[1]] are already archived: {topic_id} "
+            "(kafka.server.share.SharePartition)",
+            "[2026-12-08 02:10:11,121] TRACE All offsets in the inflight batch InFlightBatch(firstOffset=43, "
+            f"lastOffset=44) are already archived: {topic_id} (kafka.server.share.SharePartition)",
+            "[2026-12-08 02:10:11,122] TRACE Acknowledgement batch request for share partition: "
+            f"{topic_id} (kafka.server.share.SharePartition)",
+        ]
+    )
+    assert skipped_batches(log) == [{"at": "2026-12-08 02:10:11,120", "key": "chaos/0", "first": 40, "last": 42}]
+
+
+def test_the_library_listing_marks_a_scenario_that_has_not_reproduced(capsys, monkeypatch):
+    from kafka_chaos.frontends import cli
+
+    tried = dataclasses.replace(SCENARIOS["kafka-20247"], not_reproduced="10 runs on 4.2.0, none")
+    monkeypatch.setitem(SCENARIOS, "kafka-20247", tried)
+    assert cli.main(["scenarios"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert lines["kafka-20247"].endswith("[not reproduced: 10 runs on 4.2.0, none]")
+    assert "not reproduced" not in lines["kafka-20742"]
