@@ -52,11 +52,11 @@ def test_the_quorum_leader_cut_keeps_the_broker_reaching_it(cluster, tmp_path):
             done = nemesis.run("partition", "random", shape="quorum-leader")
             assert done["grudge"] == {leader: sorted(p.alias for p in peers), **{p.alias: [leader] for p in peers}}
             assert all(not reaches(p, node, network) and not reaches(node, p, network) for p in peers)
-            assert reaches(broker, node, network) and reaches(peers[0], peers[1], network)
+            assert reaches(broker, node, network, attempts=3) and reaches(peers[0], peers[1], network, attempts=3)
             peers_elect_a_later_epoch(cluster, node, peers, epoch)  # cut off from their leader
         finally:
             nemesis.run("heal")
-    assert partition.rules(node) == [] and reaches(peers[0], node, network)
+    assert partition.rules(node) == [] and reaches(peers[0], node, network, attempts=3)
     agreed_leader(cluster, timeout_s=60)  # the quorum whole again
 
 

@@ -33,10 +33,12 @@ def test_the_quorum_leader_cut_on_combined_nodes_is_of_the_controller_port_alone
                 }
                 assert all(not reaches(p, node, network) and not reaches(node, p, network) for p in peers)
                 assert all(
-                    reaches(p, node, network, INTERNAL_PORT) and reaches(node, p, network, INTERNAL_PORT) for p in peers
+                    reaches(p, node, network, INTERNAL_PORT, attempts=3)
+                    and reaches(node, p, network, INTERNAL_PORT, attempts=3)
+                    for p in peers
                 )
-                assert reaches(peers[0], peers[1], network)
+                assert reaches(peers[0], peers[1], network, attempts=3)
                 peers_elect_a_later_epoch(cluster, node, peers, epoch)
             finally:
                 nemesis.run("heal")
-        assert partition.rules(node) == [] and reaches(peers[0], node, network)
+        assert partition.rules(node) == [] and reaches(peers[0], node, network, attempts=3)

@@ -97,12 +97,14 @@ def test_txn_run_commits_are_read_and_aborts_are_not(shared_cluster, tmp_path):
 @pytest.mark.xdist_group("workloads-cluster")
 def test_a_txn_run_starts_its_transactional_ids_at_the_epoch_asked(shared_cluster, tmp_path):
     """--txn-start-epoch: InitProducerId requests raise each process's id one epoch at a time, and
-    the process's own producer then starts one above; its transactions commit and are read."""
-    opts = WorkloadOptions(workload="txn", time_limit=5, concurrency=2, rate=50, txn_start_epoch=30, txn_min_ops=2)
+    the process's own producer then starts one above; its transactions, of two sends or more, commit."""
+    opts = WorkloadOptions(
+        workload="txn", time_limit=5, concurrency=2, rate=50, txn_start_epoch=30, txn_min_ops=2, poll_fraction=0.0
+    )
     done = shared_cluster.run(opts, tmp_path / "store", seed=13)
     events = list(read_history(done.run_dir / "history.jsonl"))
     ok = [e for e in events if e["f"] == "txn" and e["type"] == "ok"]
-    assert ok and all(sum(op[0] == "send" for op in e["value"]) == 2 for e in ok)
+    assert ok and all(2 <= sum(op[0] == "send" for op in e["value"]) <= 4 for e in ok)  # txn_min_ops to max
     run_id = json.loads((done.run_dir / "config.json").read_text())["run_id"]
     with KafkaAdminClient(bootstrap_servers=shared_cluster.cluster.bootstrap_servers) as admin:
         # One more request on process 0's id: the producer's init took it to 31, each commit one on
