@@ -31,19 +31,6 @@ ScriptFn = Callable[[Script], None]
 #:   with an empty or cut log does not know the producers' sequence numbers, and kafka-python's
 #:   idempotent producer stalls on that; these writes go on, and reads past the lost offsets
 #:   show which acknowledged values are gone.
-#: The workload of the scenarios that hold a transaction still (`pause-client`): one Java
-#: transactional producer on one partition, transactions of fixed size, no deliberate abort and no
-#: reads until the final read_committed one, so that what happens to the held transaction is all
-#: there is to see.
-ONE_TXN_PRODUCER: dict[str, Any] = {
-    "workload": "txn",
-    "client": "java",
-    "keys": 1,
-    "concurrency": 1,
-    "rate": 20.0,
-    "poll_fraction": 0.0,
-    "txn_abort_fraction": 0.0,
-}
 LOSS_WORKLOAD: dict[str, Any] = {
     "keys": 1,
     "concurrency": 4,
@@ -55,6 +42,19 @@ LOSS_WORKLOAD: dict[str, Any] = {
     "max_in_flight_requests_per_connection": 1,
     "time_limit": 240.0,
     "final_time_limit": 20.0,
+}
+#: The workload of the scenarios that hold a transaction still (`pause-client`): one Java
+#: transactional producer on one partition (each scenario sets its transactions' size), no
+#: deliberate abort and no reads until the final read_committed one, so that what happens to the
+#: held transaction is all there is to see.
+ONE_TXN_PRODUCER: dict[str, Any] = {
+    "workload": "txn",
+    "client": "java",
+    "keys": 1,
+    "concurrency": 1,
+    "rate": 20.0,
+    "poll_fraction": 0.0,
+    "txn_abort_fraction": 0.0,
 }
 
 

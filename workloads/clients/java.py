@@ -30,6 +30,7 @@ from kafka_chaos.workloads.clients.settings import (
     blocking_ms,
     consumer_timeout_ms,
     producer_properties,
+    transactional_properties,
 )
 from kafka_chaos.workloads.options import WorkloadOptions
 
@@ -321,11 +322,12 @@ class JavaProducer:
     ) -> None:
         self.driver, self.name = driver, name
         self._timeout_s = opts.request_timeout_ms / 1000 + 5
-        config = {"bootstrap.servers": bootstrap, "client.id": client_id, **producer_config(opts)}
-        if transactional_id:
-            config["transactional.id"] = transactional_id
-            if opts.transaction_timeout_ms is not None:
-                config["transaction.timeout.ms"] = opts.transaction_timeout_ms
+        config = {
+            "bootstrap.servers": bootstrap,
+            "client.id": client_id,
+            **producer_config(opts),
+            **transactional_properties(opts, transactional_id),
+        }
         self.config = _reported(_build(driver, "producer", name, config), REPORTED)
 
     def send(self, key: str, value: int) -> _Delivery:

@@ -36,7 +36,12 @@ from kafka_chaos.workloads.clients.librdkafka_base import error_of as _error
 from kafka_chaos.workloads.clients.librdkafka_base import from_exception as _from_exception
 from kafka_chaos.workloads.clients.librdkafka_share import JavaAdmin, RdShareConsumer
 from kafka_chaos.workloads.clients.record import ClientRecord
-from kafka_chaos.workloads.clients.settings import RECONNECT_BACKOFF, consumer_timeout_ms, producer_properties
+from kafka_chaos.workloads.clients.settings import (
+    RECONNECT_BACKOFF,
+    consumer_timeout_ms,
+    producer_properties,
+    transactional_properties,
+)
 from kafka_chaos.workloads.options import WorkloadOptions
 from kafka_chaos.workloads.values import encode
 
@@ -102,11 +107,11 @@ class RdProducer:
         logger: logging.Logger,
     ) -> None:
         self._fatal: str | None = None
-        self.config = {"client.id": client_id, **producer_config(opts)}
-        if transactional_id:
-            self.config["transactional.id"] = transactional_id
-            if opts.transaction_timeout_ms is not None:
-                self.config["transaction.timeout.ms"] = opts.transaction_timeout_ms
+        self.config = {
+            "client.id": client_id,
+            **producer_config(opts),
+            **transactional_properties(opts, transactional_id),
+        }
         try:
             self.producer = confluent_kafka.Producer(
                 {"bootstrap.servers": bootstrap, **self.config, "error_cb": self._on_error, "logger": logger}

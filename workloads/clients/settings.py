@@ -46,3 +46,15 @@ def producer_properties(opts: WorkloadOptions) -> dict[str, Any]:
     if opts.retries is not None:
         config["retries"] = opts.retries
     return config
+
+
+def transactional_properties(opts: WorkloadOptions, transactional_id: str | None) -> dict[str, Any]:
+    """A transactional producer's own settings under Kafka's property names, as the Java client
+    and librdkafka take them: its id and, when the options set one, `transaction.timeout.ms`;
+    nothing for a producer without an id."""
+    if not transactional_id:
+        return {}
+    config: dict[str, Any] = {"transactional.id": transactional_id}
+    if opts.transaction_timeout_ms is not None:
+        config["transaction.timeout.ms"] = opts.transaction_timeout_ms
+    return config
